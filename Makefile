@@ -1,0 +1,50 @@
+# bloomkit: two commands do all set-up on a fresh machine with python3 and make.
+#   make demo   creates .venv, installs, runs `bloomkit reproduce --quick` (report in results/)
+#   make test   creates .venv, installs with test extras, runs the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+GCIDE  := /usr/share/dictd/gcide.dict.dz
+
+.PHONY: demo test test-slow bench lint data clean
+
+$(VENV)/.created:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+	touch $@
+
+$(VENV)/.installed-demo: $(VENV)/.created pyproject.toml
+	$(PIP) install -e ".[plot,data]"
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.created pyproject.toml
+	$(PIP) install -e ".[test]"
+	touch $@
+
+# Real English text for the n-gram experiments of document 001 (Debian package dict-gcide).
+# Best effort: without it the experiments fall back to seeded synthetic data and say so.
+data:
+	@if [ ! -f $(GCIDE) ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		(apt-get update -qq && apt-get install -y -qq dict-gcide) >/dev/null 2>&1 \
+		|| echo "note: dict-gcide could not be installed; document 001 uses synthetic data"; \
+	fi
+
+demo: $(VENV)/.installed-demo data
+	$(VENV)/bin/bloomkit reproduce --quick --out results
+
+test: $(VENV)/.installed-test
+	$(PY) -m pytest -q -n 2 --dist loadfile
+
+test-slow: $(VENV)/.installed-test
+	$(PY) -m pytest -q -n 2 --dist loadfile -m slow
+
+bench: $(VENV)/.installed-test
+	$(PIP) install -e ".[bench]"
+	$(PY) benchmarks/bench_bloom.py
+
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) results benchmarks/results .pytest_cache

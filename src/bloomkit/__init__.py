@@ -1,0 +1,25 @@
+"""bloomkit: Bloom filters that go beyond "is x in the set".
+
+Public names live here; submodules ``ranges``, ``lookup``, ``similarity``, ``folding`` and
+``multiattr`` hold the structures of the five source documents.
+"""
+
+from __future__ import annotations
+
+from ._format import load, loads
+from .bloom import BloomFilter, CountingBloomFilter
+from .errors import BloomkitError, FormatError, IncompatibleFiltersError, InvalidParameterError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BloomFilter",
+    "BloomkitError",
+    "CountingBloomFilter",
+    "FormatError",
+    "IncompatibleFiltersError",
+    "InvalidParameterError",
+    "__version__",
+    "load",
+    "loads",
+]

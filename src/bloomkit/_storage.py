@@ -1,0 +1,311 @@
+"""Bit and counter storage over numpy words.
+
+:class:`BitArray` stores ``num_bits`` bits in ``ceil(num_bits / 64)`` uint64 words, bit ``i``
+at word ``i // 64``, bit ``i % 64`` (least significant first). Serialized as the
+little-endian bytes of the words truncated to ``ceil(num_bits / 8)`` bytes, which is also bit
+``i`` at byte ``i // 8``, bit ``i % 8``.
+
+:class:`CounterArray` stores counters of 4 (two per byte), 8, 16 or 32 bits. Increments
+saturate at ``2**width - 1`` and set :attr:`CounterArray.overflowed`; a saturated counter
+stays saturated (its true value is unknown, so decrements leave it alone: a key whose counter
+saturated can never produce a false negative, at the cost of never being fully removed).
+Decrementing a zero counter raises InvalidParameterError and leaves the array unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _kernels as K
+from ._validation import check_choice, check_int
+from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+
+__all__ = ["BitArray", "CounterArray"]
+
+
+def _as_index(idx: Any, size: int, owner: str) -> np.ndarray:
+    a = np.asarray(idx)
+    if a.dtype.kind not in "iu":
+        raise InvalidParameterError(
+            f"The 'index' parameter of {owner} must be an integer array. Got dtype {a.dtype} instead."
+        )
+    a = np.ascontiguousarray(a.ravel(), dtype=np.int64)
+    if a.size and (a.min() < 0 or a.max() >= size):
+        bad = a[(a < 0) | (a >= size)][0]
+        raise InvalidParameterError(
+            f"The 'index' parameter of {owner} must be in [0, {size}). Got {int(bad)} instead."
+        )
+    return a
+
+
+def _check_divisor(factor: Any, size: int, owner: str) -> int:
+    f = check_int(factor, "factor", owner, lo=2)
+    if size % f:
+        raise InvalidParameterError(
+            f"The 'factor' parameter of {owner}.fold must divide the size {size}. Got {f} instead."
+        )
+    return f
+
+
+class BitArray:
+    """A fixed-size array of bits over uint64 words.
+
+    Parameters
+    ----------
+    num_bits : int
+        Number of bits m (>= 1). Memory is ``ceil(m / 64)`` words exactly.
+    """
+
+    __slots__ = ("num_bits", "words")
+
+    def __init__(self, num_bits: int, words: np.ndarray | None = None) -> None:
+        self.num_bits = check_int(num_bits, "num_bits", "BitArray", lo=1)
+        nw = (self.num_bits + 63) // 64
+        if words is None:
+            self.words = np.zeros(nw, dtype=np.uint64)
+        else:
+            if words.dtype != np.uint64 or words.shape != (nw,):
+                raise InvalidParameterError(
+                    f"The 'words' parameter of BitArray must be a uint64 array of shape ({nw},). "
+                    f"Got {words.dtype} {words.shape} instead."
+                )
+            self.words = words
+
+    def __len__(self) -> int:
+        return self.num_bits
+
+    def set(self, i: int) -> None:
+        """Set bit i. Complexity: O(1)."""
+        i = check_int(i, "index", "BitArray", 0, self.num_bits - 1)
+        self.words[i >> 6] |= np.uint64(1 << (i & 63))
+
+    def test(self, i: int) -> bool:
+        """Value of bit i. Complexity: O(1)."""
+        i = check_int(i, "index", "BitArray", 0, self.num_bits - 1)
+        return bool((int(self.words[i >> 6]) >> (i & 63)) & 1)
+
+    def set_many(self, idx: Any) -> None:
+        """Set every bit of an index array. Complexity: O(len(idx))."""
+        a = _as_index(idx, self.num_bits, "BitArray")
+        np.bitwise_or.at(self.words, a >> 6, np.left_shift(np.uint64(1), (a & 63).astype(np.uint64)))
+
+    def test_many(self, idx: Any) -> np.ndarray:
+        """Bool array: value of each indexed bit. Complexity: O(len(idx))."""
+        a = _as_index(idx, self.num_bits, "BitArray")
+        return ((self.words[a >> 6] >> (a & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+
+    def popcount(self) -> int:
+        """Number of set bits. Complexity: O(m / 64)."""
+        return int(K.popcount_words(self.words))
+
+    def _same_size(self, other: Any) -> BitArray:
+        if not isinstance(other, BitArray):
+            return NotImplemented  # type: ignore[return-value]
+        if other.num_bits != self.num_bits:
+            raise IncompatibleFiltersError(
+                f"BitArrays of different sizes cannot be combined: {self.num_bits} and {other.num_bits} bits."
+            )
+        return other
+
+    def __or__(self, other: BitArray) -> BitArray:
+        o = self._same_size(other)
+        if o is NotImplemented:
+            return NotImplemented
+        return BitArray(self.num_bits, self.words | o.words)
+
+    def __and__(self, other: BitArray) -> BitArray:
+        o = self._same_size(other)
+        if o is NotImplemented:
+            return NotImplemented
+        return BitArray(self.num_bits, self.words & o.words)
+
+    def __ior__(self, other: BitArray) -> BitArray:
+        o = self._same_size(other)
+        if o is NotImplemented:
+            return NotImplemented
+        self.words |= o.words
+        return self
+
+    def __iand__(self, other: BitArray) -> BitArray:
+        o = self._same_size(other)
+        if o is NotImplemented:
+            return NotImplemented
+        self.words &= o.words
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BitArray):
+            return NotImplemented
+        return self.num_bits == other.num_bits and bool(np.array_equal(self.words, other.words))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def copy(self) -> BitArray:
+        """An independent copy. Complexity: O(m / 64)."""
+        return BitArray(self.num_bits, self.words.copy())
+
+    def fold(self, factor: int) -> BitArray:
+        """OR-fold by a divisor of the size: bit j of the result is OR_t bit (j + t*m/factor).
+
+        Complexity: O(m / 64) word operations, for any divisor.
+        """
+        f = _check_divisor(factor, self.num_bits, "BitArray")
+        return BitArray(self.num_bits // f, K.fold_bits(self.words, self.num_bits, f))
+
+    def to_bytes(self) -> bytes:
+        """Little-endian bytes, ``ceil(m / 8)`` of them."""
+        return self.words.astype("<u8", copy=False).tobytes()[: (self.num_bits + 7) // 8]
+
+    @classmethod
+    def from_bytes(cls, data: bytes, num_bits: int) -> BitArray:
+        """Inverse of :meth:`to_bytes`; FormatError on a wrong length or stray high bits."""
+        num_bits = check_int(num_bits, "num_bits", "BitArray", lo=1)
+        need = (num_bits + 7) // 8
+        if len(data) != need:
+            raise FormatError(f"BitArray of {num_bits} bits needs {need} bytes, got {len(data)}")
+        nw = (num_bits + 63) // 64
+        buf = bytearray(nw * 8)
+        buf[:need] = data
+        words = np.frombuffer(bytes(buf), dtype="<u8").astype(np.uint64)
+        out = cls(num_bits, words)
+        rem = num_bits & 63
+        if rem and int(words[-1]) >> rem:
+            raise FormatError("BitArray payload has bits set beyond num_bits")
+        return out
+
+
+_DTYPES = {4: np.uint8, 8: np.uint8, 16: np.uint16, 32: np.uint32}
+
+
+class CounterArray:
+    """An array of saturating counters of 4 (packed), 8, 16 or 32 bits.
+
+    Parameters
+    ----------
+    size : int
+        Number of counters.
+    width : {4, 8, 16, 32}
+        Bits per counter; the maximum value is ``2**width - 1``.
+    """
+
+    __slots__ = ("data", "overflowed", "size", "width")
+
+    def __init__(self, size: int, width: int = 4, data: np.ndarray | None = None) -> None:
+        self.size = check_int(size, "size", "CounterArray", lo=1)
+        self.width = check_choice(width, "width", "CounterArray", (4, 8, 16, 32))
+        n = (self.size + 1) // 2 if self.width == 4 else self.size
+        dtype = _DTYPES[self.width]
+        if data is None:
+            self.data = np.zeros(n, dtype=dtype)
+        else:
+            if data.dtype != dtype or data.shape != (n,):
+                raise InvalidParameterError(
+                    f"The 'data' parameter of CounterArray must be a {np.dtype(dtype)} array of shape "
+                    f"({n},). Got {data.dtype} {data.shape} instead."
+                )
+            self.data = data
+        self.overflowed = False
+
+    @property
+    def max_value(self) -> int:
+        """Largest value a counter holds (2**width - 1)."""
+        return (1 << self.width) - 1
+
+    def __len__(self) -> int:
+        return self.size
+
+    def get(self, i: int) -> int:
+        """Value of counter i. Complexity: O(1)."""
+        i = check_int(i, "index", "CounterArray", 0, self.size - 1)
+        return int(K.cget(self.data, self.width, np.int64(i)))
+
+    def values(self) -> np.ndarray:
+        """All counters as an int64 array. Complexity: O(size)."""
+        return K.counters_unpack(self.data, self.width, self.size)
+
+    @classmethod
+    def from_values(cls, values: Any, width: int = 4) -> CounterArray:
+        """Counters holding ``values`` (values above the maximum saturate and set ``overflowed``)."""
+        v = np.ascontiguousarray(values, dtype=np.int64)
+        if v.ndim != 1 or v.size == 0 or (v < 0).any():
+            raise InvalidParameterError(
+                "The 'values' parameter of CounterArray must be a non-empty 1-D array of "
+                "non-negative integers."
+            )
+        out = cls(v.size, width)
+        over = v > out.max_value
+        K.counters_pack(np.minimum(v, out.max_value), out.data, out.width)
+        out.overflowed = bool(over.any())
+        return out
+
+    def increment_many(self, idx: Any) -> bool:
+        """Add one to each indexed counter (repeats count), saturating.
+
+        Returns True (and sets :attr:`overflowed`) if a counter was already at its maximum.
+        Complexity: O(len(idx)).
+        """
+        a = _as_index(idx, self.size, "CounterArray")
+        over = bool(K.counters_inc_idx(self.data, self.width, self.max_value, a))
+        self.overflowed |= over
+        return over
+
+    def decrement_many(self, idx: Any) -> None:
+        """Subtract one from each indexed counter, all or nothing.
+
+        Saturated counters stay saturated. Raises InvalidParameterError, with the array
+        unchanged, if a counter would go below zero. Complexity: O(len(idx)).
+        """
+        a = _as_index(idx, self.size, "CounterArray")
+        bad = int(K.counters_dec_idx(self.data, self.width, self.max_value, a))
+        if bad >= 0:
+            raise InvalidParameterError(
+                f"Counter {int(a[bad])} of CounterArray is zero and cannot be decremented; "
+                "nothing was changed."
+            )
+
+    def nonzero_count(self) -> int:
+        """Number of non-zero counters. Complexity: O(size)."""
+        return int(np.count_nonzero(self.values()))
+
+    def fold(self, factor: int) -> CounterArray:
+        """Sum-fold by a divisor of the size (saturating): c'_j = sum_t c_(j + t*size/factor)."""
+        f = _check_divisor(factor, self.size, "CounterArray")
+        sums = K.counters_fold(self.data, self.width, self.size, f)
+        out = CounterArray(self.size // f, self.width)
+        K.counters_pack(np.minimum(sums, self.max_value), out.data, out.width)
+        out.overflowed = self.overflowed or bool((sums > self.max_value).any())
+        return out
+
+    def copy(self) -> CounterArray:
+        out = CounterArray(self.size, self.width, self.data.copy())
+        out.overflowed = self.overflowed
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CounterArray):
+            return NotImplemented
+        return (
+            self.size == other.size
+            and self.width == other.width
+            and bool(np.array_equal(self.data, other.data))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_bytes(self) -> bytes:
+        """Little-endian bytes of the packed storage."""
+        return self.data.astype(self.data.dtype.newbyteorder("<"), copy=False).tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, size: int, width: int) -> CounterArray:
+        """Inverse of :meth:`to_bytes`; FormatError on a wrong length."""
+        out = cls(size, width)
+        need = out.data.nbytes
+        if len(data) != need:
+            raise FormatError(f"CounterArray of {size} x {width}-bit counters needs {need} bytes, got {len(data)}")
+        out.data = np.frombuffer(data, dtype=out.data.dtype.newbyteorder("<")).astype(out.data.dtype)
+        if width == 4 and size % 2 and out.data[-1] >> 4:
+            raise FormatError("CounterArray payload has a non-zero padding nibble")
+        return out

@@ -1,0 +1,540 @@
+"""Bloom and counting Bloom filters: the shared core every module builds on.
+
+Positions are ``G_i(x) mod m`` (enhanced double hashing over the seeded XXH64 of the key's
+canonical encoding, :mod:`bloomkit._hashing`), so a filter folded to a divisor of ``m``
+equals the filter built at that size (document 003).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from . import _kernels as K
+from . import theory
+from ._format import Persistable
+from ._hashing import (
+    HASH_XXH64,
+    TAG_STR,
+    TAG_TUPLE,
+    check_seed,
+    encode_key,
+    hash64,
+    hash_many,
+    positions_one,
+    tag_seed,
+)
+from ._storage import BitArray, CounterArray
+from ._validation import check_choice, check_float, check_int, param_error
+from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+
+__all__ = ["BloomFilter", "CountingBloomFilter"]
+
+_MAX_BITS = (1 << 63) - 1
+_MAX_HASHES = 1024
+
+
+def _resolve_size(
+    owner: str, capacity: Any, fpr: Any, num_bits: Any, num_hashes: Any
+) -> tuple[int, int, int | None, float | None]:
+    """(m, k, capacity, fpr) from either (capacity, fpr) or (num_bits[, num_hashes])."""
+    cap = None if capacity is None else check_int(capacity, "capacity", owner, lo=1)
+    rate = None if fpr is None else check_float(fpr, "fpr", owner, 0, 1, lo_open=True, hi_open=True)
+    if num_bits is None:
+        if cap is None or rate is None:
+            raise InvalidParameterError(
+                f"{owner} needs either capacity and fpr, or num_bits (and num_hashes). "
+                f"Got capacity={capacity!r}, fpr={fpr!r}, num_bits=None instead."
+            )
+        m = int(theory.num_bits_for(cap, rate))
+    else:
+        if rate is not None:
+            raise InvalidParameterError(
+                f"{owner} takes either fpr or num_bits, not both. Got fpr={fpr!r}, num_bits={num_bits!r} instead."
+            )
+        m = check_int(num_bits, "num_bits", owner, lo=1, hi=_MAX_BITS)
+    if num_hashes is None:
+        if cap is None:
+            raise InvalidParameterError(
+                f"{owner} needs num_hashes (or capacity to derive it) when num_bits is given. "
+                "Got num_hashes=None instead."
+            )
+        k = int(theory.optimal_num_hashes(cap, m))
+    else:
+        kf = check_float(num_hashes, "num_hashes", owner, lo=0.5, hi=_MAX_HASHES)
+        k = int(round(kf))
+        if k < 1:
+            raise param_error("num_hashes", owner, f"a number that rounds to [1, {_MAX_HASHES}]", num_hashes)
+    return m, k, cap, rate
+
+
+def _tag_seeds(seed: int) -> dict[int, np.uint64]:
+    return {t: np.uint64(tag_seed(seed, t)) for t in range(TAG_STR, TAG_TUPLE + 1)}
+
+
+class BloomFilter(Persistable):
+    """A Bloom filter over bits: no false negatives, false positives at rate ``predicted_fpr()``.
+
+    Parameters
+    ----------
+    capacity : int, optional
+        Expected number of keys n; with ``fpr`` it sizes the filter:
+        ``m = ceil(-n ln(fpr) / ln(2)^2)``, ``k = round(m/n ln 2)`` (doc 000 Eqs. 1-2).
+    fpr : float in (0, 1), optional
+        Target false positive rate at ``capacity`` keys.
+    num_bits : int, optional
+        m, the number of bits, given directly (instead of fpr).
+    num_hashes : int, optional
+        k, the number of probes (rounded; must round to >= 1).
+    seed : int in [0, 2**64)
+        Hash seed; filters combine only with filters of the same seed.
+
+    Examples
+    --------
+    >>> bf = BloomFilter(capacity=1000, fpr=0.01)
+    >>> bf.add("alice"); "alice" in bf
+    True
+    >>> bf.add_many(["bob", "carol"]); bf.contains_many(["bob", "dave"]).tolist()
+    [True, False]
+    """
+
+    _STRUCTURE = "bloom.BloomFilter"
+
+    def __init__(
+        self,
+        capacity: int | None = None,
+        fpr: float | None = None,
+        *,
+        num_bits: int | None = None,
+        num_hashes: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        owner = type(self).__name__
+        m, k, self.capacity, self.fpr = _resolve_size(owner, capacity, fpr, num_bits, num_hashes)
+        self.seed = check_seed(seed, owner)
+        self._hash_id = HASH_XXH64
+        self._num_hashes = k
+        self._tag_seeds = _tag_seeds(self.seed)
+        self._set_storage(self._new_storage(m))
+
+    # -- storage ------------------------------------------------------------------------------
+    def _new_storage(self, m: int) -> Any:
+        return BitArray(m)
+
+    def _set_storage(self, bits: BitArray) -> None:
+        self._bits = bits
+        self._m64 = np.uint64(bits.num_bits)
+
+    @property
+    def bits(self) -> BitArray:
+        """The underlying :class:`~bloomkit._storage.BitArray` (shared, not a copy)."""
+        return self._bits
+
+    @property
+    def num_bits(self) -> int:
+        """m, the number of bits."""
+        return self._bits.num_bits
+
+    @property
+    def num_hashes(self) -> int:
+        """k, the number of probes per key."""
+        return self._num_hashes
+
+    # -- single keys --------------------------------------------------------------------------
+    def _payload(self, key: Any) -> tuple[bytes, np.uint64]:
+        """Canonical payload and tag seed of one key (str fast path first)."""
+        if type(key) is str:
+            return key.encode("utf-8", "surrogatepass"), self._tag_seeds[TAG_STR]
+        tag, payload = encode_key(key)
+        return payload, self._tag_seeds[tag]
+
+    def add(self, key: Any) -> None:
+        """Insert one key. Complexity: O(k)."""
+        payload, seed = self._payload(key)
+        K.bits_add_one(payload, seed, self._bits.words, self._num_hashes, self._m64)
+
+    def __contains__(self, key: Any) -> bool:
+        """True if the key may be in the set (never False for an inserted key). Complexity: O(k)."""
+        payload, seed = self._payload(key)
+        return bool(K.bits_test_one(payload, seed, self._bits.words, self._num_hashes, self._m64))
+
+    # -- batches ------------------------------------------------------------------------------
+    def _hash(self, keys: Any) -> np.ndarray:
+        return hash_many(keys, self.seed)
+
+    def add_many(self, keys: Any) -> None:
+        """Insert a batch: list, numpy array or pyarrow array. Complexity: O(n k)."""
+        K.bits_set(self._bits.words, self._hash(keys), self._num_hashes, self._m64)
+
+    def update(self, keys: Iterable[Any]) -> None:
+        """Insert every key of an iterable or array (set-like alias of :meth:`add_many`)."""
+        self.add_many(keys)
+
+    def contains_many(self, keys: Any) -> np.ndarray:
+        """Bool array: membership of every key of a batch. Complexity: O(n k)."""
+        return K.bits_test(self._bits.words, self._hash(keys), self._num_hashes, self._m64)
+
+    # -- set algebra --------------------------------------------------------------------------
+    def _compatible(self, other: Any, op: str) -> None:
+        if type(other) is not type(self):
+            raise IncompatibleFiltersError(
+                f"cannot {op} a {type(self).__name__} with a {type(other).__name__}"
+            )
+        mine = (self.num_bits, self._num_hashes, self.seed, self._hash_id)
+        theirs = (other.num_bits, other._num_hashes, other.seed, other._hash_id)
+        if mine != theirs:
+            raise IncompatibleFiltersError(
+                f"cannot {op} filters with different (num_bits, num_hashes, seed, hash): "
+                f"{mine} and {theirs}"
+            )
+
+    def _like(self, bits: BitArray) -> BloomFilter:
+        out = self.__class__.__new__(self.__class__)
+        out.__dict__.update(self.__dict__)
+        out._set_storage(bits)
+        return out
+
+    def union(self, other: BloomFilter) -> BloomFilter:
+        """Filter of the union of both sets (bitwise OR). Complexity: O(m / 64)."""
+        self._compatible(other, "union")
+        return self._like(self._bits | other._bits)
+
+    def intersection(self, other: BloomFilter) -> BloomFilter:
+        """Bitwise AND: contains every key of both sets (FPR at least that of either).
+
+        Complexity: O(m / 64).
+        """
+        self._compatible(other, "intersect")
+        return self._like(self._bits & other._bits)
+
+    def __or__(self, other: BloomFilter) -> BloomFilter:
+        return self.union(other)
+
+    def __and__(self, other: BloomFilter) -> BloomFilter:
+        return self.intersection(other)
+
+    def __ior__(self, other: BloomFilter) -> BloomFilter:
+        self._compatible(other, "union")
+        self._bits |= other._bits
+        return self
+
+    def __iand__(self, other: BloomFilter) -> BloomFilter:
+        self._compatible(other, "intersect")
+        self._bits &= other._bits
+        return self
+
+    def issubset(self, other: BloomFilter) -> bool:
+        """True if every set bit of this filter is set in ``other`` (BF(S1) subset of BF(S2))."""
+        self._compatible(other, "compare")
+        return bool(np.array_equal(self._bits.words & other._bits.words, self._bits.words))
+
+    def copy(self) -> BloomFilter:
+        """An independent copy. Complexity: O(m / 64)."""
+        return self._like(self._bits.copy())
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, BloomFilter)
+        return (
+            self._num_hashes == other._num_hashes
+            and self.seed == other.seed
+            and self._hash_id == other._hash_id
+            and self._bits == other._bits
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- statistics ---------------------------------------------------------------------------
+    def fill_ratio(self) -> float:
+        """Fraction of bits set, X / m. Complexity: O(m / 64)."""
+        return self._bits.popcount() / self.num_bits
+
+    def estimated_count(self) -> float:
+        """Swamidass-Baldi estimate of the number of distinct keys inserted
+        (:func:`bloomkit.theory.estimate_count`)."""
+        return float(theory.estimate_count(self._bits.popcount(), self.num_bits, self._num_hashes))
+
+    def predicted_fpr(self, num_keys: float | None = None) -> float:
+        """False positive rate of doc 000 Eq. (2) for ``num_keys`` keys.
+
+        Without ``num_keys``, uses the Swamidass-Baldi estimate of the keys inserted so far, which
+        makes the prediction ``fill_ratio() ** k`` up to the (1 - 1/m) vs e^(-1/m) difference.
+        """
+        n = self.estimated_count() if num_keys is None else check_float(num_keys, "num_keys", "predicted_fpr", lo=0)
+        if not np.isfinite(n):
+            return 1.0
+        return float(theory.false_positive_rate(n, self.num_bits, self._num_hashes))
+
+    def __len__(self) -> int:
+        """Rounded Swamidass-Baldi estimate of the number of keys."""
+        n = self.estimated_count()
+        return int(round(n)) if np.isfinite(n) else self.num_bits
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(num_bits={self.num_bits}, num_hashes={self._num_hashes}, "
+            f"seed={self.seed}, fill_ratio={self.fill_ratio():.4f})"
+        )
+
+    def _check(self) -> None:
+        """Assert the invariants (storage size, no stray bits beyond m)."""
+        b = self._bits
+        assert b.words.dtype == np.uint64 and b.words.shape == ((b.num_bits + 63) // 64,)
+        rem = b.num_bits & 63
+        assert rem == 0 or int(b.words[-1]) >> rem == 0, "bits set beyond num_bits"
+        assert 1 <= self._num_hashes <= _MAX_HASHES
+
+    # -- persistence --------------------------------------------------------------------------
+    def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        params = {"num_bits": self.num_bits, "num_hashes": self._num_hashes,
+                  "capacity": self.capacity, "fpr": self.fpr}
+        return params, {"words": self._bits.words}
+
+    @classmethod
+    def _restore_common(cls, params: dict[str, Any], seed: int, hash_id: int) -> Any:
+        if hash_id != HASH_XXH64:
+            raise FormatError(f"{cls.__name__} supports hash id {HASH_XXH64}, got {hash_id}")
+        out = cls.__new__(cls)
+        out.capacity = params["capacity"]
+        out.fpr = params["fpr"]
+        out.seed = check_seed(seed, cls.__name__)
+        out._tag_seeds = _tag_seeds(out.seed)
+        out._hash_id = hash_id
+        out._num_hashes = check_int(params["num_hashes"], "num_hashes", cls.__name__, 1, _MAX_HASHES)
+        return out
+
+    @classmethod
+    def _from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int) -> Any:
+        out = cls._restore_common(params, seed, hash_id)
+        m = check_int(params["num_bits"], "num_bits", cls.__name__, 1, _MAX_BITS)
+        words = arrays["words"]
+        if words.dtype != np.uint64 or words.shape != ((m + 63) // 64,):
+            raise FormatError("BloomFilter words array has the wrong shape")
+        rem = m & 63
+        if rem and int(words[-1]) >> rem:
+            raise FormatError("BloomFilter payload has bits set beyond num_bits")
+        out._set_storage(BitArray(m, words))
+        return out
+
+
+class CountingBloomFilter(BloomFilter):
+    """A counting Bloom filter: counters instead of bits, so keys can be removed.
+
+    Parameters
+    ----------
+    capacity, fpr, num_bits, num_hashes, seed
+        As for :class:`BloomFilter` (``num_bits`` is the number of counters m).
+    counter_bits : {4, 8, 16, 32}
+        Width of each counter. Counters saturate at ``2**counter_bits - 1``; the first
+        saturation sets :attr:`overflowed`. A saturated counter is never decremented again (its
+        true value is unknown), so no key ever becomes a false negative; the cost is that the
+        filter keeps answering True for keys sharing that counter.
+
+    Notes
+    -----
+    ``remove`` raises InvalidParameterError when the key is certainly absent (one of its
+    counters is zero); it cannot detect removal of a false positive, which corrupts the filter
+    as in every counting Bloom filter.
+    """
+
+    _STRUCTURE = "bloom.CountingBloomFilter"
+
+    def __init__(
+        self,
+        capacity: int | None = None,
+        fpr: float | None = None,
+        *,
+        num_bits: int | None = None,
+        num_hashes: int | None = None,
+        seed: int = 0,
+        counter_bits: int = 4,
+    ) -> None:
+        self._width = check_choice(counter_bits, "counter_bits", "CountingBloomFilter", (4, 8, 16, 32))
+        super().__init__(capacity, fpr, num_bits=num_bits, num_hashes=num_hashes, seed=seed)
+
+    def _new_storage(self, m: int) -> CounterArray:
+        return CounterArray(m, self._width)
+
+    def _set_storage(self, counters: CounterArray) -> None:  # type: ignore[override]
+        self._counters = counters
+        self._m64 = np.uint64(counters.size)
+
+    @property
+    def counters(self) -> CounterArray:
+        """The underlying :class:`~bloomkit._storage.CounterArray`."""
+        return self._counters
+
+    @property
+    def bits(self) -> BitArray:  # type: ignore[override]
+        """Bit view: a bit is set where the counter is non-zero (a copy)."""
+        return self.to_bloom().bits
+
+    @property
+    def num_bits(self) -> int:
+        """m, the number of counters."""
+        return self._counters.size
+
+    @property
+    def counter_bits(self) -> int:
+        """Width of each counter in bits."""
+        return self._width
+
+    @property
+    def overflowed(self) -> bool:
+        """True once any counter has saturated."""
+        return self._counters.overflowed
+
+    def add(self, key: Any) -> None:
+        """Insert one key. Complexity: O(k)."""
+        self._counters.increment_many(self._positions_one(key))
+
+    def _positions_one(self, key: Any) -> np.ndarray:
+        pos = positions_one(hash64(key, self.seed), self._num_hashes, self.num_bits)
+        return np.array(pos, dtype=np.int64)
+
+    def __contains__(self, key: Any) -> bool:
+        """True if the key may be in the set. Complexity: O(k)."""
+        c = self._counters
+        return all(K.cget(c.data, c.width, np.int64(x)) for x in self._positions_one(key))
+
+    def add_many(self, keys: Any) -> None:
+        """Insert a batch. Complexity: O(n k)."""
+        c = self._counters
+        over = K.counters_inc_h1(c.data, c.width, c.max_value, self._hash(keys), self._num_hashes, self._m64)
+        c.overflowed |= bool(over)
+
+    def contains_many(self, keys: Any) -> np.ndarray:
+        """Bool array: membership of every key. Complexity: O(n k)."""
+        c = self._counters
+        return K.counters_test_h1(c.data, c.width, self._hash(keys), self._num_hashes, self._m64)
+
+    def remove(self, key: Any) -> None:
+        """Remove one key; InvalidParameterError (filter unchanged) if it is certainly absent.
+
+        Complexity: O(k).
+        """
+        try:
+            self._counters.decrement_many(self._positions_one(key))
+        except InvalidParameterError:
+            raise InvalidParameterError(
+                f"The 'key' parameter of CountingBloomFilter.remove must be a present key. "
+                f"Got {key!r}, which is not in the filter, instead."
+            ) from None
+
+    def remove_many(self, keys: Any) -> None:
+        """Remove a batch, all or nothing: if any key is certainly absent (also counting
+        repeats within the batch), InvalidParameterError is raised and nothing is removed.
+
+        Complexity: O(n k).
+        """
+        c = self._counters
+        h1 = self._hash(keys)
+        bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, self._num_hashes, self._m64))
+        if bad >= 0:
+            raise InvalidParameterError(
+                f"The 'keys' parameter of CountingBloomFilter.remove_many must hold present keys only. "
+                f"Got an absent key at index {bad} instead; nothing was removed."
+            )
+
+    def to_bloom(self) -> BloomFilter:
+        """The plain Bloom filter of the same keys (bit set where the counter is non-zero)."""
+        bf = BloomFilter(num_bits=self.num_bits, num_hashes=self._num_hashes, seed=self.seed)
+        bf.capacity, bf.fpr = self.capacity, self.fpr
+        nz = np.flatnonzero(self._counters.values())
+        bf.bits.set_many(nz)
+        return bf
+
+    def _like(self, counters: CounterArray) -> CountingBloomFilter:  # type: ignore[override]
+        out = self.__class__.__new__(self.__class__)
+        out.__dict__.update(self.__dict__)
+        out._set_storage(counters)
+        return out
+
+    def _compatible(self, other: Any, op: str) -> None:
+        super()._compatible(other, op)
+        if other._width != self._width:
+            raise IncompatibleFiltersError(
+                f"cannot {op} counting filters with {self._width}- and {other._width}-bit counters"
+            )
+
+    def _combine(self, other: CountingBloomFilter, op: str, fn: Any) -> CountingBloomFilter:
+        self._compatible(other, op)
+        vals = fn(self._counters.values(), other._counters.values())
+        out = CounterArray.from_values(vals, self._width)
+        out.overflowed |= self._counters.overflowed or other._counters.overflowed
+        return self._like(out)
+
+    def union(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override]
+        """Multiset sum of both filters (counters added, saturating). Complexity: O(m)."""
+        return self._combine(other, "union", np.add)
+
+    def intersection(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override]
+        """Counter-wise minimum. Complexity: O(m)."""
+        return self._combine(other, "intersect", np.minimum)
+
+    def __ior__(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override]
+        res = self.union(other)
+        self._set_storage(res._counters)
+        return self
+
+    def __iand__(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override]
+        res = self.intersection(other)
+        self._set_storage(res._counters)
+        return self
+
+    def issubset(self, other: BloomFilter) -> bool:  # type: ignore[override]
+        """True if every non-zero counter here is non-zero in ``other``."""
+        self._compatible(other, "compare")
+        a = self._counters.values() > 0
+        b = other._counters.values() > 0  # type: ignore[attr-defined]
+        return bool(np.all(~a | b))
+
+    def copy(self) -> CountingBloomFilter:
+        return self._like(self._counters.copy())
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, CountingBloomFilter)
+        return (
+            self._num_hashes == other._num_hashes
+            and self.seed == other.seed
+            and self._counters == other._counters
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def fill_ratio(self) -> float:
+        """Fraction of non-zero counters."""
+        return self._counters.nonzero_count() / self.num_bits
+
+    def estimated_count(self) -> float:
+        return float(theory.estimate_count(self._counters.nonzero_count(), self.num_bits, self._num_hashes))
+
+    def _check(self) -> None:
+        c = self._counters
+        assert c.size >= 1 and c.width == self._width
+        assert c.data.shape == (((c.size + 1) // 2) if c.width == 4 else c.size,)
+        if c.width == 4 and c.size % 2:
+            assert int(c.data[-1]) >> 4 == 0, "padding nibble is not zero"
+        assert 1 <= self._num_hashes <= _MAX_HASHES
+
+    def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        params = {"num_bits": self.num_bits, "num_hashes": self._num_hashes, "capacity": self.capacity,
+                  "fpr": self.fpr, "counter_bits": self._width, "overflowed": self.overflowed}
+        return params, {"counters": self._counters.data}
+
+    @classmethod
+    def _from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int) -> Any:
+        out = cls._restore_common(params, seed, hash_id)
+        out._width = check_choice(params["counter_bits"], "counter_bits", cls.__name__, (4, 8, 16, 32))
+        m = check_int(params["num_bits"], "num_bits", cls.__name__, 1, _MAX_BITS)
+        c = CounterArray(m, out._width, arrays["counters"])
+        if out._width == 4 and m % 2 and int(c.data[-1]) >> 4:
+            raise FormatError("CountingBloomFilter payload has a non-zero padding nibble")
+        c.overflowed = bool(params["overflowed"])
+        out._set_storage(c)
+        return out

@@ -1,0 +1,259 @@
+"""BloomFilter and CountingBloomFilter: API, algebra, bad input, stress with _check()."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import bloomkit
+from bloomkit import (
+    BloomFilter,
+    CountingBloomFilter,
+    FormatError,
+    IncompatibleFiltersError,
+    InvalidParameterError,
+)
+from bloomkit import theory
+
+
+def test_sizing_from_capacity_and_fpr():
+    bf = BloomFilter(capacity=1000, fpr=0.01)
+    assert bf.num_bits == theory.num_bits_for(1000, 0.01) == 9586
+    assert bf.num_hashes == 7
+    assert bf.bits.words.nbytes == 8 * ((9586 + 63) // 64)  # memory: m bits rounded up to a word
+    bf2 = BloomFilter(num_bits=1000, num_hashes=3, seed=7)
+    assert (bf2.num_bits, bf2.num_hashes, bf2.seed) == (1000, 3, 7)
+    assert BloomFilter(num_bits=1000, num_hashes=2.6).num_hashes == 3
+    assert BloomFilter(100, num_bits=1000).num_hashes == 7
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"capacity": 10, "fpr": 1.5}, "'fpr'"),
+        ({"capacity": 10, "fpr": 0}, "'fpr'"),
+        ({"capacity": 10, "fpr": 1}, "'fpr'"),
+        ({"capacity": 10, "fpr": float("nan")}, "'fpr'"),
+        ({"capacity": 0, "fpr": 0.1}, "'capacity'"),
+        ({"capacity": -3, "fpr": 0.1}, "'capacity'"),
+        ({"capacity": 2.5, "fpr": 0.1}, "'capacity'"),
+        ({"num_bits": 100, "num_hashes": 0.4}, "'num_hashes'"),
+        ({"num_bits": 100, "num_hashes": 0}, "'num_hashes'"),
+        ({"num_bits": 100, "num_hashes": -1}, "'num_hashes'"),
+        ({"num_bits": 100, "num_hashes": float("inf")}, "'num_hashes'"),
+        ({"num_bits": 0, "num_hashes": 2}, "'num_bits'"),
+        ({"num_bits": "100", "num_hashes": 2}, "'num_bits'"),
+        ({"num_bits": 100}, "num_hashes"),
+        ({"capacity": 10}, "capacity and fpr"),
+        ({}, "capacity and fpr"),
+        ({"capacity": 10, "fpr": 0.1, "num_bits": 100}, "not both"),
+        ({"num_bits": 100, "num_hashes": 2, "seed": -1}, "'seed'"),
+    ],
+)
+def test_bad_parameters(kwargs, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        BloomFilter(**kwargs)
+
+
+def test_error_message_format():
+    with pytest.raises(InvalidParameterError) as e:
+        BloomFilter(capacity=10, fpr=1.5)
+    assert str(e.value) == "The 'fpr' parameter of BloomFilter must be in (0, 1). Got 1.5 instead."
+    assert isinstance(e.value, ValueError) and isinstance(e.value, TypeError)
+
+
+@pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter])
+def test_no_false_negatives_all_input_kinds(cls):
+    rng = np.random.default_rng(1)
+    ints = rng.integers(-(2**62), 2**62, 3000)
+    strs = [f"user-{i}" for i in range(3000)]
+    bf = cls(capacity=10_000, fpr=0.01, seed=3)
+    bf.add_many(ints)
+    bf.update(strs[:1000])
+    bf.add_many(pa.array(strs[1000:2000]))
+    bf.add_many(np.array(strs[2000:]))
+    for k in strs[:50] + ints[:50].tolist():
+        assert k in bf
+    assert bf.contains_many(ints).all()
+    assert bf.contains_many(strs).all()
+    assert bf.contains_many(pa.array(strs)).all()
+    assert bf.contains_many(np.array(strs)).all()
+    bf._check()
+    assert 5000 < bf.estimated_count() < 7000
+
+
+@pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter])
+def test_single_and_batch_paths_agree(cls):
+    keys = [1, "1", 1.0, b"1", True, (1, "x"), 2**70, -0.0, np.int16(4)]
+    a, b = cls(num_bits=997, num_hashes=5), cls(num_bits=997, num_hashes=5)
+    for k in keys:
+        a.add(k)
+    b.add_many(keys)
+    assert a == b
+    probe = [f"p{i}" for i in range(500)] + keys
+    assert a.contains_many(probe).tolist() == [k in a for k in probe]
+
+
+@pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter])
+def test_bad_keys(cls):
+    bf = cls(capacity=100, fpr=0.01)
+    for bad in (None, [1, 2], {"a": 1}, float("nan"), object()):
+        with pytest.raises(InvalidParameterError):
+            bf.add(bad)
+        with pytest.raises(InvalidParameterError):
+            _ = bad in bf
+    with pytest.raises(InvalidParameterError):
+        bf.add_many(np.array([1.0, np.nan]))
+    with pytest.raises(InvalidParameterError):
+        bf.contains_many(["a", None])
+    with pytest.raises(InvalidParameterError):
+        bf.add_many("not a list")
+    # empty input is a no-op with the right result type
+    bf.add_many([])
+    assert bf.contains_many([]).shape == (0,) and bf.contains_many(np.array([], dtype=np.int64)).dtype == bool
+    bf._check()
+
+
+def test_empty_filter_answers_false():
+    bf = BloomFilter(capacity=100, fpr=0.01)
+    assert not bf.contains_many(np.arange(1000)).any()
+    assert bf.fill_ratio() == 0 and bf.estimated_count() == 0 and len(bf) == 0
+    assert bf.predicted_fpr() == 0.0
+
+
+def test_union_intersection_subset():
+    a = BloomFilter(capacity=1000, fpr=0.01, seed=1)
+    b = BloomFilter(capacity=1000, fpr=0.01, seed=1)
+    a.add_many(range(0, 500))
+    b.add_many(range(250, 750))
+    u, i = a | b, a & b
+    assert u.contains_many(list(range(750))).all()
+    assert i.contains_many(list(range(250, 500))).all()
+    assert a.union(b) == u and a.intersection(b) == i
+    assert a.issubset(u) and not u.issubset(a)
+    c = a.copy()
+    c |= b
+    assert c == u and a != c
+    c &= a
+    assert c == a
+    u._check()
+    i._check()
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        BloomFilter(num_bits=9586, num_hashes=6, seed=1),
+        BloomFilter(num_bits=9587, num_hashes=7, seed=1),
+        BloomFilter(num_bits=9586, num_hashes=7, seed=2),
+        CountingBloomFilter(num_bits=9586, num_hashes=7, seed=1),
+    ],
+)
+def test_incompatible_filters(other):
+    a = BloomFilter(num_bits=9586, num_hashes=7, seed=1)
+    for op in (lambda: a | other, lambda: a & other, lambda: a.union(other), lambda: a.issubset(other)):
+        with pytest.raises(IncompatibleFiltersError):
+            op()
+    with pytest.raises(IncompatibleFiltersError):
+        a |= other
+
+
+def test_counting_remove_and_to_bloom():
+    cbf = CountingBloomFilter(capacity=2000, fpr=0.01, counter_bits=8, seed=9)
+    keys = [f"k{i}" for i in range(1000)]
+    cbf.add_many(keys)
+    cbf.add("k0")  # twice
+    cbf.remove("k0")
+    assert "k0" in cbf
+    cbf.remove_many(keys[500:])
+    cbf._check()
+    assert cbf.contains_many(keys[:500]).all()
+    ref = BloomFilter(num_bits=cbf.num_bits, num_hashes=cbf.num_hashes, seed=9)
+    ref.add_many(keys[:500])
+    assert cbf.to_bloom() == ref  # removal restores exactly the filter of the remaining keys
+    with pytest.raises(InvalidParameterError, match="not in the filter"):
+        cbf.remove("never-added-key-xyz")
+    snapshot = cbf.copy()
+    with pytest.raises(InvalidParameterError, match="nothing was removed"):
+        cbf.remove_many(keys[:10] + ["never-added-key-xyz"])
+    assert cbf == snapshot
+    with pytest.raises(InvalidParameterError):
+        cbf.remove_many(keys[:1] * 3)  # more removals than insertions (counter goes to zero)
+    assert cbf == snapshot
+
+
+def test_counting_overflow_is_flagged_and_never_false_negative():
+    cbf = CountingBloomFilter(num_bits=64, num_hashes=3, counter_bits=4)
+    for _ in range(20):
+        cbf.add("hot")
+    assert cbf.overflowed
+    for _ in range(20):
+        cbf.remove("hot")
+    assert "hot" in cbf  # saturated counters are sticky: no false negative
+    with pytest.raises(InvalidParameterError, match="counter_bits"):
+        CountingBloomFilter(num_bits=10, num_hashes=2, counter_bits=3)
+
+
+def test_counting_union_intersection():
+    a = CountingBloomFilter(num_bits=500, num_hashes=3, counter_bits=4)
+    b = CountingBloomFilter(num_bits=500, num_hashes=3, counter_bits=4)
+    a.add_many(["x", "y"])
+    b.add_many(["y", "z"])
+    u = a | b
+    u.remove("y")
+    assert {"x", "y", "z"} <= {k for k in ["x", "y", "z"] if k in u}
+    i = a & b
+    assert "y" in i
+    with pytest.raises(IncompatibleFiltersError):
+        _ = a | CountingBloomFilter(num_bits=500, num_hashes=3, counter_bits=8)
+
+
+@pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter])
+def test_persistence_roundtrip_and_pickle(cls, tmp_path):
+    bf = cls(capacity=500, fpr=0.02, seed=42)
+    bf.add_many([f"x{i}" for i in range(300)])
+    raw = bf.to_bytes()
+    assert cls.from_bytes(raw) == bf
+    bf.save(tmp_path / "f.bkf")
+    loaded = bloomkit.load(tmp_path / "f.bkf")
+    assert type(loaded) is cls and loaded == bf
+    assert loaded.capacity == 500 and loaded.fpr == 0.02 and loaded.seed == 42
+    assert pickle.loads(pickle.dumps(bf)) == bf
+    with pytest.raises(FormatError):
+        (BloomFilter if cls is CountingBloomFilter else CountingBloomFilter).from_bytes(raw)
+
+
+def test_random_operation_sequences_keep_invariants():
+    rng = np.random.default_rng(7)
+    cbf = CountingBloomFilter(num_bits=3001, num_hashes=4, counter_bits=4, seed=5)
+    present: dict[int, int] = {}
+    for _ in range(400):
+        op = rng.integers(3)
+        key = int(rng.integers(200))
+        if op == 0:
+            cbf.add(key)
+            present[key] = present.get(key, 0) + 1
+        elif op == 1 and present:
+            victim = list(present)[int(rng.integers(len(present)))]
+            cbf.remove(victim)
+            present[victim] -= 1
+            if not present[victim]:
+                del present[victim]
+        else:
+            batch = rng.integers(200, size=5)
+            cbf.add_many(batch)
+            for b in batch.tolist():
+                present[b] = present.get(b, 0) + 1
+        cbf._check()
+        assert all(k in cbf for k in present)
+    assert not cbf.overflowed or max(present.values()) > 0
+
+
+def test_repr_and_len():
+    bf = BloomFilter(capacity=100, fpr=0.1)
+    bf.add_many(range(50))
+    assert "BloomFilter(num_bits=" in repr(bf)
+    assert 40 <= len(bf) <= 60
