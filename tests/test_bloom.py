@@ -257,3 +257,14 @@ def test_repr_and_len():
     bf.add_many(range(50))
     assert "BloomFilter(num_bits=" in repr(bf)
     assert 40 <= len(bf) <= 60
+
+
+def test_concurrent_batch_adds_lose_no_keys():
+    """Mutating kernels hold the GIL, so threads adding to one filter lose no bits."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    bf = BloomFilter(num_bits=4096, num_hashes=3)
+    chunks = [np.arange(i * 2000, (i + 1) * 2000) for i in range(8)]
+    with ThreadPoolExecutor(4) as ex:
+        list(ex.map(bf.add_many, chunks))
+    assert bf.contains_many(np.concatenate(chunks)).all()

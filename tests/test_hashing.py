@@ -225,3 +225,23 @@ def test_seed_validation():
     for bad in (-1, 2**64, 1.5, "1", True):
         with pytest.raises(InvalidParameterError, match="'seed'"):
             H.check_seed(bad, "X")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=30), st.integers(1, 2**63 - 1))
+def test_fastmod_is_exact(xs, m):
+    got = K.fastmod_many(np.array(xs, dtype=np.uint64), np.uint64(m))
+    assert got.tolist() == [x % m for x in xs]
+
+
+def test_fastmod_edges():
+    for m in (1, 2, 3, 2**32, 2**32 + 1, 2**63 - 1, 2**62, 9585059):
+        xs = [0, 1, m - 1, m, m + 1, 2**64 - 1, 2**64 - m, (2**64 // m) * m - 1, (2**64 // m) * m - m]
+        xs = [x for x in xs if 0 <= x < 2**64]
+        got = K.fastmod_many(np.array(xs, dtype=np.uint64), np.uint64(m))
+        assert got.tolist() == [x % m for x in xs]
+
+
+def test_nul_and_surrogate_together():
+    keys = ["a\x00\ud800", "b"]
+    assert np.array_equal(H.hash_many(keys, 5), _single(keys))

@@ -123,7 +123,10 @@ def encode_key(key: Any) -> tuple[int, bytes]:
     (4, b'\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00')
     """
     if isinstance(key, str):
-        return TAG_STR, key.encode("utf-8", "surrogatepass")
+        try:
+            return TAG_STR, key.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates pass through
+            return TAG_STR, key.encode("utf-8", "surrogatepass")
     if isinstance(key, bytes):
         return TAG_BYTES, key
     if isinstance(key, bool | np.bool_):
@@ -295,16 +298,24 @@ def _hash_list(keys: Sequence[Any], seed: int) -> np.ndarray:
     first = type(keys[0])
     if first is str:
         try:  # str.join checks that every key is a str; NUL-separated UTF-8 is one buffer
-            joined = "\0".join(keys).encode("utf-8", "surrogatepass")
+            text = "\0".join(keys)
         except TypeError:
-            joined = None  # not all str: general path below
+            text = None  # not all str: general path below
+        joined = None
+        if text is not None:
+            try:
+                joined = text.encode("utf-8")  # the fast path (ASCII is a memcpy)
+            except UnicodeEncodeError:
+                joined = text.encode("utf-8", "surrogatepass")
         if joined is not None:
             buf = np.frombuffer(joined, dtype=np.uint8) if joined else np.zeros(0, np.uint8)
             h = K.hash_nul_joined(buf, n, np.uint64(tag_seed(seed, TAG_STR)))
             if len(h) == n:
                 return h
-            # some key holds a NUL (all keys are str): pyarrow builds offsets + data
-            return _hash_arrow(pa.array(keys, type=pa.string()), seed)
+            try:  # some key holds a NUL (all keys are str): pyarrow builds offsets + data
+                return _hash_arrow(pa.array(keys, type=pa.string()), seed)
+            except (pa.ArrowInvalid, UnicodeEncodeError):
+                pass  # lone surrogates as well: the general path below
     elif first is bytes:
         try:  # bytes.join checks the types (bytes-like keys are bytes keys)
             data = b"".join(keys)

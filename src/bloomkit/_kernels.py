@@ -26,6 +26,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 U64 = np.uint64
 
@@ -36,8 +39,50 @@ P4 = U64(9650029242287828579)
 P5 = U64(2870177450012600261)
 GOLDEN = U64(0x9E3779B97F4A7C15)
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = numba.njit(cache=True, nogil=True)  # read-only kernels release the GIL
+_jit_mut = numba.njit(cache=True)  # kernels that mutate shared storage keep it (no lost updates)
 _jit_inline = numba.njit(cache=True, nogil=True, inline="always")
+
+
+@intrinsic
+def _mulhi64(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """High 64 bits of the 128-bit product a*b (one mul instruction)."""
+    sig = types.uint64(types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i128 = ir.IntType(128)
+        prod = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
+        return builder.trunc(builder.lshr(prod, ir.Constant(i128, 64)), ir.IntType(64))
+
+    return sig, codegen
+
+
+@_jit_inline
+def reducer(m: np.uint64) -> np.uint64:
+    """Barrett constant M = floor((2**64 - 1) / m) for :func:`fastmod`."""
+    return U64(0xFFFFFFFFFFFFFFFF) // m
+
+
+@_jit_inline
+def fastmod(x: np.uint64, m: np.uint64, M: np.uint64) -> np.uint64:
+    """x mod m exactly, by Barrett reduction (a multiply instead of a 64-bit division).
+
+    q = mulhi(x, M) is floor(x/m) or one less, so one correction suffices.
+    """
+    r = x - _mulhi64(x, M) * m
+    if r >= m:
+        r -= m
+    return r
+
+
+@_jit
+def fastmod_many(x: np.ndarray, m: np.uint64) -> np.ndarray:
+    """x mod m of a uint64 array with :func:`fastmod` (used by tests and modules)."""
+    M = reducer(m)
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = fastmod(x[i], m, M)
+    return out
 
 
 @_jit_inline
@@ -293,35 +338,38 @@ def hash_ucs4(rows: np.ndarray, seed: np.uint64) -> np.ndarray:
 @_jit
 def positions(h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
     """(n, k) int64 array of probe positions G_i(x) mod m."""
+    M = reducer(m)
     n = h1.shape[0]
     out = np.empty((n, k), dtype=np.int64)
     for r in range(n):
         h = h1[r]
         for i in range(k):
-            out[r, i] = np.int64(probe(h, i) % m)
+            out[r, i] = np.int64(fastmod(probe(h, i), m, M))
     return out
 
 
-@_jit
+@_jit_mut
 def bits_set(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
     """Set the k probe bits of every key (little-endian bit order within uint64 words)."""
+    M = reducer(m)
     for r in range(h1.shape[0]):
         h = h1[r]
         for i in range(k):
-            x = probe(h, i) % m
+            x = fastmod(probe(h, i), m, M)
             words[x >> U64(6)] |= U64(1) << (x & U64(63))
 
 
 @_jit
 def bits_test(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
     """True where all k probe bits of a key are set."""
+    M = reducer(m)
     n = h1.shape[0]
     out = np.empty(n, dtype=np.bool_)
     for r in range(n):
         h = h1[r]
         hit = True
         for i in range(k):
-            x = probe(h, i) % m
+            x = fastmod(probe(h, i), m, M)
             if (words[x >> U64(6)] >> (x & U64(63))) & U64(1) == U64(0):
                 hit = False
                 break
@@ -400,14 +448,14 @@ def counters_unpack(arr: np.ndarray, width: int, size: int) -> np.ndarray:
     return out
 
 
-@_jit
+@_jit_mut
 def counters_pack(values: np.ndarray, arr: np.ndarray, width: int) -> None:
     """Store int64 ``values`` (already within range) into ``arr``."""
     for i in range(values.shape[0]):
         cset(arr, width, i, values[i])
 
 
-@_jit
+@_jit_mut
 def counters_inc_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) -> bool:
     """Saturating increment of the counters at ``idx``; True if any counter saturated."""
     over = False
@@ -421,7 +469,7 @@ def counters_inc_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) 
     return over
 
 
-@_jit
+@_jit_mut
 def counters_dec_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) -> np.int64:
     """Decrement the counters at ``idx`` (saturated counters stay saturated).
 
@@ -443,14 +491,15 @@ def counters_dec_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) 
     return -1
 
 
-@_jit
+@_jit_mut
 def counters_inc_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k: int, m: np.uint64) -> bool:
     """Counting Bloom filter insert of every key; True if any counter saturated."""
+    M = reducer(m)
     over = False
     for r in range(h1.shape[0]):
         h = h1[r]
         for i in range(k):
-            p = np.int64(probe(h, i) % m)
+            p = np.int64(fastmod(probe(h, i), m, M))
             v = cget(arr, width, p)
             if v >= maxval:
                 over = True
@@ -462,20 +511,21 @@ def counters_inc_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k:
 @_jit
 def counters_test_h1(arr: np.ndarray, width: int, h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
     """True where all k counters of a key are non-zero."""
+    M = reducer(m)
     n = h1.shape[0]
     out = np.empty(n, dtype=np.bool_)
     for r in range(n):
         h = h1[r]
         hit = True
         for i in range(k):
-            if cget(arr, width, np.int64(probe(h, i) % m)) == 0:
+            if cget(arr, width, np.int64(fastmod(probe(h, i), m, M))) == 0:
                 hit = False
                 break
         out[r] = hit
     return out
 
 
-@_jit
+@_jit_mut
 def counters_dec_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k: int, m: np.uint64) -> np.int64:
     """Counting Bloom filter removal of every key, all or nothing.
 
@@ -506,21 +556,23 @@ def counters_fold(arr: np.ndarray, width: int, size: int, factor: int) -> np.nda
 # single-key paths: one compiled call per key (payload passed as ``bytes``, no numpy wrapper)
 
 
-@_jit
+@_jit_mut
 def bits_add_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64) -> None:
     """Set the k probe bits of one key given its canonical payload and tag seed."""
+    M = reducer(m)
     h1 = xxh64(payload, 0, len(payload), seed)
     for i in range(k):
-        x = probe(h1, i) % m
+        x = fastmod(probe(h1, i), m, M)
         words[x >> U64(6)] |= U64(1) << (x & U64(63))
 
 
 @_jit
 def bits_test_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64) -> bool:
     """True if all k probe bits of one key are set."""
+    M = reducer(m)
     h1 = xxh64(payload, 0, len(payload), seed)
     for i in range(k):
-        x = probe(h1, i) % m
+        x = fastmod(probe(h1, i), m, M)
         if (words[x >> U64(6)] >> (x & U64(63))) & U64(1) == U64(0):
             return False
     return True

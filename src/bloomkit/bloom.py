@@ -145,8 +145,8 @@ class BloomFilter(Persistable):
     # -- single keys --------------------------------------------------------------------------
     def _payload(self, key: Any) -> tuple[bytes, np.uint64]:
         """Canonical payload and tag seed of one key (str fast path first)."""
-        if type(key) is str:
-            return key.encode("utf-8", "surrogatepass"), self._tag_seeds[TAG_STR]
+        if type(key) is str and key.isascii():
+            return key.encode("ascii"), self._tag_seeds[TAG_STR]
         tag, payload = encode_key(key)
         return payload, self._tag_seeds[tag]
 
