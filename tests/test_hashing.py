@@ -245,3 +245,10 @@ def test_fastmod_edges():
 def test_nul_and_surrogate_together():
     keys = ["a\x00\ud800", "b"]
     assert np.array_equal(H.hash_many(keys, 5), _single(keys))
+
+
+def test_import_is_light():
+    """``import bloomkit`` imports neither numba nor pyarrow (kernels load on first use)."""
+    code = "import sys, bloomkit; print('numba' in sys.modules, 'pyarrow' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]

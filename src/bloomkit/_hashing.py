@@ -42,13 +42,22 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
-from . import _kernels as K
+from ._lazy import kernels as K
 from .errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def _pa() -> Any:
+    """pyarrow, imported on first use (keeps ``import bloomkit`` light)."""
+    import pyarrow
+
+    return pyarrow
 
 __all__ = [
     "HASH_XXH64",
@@ -216,6 +225,7 @@ def hash_bytes_many(data: np.ndarray, offsets: np.ndarray, seed: int, tag: int =
 
 def _arrow_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(data uint8, offsets int64) of a pyarrow string/binary array, slices honoured."""
+    pa = _pa()
     if arr.null_count:
         raise InvalidParameterError(
             f"The 'keys' parameter must not contain nulls. Got {arr.null_count} null(s) instead."
@@ -229,6 +239,7 @@ def _arrow_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _hash_arrow(arr: pa.Array | pa.ChunkedArray, seed: int) -> np.ndarray:
+    pa = _pa()
     if isinstance(arr, pa.ChunkedArray):
         parts = [_hash_arrow(c, seed) for c in arr.chunks]
         return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
@@ -292,6 +303,7 @@ def _hash_numpy(arr: np.ndarray, seed: int) -> np.ndarray:
 
 
 def _hash_list(keys: Sequence[Any], seed: int) -> np.ndarray:
+    pa = _pa()
     n = len(keys)
     if n == 0:
         return np.zeros(0, np.uint64)
@@ -372,8 +384,10 @@ def hash_many(keys: Any, seed: int = 0) -> np.ndarray:
     """
     if isinstance(keys, np.ndarray):
         return _hash_numpy(keys, seed)
-    if isinstance(keys, pa.Array | pa.ChunkedArray):
-        return _hash_arrow(keys, seed)
+    if type(keys).__module__.startswith("pyarrow"):
+        pa = _pa()
+        if isinstance(keys, pa.Array | pa.ChunkedArray):
+            return _hash_arrow(keys, seed)
     if isinstance(keys, str | bytes):
         raise InvalidParameterError(
             "The 'keys' parameter must be a collection of keys, not a single "

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernels as K
+from ._lazy import kernels as K
 from ._validation import check_choice, check_int
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 

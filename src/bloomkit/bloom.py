@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernels as K
+from ._lazy import kernels as K
 from . import theory
 from ._format import Persistable
 from ._hashing import (

@@ -1,0 +1,24 @@
+"""Deferred import of the numba kernels, so that ``import bloomkit`` does not import numba.
+
+``from ._lazy import kernels as K`` gives an object whose first attribute access imports
+:mod:`bloomkit._kernels` and copies its namespace in; later accesses are plain attribute
+lookups.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+
+class _LazyModule:
+    def __init__(self, name: str) -> None:
+        self.__dict__["_lazy_name"] = name
+
+    def __getattr__(self, attr: str) -> Any:
+        mod = importlib.import_module(self.__dict__["_lazy_name"])
+        self.__dict__.update({k: v for k, v in vars(mod).items() if not k.startswith("__")})
+        return getattr(mod, attr)
+
+
+kernels: Any = _LazyModule("bloomkit._kernels")
