@@ -120,6 +120,32 @@ def keysets(n: int, rng: np.random.Generator) -> dict[str, tuple[str, Any, Any, 
     }
 
 
+def _measure_lib(make: Callable, pos: Any, neg: Any, reps: int, n: int) -> dict[str, Any]:
+    """Time add (on a fresh filter each repeat), positive and negative queries of one library."""
+    holder: dict[str, Any] = {}
+
+    def setup() -> None:
+        holder["f"] = make()
+        gc.collect()
+
+    t_add = measure(lambda: holder["f"][1](pos), warmup=1, repeats=reps, setup=setup)
+    _f, _add, query, bits = holder["f"]
+    t_pos = measure(lambda: query(pos), warmup=1, repeats=reps)
+    t_neg = measure(lambda: query(neg), warmup=1, repeats=reps)
+    hits_pos = np.asarray(query(pos)).astype(bool)
+    hits_neg = np.asarray(query(neg)).astype(bool)
+    holder.clear()
+    gc.collect()
+    return {
+        "add ns/key": t_add["median"] / n * 1e9,
+        "pos query ns/key": t_pos["median"] / n * 1e9,
+        "neg query ns/key": t_neg["median"] / n * 1e9,
+        "bits/key": bits / n,
+        "measured fpr": float(hits_neg.mean()),
+        "false negatives": int((~hits_pos).sum()),
+    }
+
+
 def run(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
     rng = np.random.default_rng(2026)
     rows = []
@@ -129,41 +155,15 @@ def run(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
             for name, make in peers(n, pkind).items():
                 if name in SLOW_PEERS and (n > 1_000_000 or kind != "list[str]"):
                     continue
-                if name == "fastbloom-rs" and kind == "numpy int64":
-                    peer_pos_k, peer_neg_k = list(peer_pos), list(peer_neg)
-                else:
-                    peer_pos_k, peer_neg_k = peer_pos, peer_neg
-                pos, neg = (ours_pos, ours_neg) if name == "bloomkit" else (peer_pos_k, peer_neg_k)
+                pos, neg = (ours_pos, ours_neg) if name == "bloomkit" else (peer_pos, peer_neg)
                 reps = 1 if name in SLOW_PEERS else repeats
-                holder: dict[str, Any] = {}
-
-                def setup() -> None:
-                    holder["f"] = make()
-                    gc.collect()
-
-                t_add = measure(lambda: holder["f"][1](pos), warmup=1, repeats=reps, setup=setup)
-                f, _add, query, bits = holder["f"]
-                t_pos = measure(lambda: query(pos), warmup=1, repeats=reps)
-                t_neg = measure(lambda: query(neg), warmup=1, repeats=reps)
-                hits_pos = np.asarray(query(pos))
-                hits_neg = np.asarray(query(neg))
-                row = {
-                    "keys": n, "input": kind, "library": name,
-                    "add ns/key": t_add["median"] / n * 1e9,
-                    "pos query ns/key": t_pos["median"] / n * 1e9,
-                    "neg query ns/key": t_neg["median"] / n * 1e9,
-                    "bits/key": bits / n,
-                    "measured fpr": float(hits_neg.mean()),
-                    "false negatives": int((~hits_pos.astype(bool)).sum()),
-                }
+                row = {"keys": n, "input": kind, "library": name, **_measure_lib(make, pos, neg, reps, n)}
                 if name == "bloomkit":
                     base = row
                 for col in ("add ns/key", "pos query ns/key", "neg query ns/key"):
                     row[f"{col.split(' ns')[0]} ratio ours/peer"] = base[col] / row[col] if base else float("nan")
                 rows.append(row)
                 print(markdown_table([row]).splitlines()[-1], flush=True)
-                del holder, f
-                gc.collect()
     return rows
 
 
@@ -174,13 +174,11 @@ def single_key(n: int = 200_000) -> list[dict[str, Any]]:
     keys = [f"key:{i}" for i in range(n)]
     rows = []
     for name, f in (("bloomkit", BloomFilter(capacity=n, fpr=FPR)), ("rbloom", rbloom.Bloom(n, FPR))):
-        add, has = f.add, f.__contains__
-
-        def adds() -> None:
+        def adds(add: Callable = f.add) -> None:
             for k in keys:
                 add(k)
 
-        def queries() -> None:
+        def queries(has: Callable = f.__contains__) -> None:
             for k in keys:
                 has(k)
 

@@ -15,8 +15,8 @@ from bloomkit import (
     FormatError,
     IncompatibleFiltersError,
     InvalidParameterError,
+    theory,
 )
-from bloomkit import theory
 
 
 def test_sizing_from_capacity_and_fpr():

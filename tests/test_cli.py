@@ -75,3 +75,9 @@ def test_registry():
     assert select(["base"])[0].id == "base-fpr-grid"
     assert get_experiment("base-fpr-grid").run(quick=True).rows
     assert main(["reproduce", "--list"]) == 0
+
+
+def test_bench_command(capsys):
+    assert main(["bench", "--keys", "2000"]) == 0
+    out = capsys.readouterr().out
+    assert "numpy int64" in out and "list[str]" in out and "add ns/key" in out

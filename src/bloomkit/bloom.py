@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from ._lazy import kernels as K
 from . import theory
 from ._format import Persistable
 from ._hashing import (
@@ -26,6 +25,7 @@ from ._hashing import (
     positions_one,
     tag_seed,
 )
+from ._lazy import kernels as K
 from ._storage import BitArray, CounterArray
 from ._validation import check_choice, check_float, check_int, param_error
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
