@@ -82,7 +82,7 @@ __all__ = [
 ]
 
 HASH_XXH64 = 1
-_HASH_NAMES: dict[int, str] = {HASH_XXH64: "xxh64-edh"}
+_HASH_NAMES: dict[int, str] = {HASH_XXH64: "xxh64-splitmix"}
 
 TAG_STR, TAG_BYTES, TAG_BOOL, TAG_INT, TAG_BIGINT, TAG_FLOAT, TAG_TUPLE = 1, 2, 3, 4, 5, 6, 7
 

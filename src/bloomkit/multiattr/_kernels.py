@@ -1,0 +1,311 @@
+"""numba kernels of the parallel Bloom filter (document 004): probe positions of p attributes
+(the foundation's :func:`bloomkit._kernels.probe` + :func:`bloomkit._kernels.fastmod`),
+fused counter update + verification value, the two-step query, and an open-addressing
+multiset of verification values (the "hash table" of Fig. 1).
+
+Counter layout: counter ``(i, j, x)`` (attribute i, hash function j, position x in [0, m))
+lives at flat index ``(i*q + j)*m + x`` of one :class:`bloomkit._storage.CounterArray`
+(4-bit counters packed two per byte, as in :mod:`bloomkit._kernels`). Kernels are compiled
+lazily and cached on disk (``cache=True``), never at import.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from .. import _kernels as K
+
+U64 = np.uint64
+
+_jit = numba.njit(cache=True, nogil=True)
+_jit_inline = numba.njit(cache=True, nogil=True, inline="always")
+
+
+# ---------------------------------------------------------------------------------------------
+# verification values and the two-step check on precomputed positions (the MD5 hash and the
+# experiments)
+
+
+@_jit
+def verification_values(pos: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """V_a = sum_i sum_j w_j * H_ij(a_i) for every item (int64)."""
+    n, p, q = pos.shape
+    out = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        v = np.int64(0)
+        for i in range(p):
+            for j in range(q):
+                v += weights[j] * pos[r, i, j]
+        out[r] = v
+    return out
+
+
+@_jit
+def pbf_add(data: np.ndarray, width: int, maxval: int, pos: np.ndarray, m: int,
+            weights: np.ndarray, vals: np.ndarray) -> bool:
+    """Fig. 2: PBF[H_ij(a_i)]++ for every item and V_a into ``vals``; True if a counter saturated."""
+    n, p, q = pos.shape
+    over = False
+    for r in range(n):
+        v = np.int64(0)
+        for i in range(p):
+            for j in range(q):
+                x = pos[r, i, j]
+                idx = np.int64((i * q + j) * m + x)
+                c = K.cget(data, width, idx)
+                if c >= maxval:
+                    over = True
+                else:
+                    K.cset(data, width, idx, c + 1)
+                v += weights[j] * x
+        vals[r] = v
+    return over
+
+
+@_jit
+def pbf_probe(data: np.ndarray, width: int, pos: np.ndarray, m: int,
+              weights: np.ndarray, passed: np.ndarray, vals: np.ndarray) -> None:
+    """First step of Fig. 3: ``passed[r]`` iff all p*q counters are non-zero; V_a into ``vals``."""
+    n, p, q = pos.shape
+    for r in range(n):
+        ok = True
+        v = np.int64(0)
+        for i in range(p):
+            for j in range(q):
+                x = pos[r, i, j]
+                if ok and K.cget(data, width, np.int64((i * q + j) * m + x)) == 0:
+                    ok = False
+                v += weights[j] * x
+        passed[r] = ok
+        vals[r] = v
+
+
+@_jit
+def attribute_probe(data: np.ndarray, width: int, pos: np.ndarray, i: int, q: int, m: int) -> np.ndarray:
+    """True where all q counters of submatrix i are non-zero for (n, q) positions ``pos``."""
+    n = pos.shape[0]
+    out = np.empty(n, dtype=np.bool_)
+    for r in range(n):
+        ok = True
+        for j in range(q):
+            if K.cget(data, width, np.int64((i * q + j) * m + pos[r, j])) == 0:
+                ok = False
+                break
+        out[r] = ok
+    return out
+
+
+@_jit
+def array_sums(data: np.ndarray, width: int, arrays: int, m: int) -> np.ndarray:
+    """Sum of the counters of each of the p*q arrays (for ``_check``)."""
+    out = np.zeros(arrays, dtype=np.int64)
+    for a in range(arrays):
+        s = np.int64(0)
+        for x in range(m):
+            s += K.cget(data, width, np.int64(a * m + x))
+        out[a] = s
+    return out
+
+
+@_jit
+def array_nonzero(data: np.ndarray, width: int, arrays: int, m: int) -> np.ndarray:
+    """Number of non-zero counters of each of the p*q arrays."""
+    out = np.zeros(arrays, dtype=np.int64)
+    for a in range(arrays):
+        s = np.int64(0)
+        for x in range(m):
+            if K.cget(data, width, np.int64(a * m + x)) != 0:
+                s += 1
+        out[a] = s
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the verification table: open addressing (linear probing) over uint32 or int64 keys with int32
+# counts; ``empty`` (all ones: 2^32 - 1 or -1) marks a free slot.
+# A key whose count dropped to 0 keeps its slot (so probe chains stay intact) until a rebuild.
+
+
+@_jit_inline
+def _slot(v: np.int64, mask: np.uint64) -> np.int64:
+    z = U64(v) + U64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> U64(30))) * U64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> U64(27))) * U64(0x94D049BB133111EB)
+    z = z ^ (z >> U64(31))
+    return np.int64(z & mask)
+
+
+@_jit_inline
+def _find(keys: np.ndarray, v: np.int64, mask: np.uint64, empty: Any) -> np.int64:
+    """Slot holding v, or the empty slot where v would go."""
+    s = _slot(v, mask)
+    while True:
+        k = keys[s]
+        if k == v or k == empty:
+            return s
+        s = (s + 1) & np.int64(mask)
+
+
+@_jit
+def table_add(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray, mult: np.ndarray, empty: Any) -> np.int64:
+    """Add ``mult[t]`` copies of ``vals[t]``; returns ``new_slots * 2^32 + newly_live_keys``.
+
+    The caller guarantees enough empty slots (load factor kept below 0.7).
+    """
+    mask = U64(keys.shape[0] - 1)
+    new = np.int64(0)
+    live = np.int64(0)
+    for t in range(vals.shape[0]):
+        s = _find(keys, vals[t], mask, empty)
+        if keys[s] == empty:
+            keys[s] = vals[t]
+            new += 1
+        if counts[s] == 0:
+            live += 1
+        counts[s] += mult[t]
+    return new * (np.int64(1) << 32) + live
+
+
+@_jit
+def table_count(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray, empty: Any) -> np.ndarray:
+    """Multiplicity of every value (0 if absent)."""
+    mask = U64(keys.shape[0] - 1)
+    out = np.zeros(vals.shape[0], dtype=np.int64)
+    for t in range(vals.shape[0]):
+        s = _find(keys, vals[t], mask, empty)
+        if keys[s] != empty:
+            out[t] = counts[s]
+    return out
+
+
+@_jit
+def table_contains_masked(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray,
+                          passed: np.ndarray, empty: Any) -> np.ndarray:
+    """Second step of Fig. 3: True where ``passed`` and the value has a positive count."""
+    mask = U64(keys.shape[0] - 1)
+    out = np.zeros(vals.shape[0], dtype=np.bool_)
+    for t in range(vals.shape[0]):
+        if passed[t]:
+            s = _find(keys, vals[t], mask, empty)
+            out[t] = keys[s] != empty and counts[s] > 0
+    return out
+
+
+@_jit
+def table_remove(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray, empty: Any) -> np.int64:
+    """Remove one copy of each value, all or nothing; -1 on success, else the failing index."""
+    mask = U64(keys.shape[0] - 1)
+    for t in range(vals.shape[0]):
+        s = _find(keys, vals[t], mask, empty)
+        if keys[s] == empty or counts[s] <= 0:
+            for u in range(t):
+                counts[_find(keys, vals[u], mask, empty)] += 1
+            return t
+        counts[s] -= 1
+    return -1
+
+
+@_jit
+def table_rehash(keys: np.ndarray, counts: np.ndarray, new_keys: np.ndarray, new_counts: np.ndarray,
+                 empty: Any) -> np.int64:
+    """Move every live (count > 0) entry into the new arrays; returns the number moved."""
+    mask = U64(new_keys.shape[0] - 1)
+    moved = np.int64(0)
+    for s in range(keys.shape[0]):
+        if keys[s] != empty and counts[s] > 0:
+            d = _find(new_keys, keys[s], mask, empty)
+            new_keys[d] = keys[s]
+            new_counts[d] = counts[s]
+            moved += 1
+    return moved
+
+
+@_jit
+def table_probe_ok(keys: np.ndarray, empty: Any) -> np.int64:
+    """-1 if every used key is reachable from its home slot without crossing an empty slot."""
+    mask = U64(keys.shape[0] - 1)
+    for s in range(keys.shape[0]):
+        if keys[s] != empty:
+            if _find(keys, keys[s], mask, empty) != s:
+                return s
+    return -1
+
+
+# ---------------------------------------------------------------------------------------------
+# the default hash ("xxh64"): the foundation's probe positions, fused with the counter updates
+
+
+@_jit
+def positions_xxh64(h1: np.ndarray, q: int, m: np.uint64) -> np.ndarray:
+    """(n, p, q) int64 positions from a (p, n) uint64 array of per-attribute h1 values.
+
+    Position j of attribute i is ``fastmod(probe(h1[i], j), m)`` = ``G_j mod m``, exactly
+    :func:`bloomkit._kernels.positions` of that attribute's h1 (q independent SplitMix64
+    words per attribute, like the paper's four MD5 words).
+    """
+    M = K.reducer(m)
+    p, n = h1.shape
+    out = np.empty((n, p, q), dtype=np.int64)
+    for r in range(n):
+        for i in range(p):
+            h = h1[i, r]
+            for j in range(q):
+                out[r, i, j] = np.int64(K.fastmod(K.probe(h, j), m, M))
+    return out
+
+
+@_jit
+def pbf_add_xxh64(data: np.ndarray, width: int, maxval: int, h1: np.ndarray, q: int, m: np.uint64,
+                  weights: np.ndarray, vals: np.ndarray) -> bool:
+    """:func:`pbf_add` fused with :func:`positions_xxh64` (no position array).
+
+    Array-major order: one pass over the batch per array (i, j), so the counters touched by a
+    pass (one array, m counters) stay in cache.
+    """
+    M = K.reducer(m)
+    p, n = h1.shape
+    mi = np.int64(m)
+    over = False
+    for r in range(n):
+        vals[r] = 0
+    for i in range(p):
+        for j in range(q):
+            base = (i * q + j) * mi
+            w = weights[j]
+            for r in range(n):
+                x = np.int64(K.fastmod(K.probe(h1[i, r], j), m, M))
+                idx = base + x
+                c = K.cget(data, width, idx)
+                if c >= maxval:
+                    over = True
+                else:
+                    K.cset(data, width, idx, c + 1)
+                vals[r] += w * x
+    return over
+
+
+@_jit
+def pbf_probe_xxh64(data: np.ndarray, width: int, h1: np.ndarray, q: int, m: np.uint64,
+                    weights: np.ndarray, passed: np.ndarray, vals: np.ndarray) -> None:
+    """:func:`pbf_probe` fused with :func:`positions_xxh64`, array-major; items that met a
+    zero counter are skipped in the later passes (their V is then not needed)."""
+    M = K.reducer(m)
+    p, n = h1.shape
+    mi = np.int64(m)
+    for r in range(n):
+        passed[r] = True
+        vals[r] = 0
+    for i in range(p):
+        for j in range(q):
+            base = (i * q + j) * mi
+            w = weights[j]
+            for r in range(n):
+                if passed[r]:
+                    x = np.int64(K.fastmod(K.probe(h1[i, r], j), m, M))
+                    if K.cget(data, width, base + x) == 0:
+                        passed[r] = False
+                    else:
+                        vals[r] += w * x

@@ -1,0 +1,140 @@
+"""Attribute hashing of the parallel Bloom filter: H_ij(a_i) in [0, m) for every attribute i
+and hash function j (document 004, Section 3.1).
+
+Two hashes. The XXH64 one starts from the package's seeded XXH64 ``h1`` of the attribute
+value (:func:`bloomkit._hashing.hash_many`); attribute i uses seed
+``seed_i = (seed + i * 0xD6E8FEB86659FD93) mod 2^64`` so that the hash functions of different
+attributes are independent (``H_[i][j]`` in the document is "the j-th hash function for the
+i-th attribute").
+
+* ``"xxh64"`` (default, hash id 1 = :data:`bloomkit._hashing.HASH_XXH64`): the foundation's
+  probe positions of ``h1_i``, ``H_ij = splitmix64(h1_i + (j + 1) * 0x9E3779B97F4A7C15) mod m``,
+  i.e. exactly ``bloomkit._hashing.positions(h1_i, q, m)`` (computed in the fused kernels of
+  :mod:`bloomkit.multiattr._kernels` with ``bloomkit._kernels.probe`` and ``fastmod``): q
+  independent words per attribute, like the paper's MD5 words.
+* ``"md5"`` (hash id 3, the paper-faithful option of Section 6.2): "the value of an attribute
+  is hashed into 128 bits by calculating the MD5 signature; we divide the 128 bits into four
+  32-bit values and utilize the modulus of each 32-bit value by the filter size m". For q > 4
+  the document does not say where the further values come from; we use block b = j // 4 as
+  ``MD5(seed (8 bytes LE) || b (4 bytes LE) || tag || payload)`` and block 0 with seed 0 as
+  ``MD5(tag || payload)`` (tag + payload = the canonical key encoding of
+  :func:`bloomkit._hashing.encode_key`). 32-bit words are read big-endian. As in the document
+  the hash does not depend on the attribute index, so swapping two attribute values of an item
+  keeps V_a (documented in docs/multiattr.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .._hashing import HASH_XXH64, encode_key, hash64, hash_many, register_hash_id
+from . import _kernels as MK
+
+__all__ = [
+    "HASHES",
+    "HASH_MD5",
+    "HASH_XXH64",
+    "attribute_positions",
+    "attribute_seed",
+    "hash_material",
+    "item_material",
+    "material_len",
+    "material_positions",
+]
+
+HASH_MD5 = register_hash_id(3, "md5-words (doc 004)")
+#: hash_function name -> hash id of the container header
+HASHES = {"xxh64": HASH_XXH64, "md5": HASH_MD5}
+_MASK = (1 << 64) - 1
+_ATTR_STEP = 0xD6E8FEB86659FD93
+
+
+def attribute_seed(seed: int, i: int) -> int:
+    """Seed of attribute i: ``(seed + i * 0xD6E8FEB86659FD93) mod 2^64``.
+
+    >>> attribute_seed(5, 0)
+    5
+    """
+    return (int(seed) + int(i) * _ATTR_STEP) & _MASK
+
+
+def _md5_words(value: Any, seed: int, blocks: int) -> list[int]:
+    tag, payload = encode_key(value)
+    body = bytes((tag,)) + payload
+    out: list[int] = []
+    for b in range(blocks):
+        prefix = b"" if (seed == 0 and b == 0) else seed.to_bytes(8, "little") + b.to_bytes(4, "little")
+        d = hashlib.md5(prefix + body, usedforsecurity=False).digest()
+        out.extend(int.from_bytes(d[4 * w : 4 * w + 4], "big") for w in range(4))
+    return out
+
+
+def _pylist(column: Any) -> list[Any]:
+    if isinstance(column, np.ndarray):
+        return column.tolist()
+    if isinstance(column, pa.Array | pa.ChunkedArray):
+        return column.to_pylist()
+    return list(column)
+
+
+def hash_material(columns: Sequence[Any], hash_name: str, seed: int, q: int) -> np.ndarray:
+    """Hash the p columns of a batch once (before any mutation, so a bad value changes nothing).
+
+    Returns a (p, n) uint64 array of h1 values for ``"xxh64"``, or an (n, p, q) uint64 array of
+    MD5 words for ``"md5"``. Complexity: O(n p) hashes.
+    """
+    p = len(columns)
+    if hash_name != "md5":
+        rows = [hash_many(col, attribute_seed(seed, i)) for i, col in enumerate(columns)]
+        n = rows[0].shape[0] if rows else 0
+        out = np.empty((p, n), dtype=np.uint64)
+        for i, r in enumerate(rows):
+            out[i] = r
+        return out
+    blocks = (q + 3) // 4
+    lists = [_pylist(c) for c in columns]
+    n = len(lists[0]) if lists else 0
+    out = np.empty((n, p, q), dtype=np.uint64)
+    for i, values in enumerate(lists):
+        for r, v in enumerate(values):
+            out[r, i, :] = _md5_words(v, seed, blocks)[:q]
+    return out
+
+
+def item_material(item: Sequence[Any], hash_name: str, seed: int, q: int) -> np.ndarray:
+    """:func:`hash_material` of one item (the single-key path, same values)."""
+    if hash_name != "md5":
+        return np.array([[hash64(v, attribute_seed(seed, i))] for i, v in enumerate(item)], dtype=np.uint64)
+    blocks = (q + 3) // 4
+    return np.array([[_md5_words(v, seed, blocks)[:q] for v in item]], dtype=np.uint64)
+
+
+def material_positions(material: np.ndarray, hash_name: str, q: int, m: int,
+                       lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """(hi - lo, p, q) int64 positions H_ij in [0, m) of items lo..hi of a hashed batch."""
+    if hash_name == "xxh64":
+        return MK.positions_xxh64(np.ascontiguousarray(material[:, lo:hi]), int(q), np.uint64(m))
+    return (material[lo:hi] % np.uint64(m)).astype(np.int64)
+
+
+def material_len(material: np.ndarray, hash_name: str) -> int:
+    """Number of items in a hashed batch."""
+    return int(material.shape[0] if hash_name == "md5" else material.shape[1])
+
+
+def attribute_positions(values: Any, i: int, hash_name: str, seed: int, q: int, m: int) -> np.ndarray:
+    """(n, q) int64 positions H_ij of a column of values of attribute i (same as the item path)."""
+    if isinstance(values, str | bytes):
+        values = [values]
+    if hash_name != "md5":
+        h1 = hash_many(values, attribute_seed(seed, i)).reshape(1, -1)
+        return np.ascontiguousarray(material_positions(h1, hash_name, q, m)[:, 0, :])
+    vals = _pylist(values)
+    blocks = (q + 3) // 4
+    words = np.array([_md5_words(v, seed, blocks)[:q] for v in vals], dtype=np.uint64).reshape(len(vals), q)
+    return (words % np.uint64(m)).astype(np.int64)
