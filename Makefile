@@ -15,7 +15,7 @@ $(VENV)/.created:
 	touch $@
 
 $(VENV)/.installed-demo: $(VENV)/.created pyproject.toml
-	$(PIP) install -e ".[plot,data]"
+	$(PIP) install -e ".[experiments]"
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.created pyproject.toml

@@ -399,6 +399,12 @@ def fold_bits(words: np.ndarray, num_bits: int, factor: int) -> np.ndarray:
     new_bits = num_bits // factor
     nw = (new_bits + 63) // 64
     out = np.zeros(nw, dtype=np.uint64)
+    if new_bits & 63 == 0:  # whole words: a plain OR-reduction of factor segments
+        for t in range(factor):
+            base = t * nw
+            for j in range(nw):
+                out[j] |= words[base + j]
+        return out
     total_words = words.shape[0]
     for t in range(factor):
         base = t * new_bits
@@ -541,15 +547,23 @@ def counters_dec_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k:
 
 
 @_jit
-def counters_fold(arr: np.ndarray, width: int, size: int, factor: int) -> np.ndarray:
-    """Sum-fold of counters, unclamped: c'_j = sum_t c_{j + t*size/factor} (doc 003, Eq. 3)."""
+def counters_fold(arr: np.ndarray, width: int, maxval: int, size: int, factor: int, out: np.ndarray) -> bool:
+    """Saturating sum-fold of counters into ``out`` (packed like ``arr``):
+    c'_j = min(maxval, sum_t c_{j + t*size/factor}) (doc 003, Eq. 3). True if a sum saturated.
+
+    Works in the counters' own storage, with no temporary of the folded size.
+    """
     new = size // factor
-    vals = np.zeros(new, dtype=np.int64)
-    for t in range(factor):
-        base = t * new
-        for j in range(new):
-            vals[j] += cget(arr, width, base + j)
-    return vals
+    over = False
+    for j in range(new):
+        v = np.int64(0)
+        for t in range(factor):
+            v += cget(arr, width, t * new + j)
+        if v > maxval:
+            v = maxval
+            over = True
+        cset(out, width, j, v)
+    return over
 
 
 # ---------------------------------------------------------------------------------------------

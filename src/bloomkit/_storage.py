@@ -272,10 +272,9 @@ class CounterArray:
     def fold(self, factor: int) -> CounterArray:
         """Sum-fold by a divisor of the size (saturating): c'_j = sum_t c_(j + t*size/factor)."""
         f = _check_divisor(factor, self.size, "CounterArray")
-        sums = K.counters_fold(self.data, self.width, self.size, f)
         out = CounterArray(self.size // f, self.width)
-        K.counters_pack(np.minimum(sums, self.max_value), out.data, out.width)
-        out.overflowed = self.overflowed or bool((sums > self.max_value).any())
+        over = K.counters_fold(self.data, self.width, self.max_value, self.size, f, out.data)
+        out.overflowed = self.overflowed or bool(over)
         return out
 
     def copy(self) -> CounterArray:

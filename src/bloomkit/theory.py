@@ -45,7 +45,10 @@ def zero_bit_probability(n: Any, m: Any, k: Any, exact: bool = True) -> Any:
     """
     n, m, k = (np.asarray(v, dtype=float) for v in (n, m, k))
     if exact:
-        return _ret(np.exp(n * k * np.log1p(-1.0 / m)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = np.exp(n * k * np.log1p(-1.0 / m))
+        # a one-bit filter (a legal fold target): p = 0 once anything is inserted, 1 before
+        return _ret(np.where(m == 1, (n * k == 0).astype(float), p))
     return _ret(np.exp(-n * k / m))
 
 
