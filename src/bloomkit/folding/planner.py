@@ -1,0 +1,394 @@
+"""Planning the folds: admissible sizes (corrected Eq. 14) and next-size policies.
+
+Section IV-C of doc 003: at stage ``t`` a filter holding ``n`` items with ``k`` hash
+functions must keep its false positive rate inside the band ``[rho - eps, rho + eps]``.
+With the exact rate of Eq. 4 (corrected in ERRATA.md)
+
+    rho(m, n, k) = (1 - (1 - 1/m)^(k n))^k
+
+the size giving rate ``r`` is ``m(r) = 1 / (1 - (1 - r^(1/k))^(1/(k n)))`` and the admissible
+sizes are ``m(rho + eps) <= m <= m(rho - eps)`` (the printed Eq. 14 is not this inversion; it
+is kept as :func:`paper_eq14_bounds` for comparison). The next size is a divisor of the
+initial size ``m_1`` (every divisor is reachable by folding, Eq. 3, or by unfolding from
+``B_1``), chosen by one of the policies of Section IV-C:
+
+``"independent"``
+    the smallest admissible divisor of ``m_1`` regardless of history (fewest bytes);
+``"greedy"``
+    keep the current size while it is admissible; otherwise search only the sizes next to
+    the previous fold (divisors of ``m_t`` when shrinking, multiples of ``m_t`` dividing
+    ``m_1`` when growing) and fall back to ``"independent"``;
+``"min_cost"``
+    the admissible divisor that is cheapest to produce (0 if it is the current size,
+    ``O(m_t)`` for a fold of the current filter, ``O(m_1)`` for an unfold from ``B_1``;
+    Table II), ties broken by size;
+``"entropy"``
+    like ``"independent"`` for the first copy of a set; afterwards the admissible size not
+    yet sent that minimises ``max_s gcd(d, s) / min(d, s)`` over the sizes ``s`` already sent
+    (then the smallest). The score is 1 when ``d`` divides or is divided by a sent size: a
+    folded filter is a function of every multiple of its size, so such a copy carries no
+    new information to a receiver that intersects its copies.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._validation import check_choice, check_float, check_int, param_error
+from ..theory import false_positive_rate
+from .numbers import divisors
+
+__all__ = [
+    "POLICIES",
+    "SizeInterval",
+    "aggregate_fpr",
+    "admissible_bounds",
+    "admissible_sizes",
+    "fallback_size",
+    "next_size",
+    "paper_eq14_bounds",
+    "size_for_fpr",
+    "validate_band",
+]
+
+POLICIES = ("independent", "greedy", "min_cost", "entropy")
+
+
+def validate_band(rho: Any, eps: Any, owner: str) -> tuple[float, float]:
+    """Check the band ``[rho - eps, rho + eps]``: ``0 < rho - eps`` and ``rho + eps < 1``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``rho`` is not in (0, 1), ``eps <= 0``, ``rho - eps <= 0`` or ``rho + eps >= 1``.
+    """
+    rho = check_float(rho, "rho", owner, 0, 1, lo_open=True, hi_open=True)
+    eps = check_float(eps, "eps", owner, 0, 1, lo_open=True, hi_open=True)
+    if rho - eps <= 0:
+        raise param_error("eps", owner, f"< rho = {rho} (the band needs rho - eps > 0)", eps)
+    if rho + eps >= 1:
+        raise param_error("eps", owner, f"< 1 - rho = {1 - rho} (the band needs rho + eps < 1)", eps)
+    return rho, eps
+
+
+def size_for_fpr(n: Any, num_hashes: Any, fpr: Any) -> Any:
+    """Real size ``m(r)`` at which ``n`` items and ``k`` hashes give false positive rate ``r``.
+
+    Inverts Eq. 4 of doc 003 (with the exponent ``k`` restored, ERRATA.md):
+
+    .. math:: m(r) = \\frac{1}{1 - (1 - r^{1/k})^{1/(k n)}}
+
+    computed as ``-1 / expm1(log1p(-r^(1/k)) / (k n))`` to keep precision for large ``n``.
+    Scalars or broadcastable arrays; ``n = 0`` gives 0 (any size has rate 0).
+
+    Notes
+    -----
+    Complexity: O(1) per element.
+
+    >>> round(size_for_fpr(1000, 2, 0.1), 1)
+    5261.9
+    """
+    n_a = np.asarray(n, dtype=np.float64)
+    k_a = np.asarray(num_hashes, dtype=np.float64)
+    r_a = np.asarray(fpr, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.log1p(-(r_a ** (1.0 / k_a))) / (k_a * n_a)
+        m = -1.0 / np.expm1(step)
+    m = np.where(n_a > 0, m, 0.0)
+    return float(m) if m.ndim == 0 else m
+
+
+def admissible_bounds(n: Any, num_hashes: Any, rho: float, eps: float) -> tuple[Any, Any]:
+    """Real bounds ``(m(rho + eps), m(rho - eps))`` of the admissible sizes (corrected Eq. 14).
+
+    Notes
+    -----
+    Complexity: O(1) per element.
+
+    >>> lo, hi = admissible_bounds(1000, 2, 0.1, 0.02)
+    >>> round(lo), round(hi)
+    (4703, 6016)
+    """
+    return size_for_fpr(n, num_hashes, rho + eps), size_for_fpr(n, num_hashes, rho - eps)
+
+
+def paper_eq14_bounds(n: Any, num_hashes: Any, rho: float, eps: float) -> tuple[Any, Any]:
+    """Eq. 14 of doc 003 as printed (not a correct inversion; for comparison only).
+
+    .. math:: \\frac{1}{1 - (1 - \\frac{\\epsilon}{\\rho + \\epsilon})^{1/(kn)}} \\le m \\le
+              \\frac{1}{1 - (1 - \\frac{\\epsilon}{\\rho - \\epsilon})^{1/(kn)}}
+
+    The upper bound is NaN when ``eps > rho - eps`` (negative base).
+    """
+    n_a = np.asarray(n, dtype=np.float64)
+    k_a = np.asarray(num_hashes, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo = 1.0 / (1.0 - (1.0 - eps / (rho + eps)) ** (1.0 / (k_a * n_a)))
+        hi = 1.0 / (1.0 - (1.0 - eps / (rho - eps)) ** (1.0 / (k_a * n_a)))
+    return (float(lo) if np.ndim(lo) == 0 else lo), (float(hi) if np.ndim(hi) == 0 else hi)
+
+
+class SizeInterval(NamedTuple):
+    """Inclusive integer interval ``[lo, hi]`` of admissible sizes (empty if ``lo > hi``)."""
+
+    lo: int
+    hi: int
+
+    @property
+    def empty(self) -> bool:
+        """True if no integer size is admissible."""
+        return self.lo > self.hi
+
+    def contains(self, m: int) -> bool:
+        """True if ``lo <= m <= hi``."""
+        return self.lo <= m <= self.hi
+
+
+def _fpr(n: int, m: int, k: int) -> float:
+    if m <= 1:  # (1 - 1/m)^(kn) is 0^(kn): rate 1 for n > 0 (avoid log1p(-1) warnings)
+        return 1.0 if n > 0 else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(false_positive_rate(n, m, k, exact=True))
+
+
+def admissible_sizes(n: int, num_hashes: int, rho: float, eps: float) -> SizeInterval:
+    """Integer sizes ``m`` whose exact false positive rate lies in ``[rho - eps, rho + eps]``.
+
+    Corrected Eq. 14 of doc 003 (ERRATA.md): ``ceil(m(rho + eps)) <= m <= floor(m(rho - eps))``
+    with :func:`size_for_fpr`; the integer end points are then checked against the exact rate
+    (:func:`bloomkit.theory.false_positive_rate`) and moved by one where rounding put them on
+    the wrong side.
+
+    Parameters
+    ----------
+    n : int
+        Number of stored items, ``>= 0``. For ``n = 0`` every size has rate 0 and the
+        interval is empty.
+    num_hashes : int
+        ``k >= 1``.
+    rho, eps : float
+        The band; ``rho - eps > 0`` and ``rho + eps < 1``.
+
+    Returns
+    -------
+    SizeInterval
+        ``(lo, hi)``, inclusive; ``lo > hi`` if empty.
+
+    Raises
+    ------
+    InvalidParameterError
+        On a bad ``n``, ``k`` or band.
+
+    Notes
+    -----
+    Complexity: O(1).
+
+    >>> admissible_sizes(1000, 2, 0.1, 0.02)
+    SizeInterval(lo=4704, hi=6016)
+    """
+    owner = "admissible_sizes"
+    n = check_int(n, "n", owner, lo=0)
+    k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=1024)
+    rho, eps = validate_band(rho, eps, owner)
+    if n == 0:
+        return SizeInterval(1, 0)
+    lo_r, hi_r = admissible_bounds(n, k, rho, eps)
+    lo = max(1, math.ceil(lo_r))
+    hi = max(0, math.floor(hi_r))
+    top, bottom = rho + eps, rho - eps
+    while lo > 1 and _fpr(n, lo - 1, k) <= top:
+        lo -= 1
+    while _fpr(n, lo, k) > top:
+        lo += 1
+    while hi >= 1 and _fpr(n, hi, k) < bottom:
+        hi -= 1
+    while _fpr(n, hi + 1, k) >= bottom:
+        hi += 1
+    return SizeInterval(lo, hi)
+
+
+def aggregate_fpr(sizes: Sequence[int], n: int, num_hashes: int, model: str = "folds") -> float:
+    """False positive rate of a receiver that ANDs copies of one set folded to ``sizes``.
+
+    ``model="product"`` is the product of the Eq. 4 rates (copies treated as independent).
+    ``model="folds"`` accounts for the copies being folds of one ``B_1``: with ``L`` the lcm
+    of the sizes, a probe of a non-member falls in cell ``u`` of ``B_L``; copy ``j`` tests the
+    OR of the class ``C_j = {v : v = u mod m_j}`` of ``L / m_j`` cells, and
+    ``|C_S| = |union_{j in S} C_j| / L = sum_{T subset S, T != {}} (-1)^(|T|+1) / lcm(m_T)``
+    (classes of a set ``T`` meet in the ``L / lcm(m_T)`` cells ``= u mod lcm(m_T)``). With the
+    ``k n`` member probes uniform and independent, one probe passes every copy with probability
+
+    .. math:: p = \\sum_{S \\subseteq \\{1..c\\}} (-1)^{|S|} (1 - |C_S|)^{k n}
+
+    (inclusion-exclusion over the copies whose cell is empty), and the rate is ``p^k`` (the
+    usual independence of a key's k probes, as in Eq. 4). Repeated sizes count once (an
+    identical copy adds nothing); a size dividing another still counts (its class is a
+    superset). For one copy this is Eq. 4.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Sizes of the copies (each >= 1).
+    n : int
+        Items in the set.
+    num_hashes : int
+        ``k``.
+    model : {"folds", "product"}
+        See above.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Complexity: O(3^c) for c distinct sizes (at most 12 accepted for ``"folds"``).
+
+    >>> round(aggregate_fpr([12320, 12870], 2000, 3, "product"), 6)
+    0.002965
+    >>> round(aggregate_fpr([12320, 12870], 2000, 3), 6)
+    0.003065
+    """
+    owner = "aggregate_fpr"
+    k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=1024)
+    n = check_int(n, "n", owner, lo=0)
+    model = check_choice(model, "model", owner, ("folds", "product"))
+    if isinstance(sizes, str | bytes) or not len(sizes):
+        raise param_error("sizes", owner, "a non-empty sequence of sizes", sizes)
+    uniq = sorted({check_int(m, "sizes", owner, lo=1) for m in sizes})
+    if model == "product":
+        return float(math.prod(_fpr(n, int(m), k) for m in sizes))
+    if len(uniq) > 12:
+        raise param_error("sizes", owner, "at most 12 distinct sizes for model='folds'", len(uniq))
+    c = len(uniq)
+    # |union of classes| / L for every subset S (bit mask), by inclusion-exclusion over T subset S
+    inv_lcm = [0.0] * (1 << c)
+    for mask in range(1, 1 << c):
+        lcm = 1
+        for j in range(c):
+            if mask >> j & 1:
+                lcm = math.lcm(lcm, uniq[j])
+        inv_lcm[mask] = 1.0 / lcm
+    total = 0.0
+    for mask in range(1 << c):
+        union = 0.0
+        sub = mask
+        while sub:
+            union += (1.0 if bin(sub).count("1") % 2 else -1.0) * inv_lcm[sub]
+            sub = (sub - 1) & mask
+        empty_all = math.exp(k * n * math.log1p(-union)) if union < 1.0 else (1.0 if n == 0 else 0.0)
+        total += (-1.0 if bin(mask).count("1") % 2 else 1.0) * empty_all
+    return float(min(1.0, max(0.0, total)) ** k)
+
+
+def fallback_size(divs: np.ndarray, n: int, k: int, rho: float, eps: float) -> int:
+    """The size to use when no divisor is admissible.
+
+    The smallest divisor whose rate is at most ``rho + eps`` (the rate is then below the
+    band: the divisor grid is too coarse there, or ``n = 0``); the largest divisor if even
+    that exceeds ``rho + eps`` (the filter is over capacity).
+    """
+    if n == 0:
+        return int(divs[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rates = np.asarray(false_positive_rate(n, divs, k, exact=True))
+    ok = np.flatnonzero(rates <= rho + eps)
+    return int(divs[ok[0]]) if ok.size else int(divs[-1])
+
+
+def next_size(
+    m1: int,
+    n: int,
+    num_hashes: int,
+    rho: float,
+    eps: float,
+    *,
+    policy: str = "independent",
+    current: int | None = None,
+    sent: Sequence[int] = (),
+) -> int:
+    """The next size of a filter of initial size ``m_1`` holding ``n`` items (Section IV-C).
+
+    Parameters
+    ----------
+    m1 : int
+        Initial (maximal) size ``m_1``.
+    n : int
+        Items currently stored.
+    num_hashes : int
+        ``k``.
+    rho, eps : float
+        The band ``[rho - eps, rho + eps]``.
+    policy : {"independent", "greedy", "min_cost", "entropy"}
+        See the module docstring.
+    current : int, optional
+        Current size ``m_t`` (a divisor of ``m_1``; default ``m_1``), used by ``"greedy"`` and
+        ``"min_cost"``.
+    sent : sequence of int
+        Sizes already transmitted for the current set (``"entropy"`` avoids them).
+
+    Returns
+    -------
+    int
+        A divisor of ``m_1``: admissible if any divisor is, else :func:`fallback_size`.
+
+    Raises
+    ------
+    InvalidParameterError
+        On bad arguments or a ``current`` that does not divide ``m_1``.
+
+    Notes
+    -----
+    Complexity: O(sqrt(m_1) + d(m_1)) (factorisation plus a scan of the divisors); the
+    greedy policy scans only the divisors of ``m_t`` (or of ``m_1 / m_t``) when it moves.
+
+    >>> next_size(5040, 100, 2, 0.1, 0.02)
+    504
+    """
+    owner = "next_size"
+    m1 = check_int(m1, "m1", owner, lo=1)
+    n = check_int(n, "n", owner, lo=0)
+    k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=1024)
+    rho, eps = validate_band(rho, eps, owner)
+    policy = check_choice(policy, "policy", owner, POLICIES)
+    cur = m1 if current is None else check_int(current, "current", owner, lo=1, hi=m1)
+    if m1 % cur:
+        raise param_error("current", owner, f"a divisor of m1 = {m1}", current)
+    interval = admissible_sizes(n, k, rho, eps)
+    divs = divisors(m1)
+    adm = divs[(divs >= interval.lo) & (divs <= interval.hi)]
+    if adm.size == 0:
+        return fallback_size(divs, n, k, rho, eps)
+    if policy == "independent":
+        return int(adm[0])
+    if policy == "greedy":
+        if interval.contains(cur):
+            return cur
+        if cur > interval.hi:  # too big: fold the current filter further
+            local = divisors(cur)
+        else:  # too small: unfold towards m_1 along multiples of m_t
+            local = cur * divisors(m1 // cur)
+        hit = local[(local >= interval.lo) & (local <= interval.hi)]
+        return int(hit[0]) if hit.size else int(adm[0])
+    if policy == "min_cost":
+        cost = np.where(adm == cur, 0, np.where(cur % adm == 0, cur, m1))
+        order = np.lexsort((adm, cost))
+        return int(adm[order[0]])
+    # entropy
+    prev = [check_int(s, "sent", owner, lo=1, hi=m1) for s in sent]
+    if not prev:
+        return int(adm[0])
+    best: tuple[float, int] | None = None
+    for d in adm.tolist():
+        if d in prev:
+            continue
+        # 1.0 when d divides or is divided by a sent size: such a copy adds nothing
+        corr = max(math.gcd(d, s) / min(d, s) for s in prev)
+        key = (corr, d)
+        if best is None or key < best:
+            best = key
+    return int(adm[0]) if best is None else best[1]

@@ -1,0 +1,658 @@
+"""Tests of bloomkit.folding: foldable filters, number theory, planner, wire format."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import zlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bloomkit
+from bloomkit import BloomFilter, CountingBloomFilter
+from bloomkit.errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+from bloomkit.folding import (
+    FoldableBloomFilter,
+    FoldableCountingBloomFilter,
+    MultiTransmissionReceiver,
+    admissible_sizes,
+    aggregate_fpr,
+    choose_initial_size,
+    dickman_rho,
+    divisor_count,
+    divisor_counts,
+    divisors,
+    factorize,
+    from_wire,
+    highly_composite,
+    is_smooth,
+    largely_composite,
+    next_size,
+    paper_eq14_bounds,
+    size_for_fpr,
+    smooth_numbers,
+    superior_highly_composite,
+)
+from bloomkit.folding.planner import admissible_bounds
+from bloomkit.theory import false_positive_rate
+
+# Table III of doc 003 as printed (a star marks superior highly composite numbers).
+TABLE_III = [
+    "*2", "3", "4", "*6", "8", "10", "*12", "18", "20", "24", "30", "36", "48", "*60",
+    "72", "84", "90", "96", "108", "*120", "168", "180", "240", "*360", "420", "480", "504", "540",
+    "600", "630", "660", "672", "720", "840", "1080", "1260", "1440", "1680", "7560", "9240", "10080", "12600",
+    "13860", "15120", "18480", "20160", "25200", "27720", "30240", "32760", "36960", "37800", "40320", "41580",
+    "42840", "43680", "45360", "50400", "*55440", "65520", "75600", "83160", "98280", "110880", "131040",
+    "138600", "151200", "163800", "166320", "196560",
+]
+
+
+def _brute_d(m: int) -> int:
+    return sum(1 for i in range(1, m + 1) if m % i == 0)
+
+
+# ------------------------------------------------------------------------------ numbers
+
+
+def test_factorize_and_divisors_match_brute_force() -> None:
+    for m in list(range(1, 400)) + [55440, 720720, 2**40, 3**20 * 7, 999983, 10**12 + 39]:
+        fac = factorize(m)
+        assert math.prod(p**g for p, g in fac.items()) == m
+        assert all(all(p % q for q in range(2, math.isqrt(p) + 1)) for p in fac)
+        if m < 400:
+            assert divisor_count(m) == _brute_d(m)
+            assert divisors(m).tolist() == [i for i in range(1, m + 1) if m % i == 0]
+
+
+def test_divisor_counts_sieve_matches_eq8() -> None:
+    assert divisor_counts(1, 998).tolist() == [_brute_d(m) for m in range(1, 1000)]
+    x = 10**9 - 500
+    got = divisor_counts(x, 1000)
+    for i in range(0, 1001, 37):
+        assert got[i] == divisor_count(x + i)
+    assert divisor_counts(0, 3).tolist() == [0, 1, 2, 2]
+
+
+def test_table_iii_reproduced() -> None:
+    lc = largely_composite(196560)
+    listed = [int(s.lstrip("*")) for s in TABLE_III]
+    # every number of Table III is largely composite (Eq. 10) ...
+    assert set(listed) <= set(lc.tolist())
+    # ... the table is an extract: it omits 1, 336 and the whole range (1680, 7560)
+    missing = sorted(set(lc.tolist()) - set(listed))
+    assert 336 in missing and 2520 in missing and 5040 in missing and 1 in missing
+    assert all(m == 1 or m == 336 or 1680 < m < 7560 for m in missing)
+    # the starred numbers are exactly the superior highly composite ones in the table
+    shc = set(superior_highly_composite(196560).tolist())
+    starred = {int(s[1:]) for s in TABLE_III if s.startswith("*")}
+    assert starred == shc & set(listed)
+    # brute force of Eqs. 9 and 10 on a small range
+    d = [0] + [_brute_d(m) for m in range(1, 2000)]
+    assert largely_composite(1999).tolist() == [m for m in range(1, 2000) if d[m] >= max(d[:m])]
+    assert highly_composite(1999).tolist() == [m for m in range(1, 2000) if d[m] > max(d[:m])]
+
+
+def test_highly_composite_large_limit_is_consistent() -> None:
+    hc = highly_composite(10**7)
+    lc = largely_composite(10**6)
+    assert set(hc[hc <= 10**6].tolist()) <= set(lc.tolist())
+    ds = [divisor_count(int(m)) for m in hc]
+    assert all(a < b for a, b in zip(ds, ds[1:], strict=False))
+    assert int(highly_composite(2**62)[-1]) > 10**18
+
+
+def test_smooth_numbers_against_trial_factorization() -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(12):
+        x = int(rng.integers(1, 10**7))
+        z = int(rng.integers(0, 3000))
+        y = int(rng.choice([1, 2, 3, 7, 13, 100, 1000]))
+        got = smooth_numbers(x, z, y).tolist()
+        want = [v for v in range(x, x + z + 1) if is_smooth(v, y)]
+        assert got == want
+    assert smooth_numbers(1, 20, 1).tolist() == [1]
+    assert smooth_numbers(1, 20, 3).tolist() == [1, 2, 3, 4, 6, 8, 9, 12, 16, 18]
+    # near the top of the range: check the claimed smooth numbers and a sample of the rest
+    x = 10**15
+    got = smooth_numbers(x, 2000, 50)
+    assert all(is_smooth(int(v), 50) for v in got)
+    others = sorted(set(range(x, x + 2001)) - set(got.tolist()))
+    assert not any(is_smooth(v, 50) for v in others[::97])
+
+
+def test_dickman_rho_values() -> None:
+    assert dickman_rho(0.5) == 1.0
+    assert dickman_rho(2.0) == pytest.approx(1 - math.log(2), abs=1e-6)
+    assert dickman_rho(3.0) == pytest.approx(0.0486083882911, rel=1e-5)
+    assert dickman_rho(4.0) == pytest.approx(0.00491092564776, rel=1e-4)
+    arr = dickman_rho(np.array([1.0, 2.5]))
+    assert isinstance(arr, np.ndarray) and arr.shape == (2,)
+
+
+def test_number_bad_inputs() -> None:
+    for bad in (0, -3, 2.5, True, "12"):
+        with pytest.raises(InvalidParameterError):
+            factorize(bad)
+    with pytest.raises(InvalidParameterError):
+        smooth_numbers(0, 10, 5)
+    with pytest.raises(InvalidParameterError):
+        smooth_numbers(10, -1, 5)
+    with pytest.raises(InvalidParameterError):
+        smooth_numbers(10, 10, 0)
+    with pytest.raises(InvalidParameterError):
+        smooth_numbers(2**62, 10, 5)
+    with pytest.raises(InvalidParameterError):
+        largely_composite(0)
+    with pytest.raises(InvalidParameterError):
+        dickman_rho(-1.0)
+
+
+# ------------------------------------------------------------------------------ planner
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+def test_admissible_sizes_is_exact_band() -> None:
+    for n, k, rho, eps in [(1000, 2, 0.1, 0.02), (50, 3, 0.05, 0.01), (10**6, 7, 0.01, 0.002), (1, 1, 0.5, 0.1)]:
+        lo, hi = admissible_sizes(n, k, rho, eps)
+        assert lo <= hi
+        assert rho - eps <= false_positive_rate(n, lo, k) <= rho + eps
+        assert rho - eps <= false_positive_rate(n, hi, k) <= rho + eps
+        assert lo == 1 or false_positive_rate(n, lo - 1, k) > rho + eps
+        assert false_positive_rate(n, hi + 1, k) < rho - eps
+        rlo, rhi = admissible_bounds(n, k, rho, eps)
+        assert abs(rlo - lo) <= 1 and abs(rhi - hi) <= 1
+    assert admissible_sizes(0, 2, 0.1, 0.02).empty
+
+
+def test_size_for_fpr_inverts_eq4() -> None:
+    for n, k, r in [(10, 2, 0.3), (1000, 4, 0.01), (10**7, 3, 0.001)]:
+        m = size_for_fpr(n, k, r)
+        assert false_positive_rate(n, m, k) == pytest.approx(r, rel=1e-9)
+
+
+def test_printed_eq14_is_not_the_inversion() -> None:
+    lo, hi = paper_eq14_bounds(1000, 2, 0.1, 0.02)
+    good = admissible_sizes(1000, 2, 0.1, 0.02)
+    assert lo > hi  # the printed interval is empty here
+    assert abs(lo - good.lo) > 1000
+
+
+def test_band_bad_inputs() -> None:
+    for rho, eps in [(0.1, 0.1), (0.1, 0.2), (0.6, 0.4), (0.9, 0.2), (0.1, 0.0), (0.1, -0.01), (1.2, 0.1), (float("nan"), 0.1)]:
+        with pytest.raises(InvalidParameterError):
+            admissible_sizes(100, 2, rho, eps)
+        with pytest.raises(InvalidParameterError):
+            next_size(5040, 100, 2, rho, eps)
+    with pytest.raises(InvalidParameterError):
+        admissible_sizes(-1, 2, 0.1, 0.02)
+    with pytest.raises(InvalidParameterError):
+        next_size(5040, 100, 2, 0.1, 0.02, policy="random")
+    with pytest.raises(InvalidParameterError):
+        next_size(5040, 100, 2, 0.1, 0.02, current=11)
+
+
+@pytest.mark.parametrize("policy", ["independent", "greedy", "min_cost", "entropy"])
+def test_next_size_policies_return_admissible_divisors(policy: str) -> None:
+    m1 = 720720
+    cur = m1
+    sent: list[int] = []
+    for n in [100, 300, 1000, 3000, 10000, 3000, 200]:
+        s = next_size(m1, n, 3, 0.05, 0.01, policy=policy, current=cur, sent=sent)
+        assert m1 % s == 0
+        assert admissible_sizes(n, 3, 0.05, 0.01).contains(s)
+        cur = s
+        sent.append(s)
+
+
+def test_next_size_policy_details() -> None:
+    m1 = 720720
+    iv = admissible_sizes(1000, 3, 0.05, 0.01)
+    adm = [d for d in divisors(m1).tolist() if iv.contains(d)]
+    assert next_size(m1, 1000, 3, 0.05, 0.01) == adm[0]
+    # greedy keeps an admissible current size; min_cost prefers a fold of the current one
+    assert next_size(m1, 1000, 3, 0.05, 0.01, policy="greedy", current=adm[-1]) == adm[-1]
+    assert next_size(m1, 1000, 3, 0.05, 0.01, policy="min_cost", current=adm[-1]) == adm[-1]
+    # entropy avoids sizes already sent and their divisors / multiples
+    e = next_size(m1, 1000, 3, 0.05, 0.01, policy="entropy", sent=[adm[0]])
+    assert e != adm[0] and e % adm[0] and adm[0] % e
+    # no admissible divisor: smallest divisor below the band
+    assert next_size(7, 1, 2, 0.05, 0.01) == 7
+    assert next_size(1024, 0, 2, 0.05, 0.01) == 1
+
+
+def test_aggregate_fpr_model() -> None:
+    # one copy (or repeats of one size) is Eq. 4
+    assert aggregate_fpr([5040], 300, 3) == pytest.approx(false_positive_rate(300, 5040, 3), rel=1e-9)
+    assert aggregate_fpr([5040, 5040], 300, 3) == pytest.approx(false_positive_rate(300, 5040, 3), rel=1e-9)
+    # a copy whose size divides another's is a fold of it and adds nothing
+    assert aggregate_fpr([5040, 2520], 300, 3) == pytest.approx(false_positive_rate(300, 5040, 3), rel=1e-9)
+    # coprime sizes with lcm far above n behave like independent copies
+    ind = aggregate_fpr([1009, 1013], 50, 2)
+    assert ind == pytest.approx(aggregate_fpr([1009, 1013], 50, 2, model="product"), rel=0.01)
+    # folds of one B_1 are positively correlated: never below the product model
+    for sizes in ([12320, 12870], [12320, 12870, 13104], [1232, 1365, 1287]):
+        assert aggregate_fpr(sizes, 2000, 3) >= aggregate_fpr(sizes, 2000, 3, model="product")
+    assert aggregate_fpr([100, 200], 0, 3) == 0.0
+    with pytest.raises(InvalidParameterError):
+        aggregate_fpr([], 10, 3)
+    with pytest.raises(InvalidParameterError):
+        aggregate_fpr([0, 10], 10, 3)
+    with pytest.raises(InvalidParameterError):
+        aggregate_fpr([10, 20], 10, 3, model="other")
+    with pytest.raises(InvalidParameterError):
+        aggregate_fpr(list(range(100, 113)), 10, 3)
+
+
+def test_choose_initial_size_prefers_foldable_sizes() -> None:
+    m1, reports = choose_initial_size(200, 20000, 3, 0.05, 0.01, y=7, n_points=64)
+    best = reports[0]
+    assert best.m1 == m1 and best.coverage == max(r.coverage for r in reports)
+    lo = admissible_sizes(20000, 3, 0.05, 0.01).lo
+    assert m1 >= lo and is_smooth(m1, 7) or m1 in largely_composite(m1).tolist()
+    assert best.coverage > 0.9 and best.max_overhead < 0.5
+    # a prime m_1 covers almost nothing
+    prime = 1000003
+    from bloomkit.folding.numbers import _score
+
+    with pytest.raises(InvalidParameterError):
+        choose_initial_size(200, 20000, 3, 0.05, 0.01, objective="min")
+    with pytest.raises(InvalidParameterError):
+        choose_initial_size(200, 100, 3, 0.05, 0.01)
+    mean_m1, mean_reports = choose_initial_size(200, 20000, 3, 0.05, 0.01, y=7, n_points=64, objective="mean")
+    assert mean_reports[0].mean_overhead <= best.mean_overhead
+    grid = np.unique(np.geomspace(200, 20000, 64).round().astype(np.int64))
+    rlo, rhi = admissible_bounds(grid, 3, 0.05, 0.01)
+    assert _score(prime, grid, np.ceil(rlo), np.floor(rhi)).coverage < 0.1
+
+
+# ------------------------------------------------------------------------------ filters
+
+KEYS = np.arange(3000, dtype=np.int64)
+
+
+def _rebuild(size: int, keys: np.ndarray, k: int, seed: int) -> BloomFilter:
+    r = BloomFilter(num_bits=size, num_hashes=k, seed=seed)
+    r.add_many(keys)
+    return r
+
+
+def test_fold_equals_rebuild_elementary_composite_sequential() -> None:
+    f = FoldableBloomFilter(720720, 4, seed=11)
+    f.add_many(KEYS)
+    f._check()
+    for factor in (2, 9, 4, 7, 11, 5, 13):
+        f.fold(factor)
+        f._check()
+        assert f.bits == _rebuild(f.num_bits, KEYS, 4, 11).bits
+    assert f.num_bits == 2 and f.fold_factor == 360360
+    composite = FoldableBloomFilter(720720, 4, seed=11)
+    composite.add_many(KEYS)
+    composite.fold(720720 // 360)
+    assert composite.bits == _rebuild(360, KEYS, 4, 11).bits
+    assert composite.contains_many(KEYS).all()
+
+
+def test_membership_on_folded_filter_uses_current_size() -> None:
+    f = FoldableBloomFilter(5040, 3, seed=2)
+    f.add_many(KEYS[:200])
+    f.fold(12)
+    r = _rebuild(420, KEYS[:200], 3, 2)
+    probe = np.arange(10**6, 10**6 + 5000)
+    assert np.array_equal(f.contains_many(probe), r.contains_many(probe))
+    assert all((int(q) in f) == (int(q) in r) for q in probe[:300])
+    f.add(10**9)  # single-key add on the folded filter sets both B_t and B_1
+    assert 10**9 in f and f.count == 201
+    f._check()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    a=st.sampled_from([2, 3, 4, 5, 6, 7, 10]),
+    b=st.sampled_from([2, 3, 4, 5, 6, 9]),
+    c=st.sampled_from([2, 3, 7, 8]),
+    seed=st.integers(0, 2**64 - 1),
+)
+def test_composition_commutativity_associativity(a: int, b: int, c: int, seed: int) -> None:
+    m1 = a * b * c * 97
+    f = FoldableBloomFilter(m1, 3, seed=seed)
+    f.add_many(KEYS[:150])
+    ab = f.folded(a).folded(b)
+    assert ab == f.folded(a * b)  # Lemma, Eq. 5
+    assert ab == f.folded(b).folded(a)  # commutativity
+    assert ab.folded(c) == f.folded(a).folded(b * c) == f.folded(a * b * c)  # associativity
+    assert f.folded(a * b * c).bits == _rebuild(97, KEYS[:150], 3, seed).bits
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(["fold", "unfold", "add", "resize"]), st.integers(0, 10**6)), max_size=12))
+def test_no_false_negatives_after_any_sequence(ops: list[tuple[str, int]]) -> None:
+    m1 = 2**3 * 3**2 * 5 * 7
+    f = FoldableBloomFilter(m1, 3, seed=5)
+    c = FoldableCountingBloomFilter(m1, 3, seed=5)
+    inserted = list(range(40))
+    f.add_many(inserted)
+    c.add_many(inserted)
+    for op, arg in ops:
+        divs = divisors(m1).tolist()
+        if op == "fold":
+            choices = [d for d in divisors(f.num_bits).tolist() if d >= 2]
+            if choices:
+                fac = choices[arg % len(choices)]
+                f.fold(fac)
+                c.fold(fac)
+        elif op == "unfold":
+            ups = [d for d in divs if d % f.num_bits == 0]
+            f.unfold(ups[arg % len(ups)])
+            c.unfold(ups[arg % len(ups)])
+        elif op == "resize":
+            f.resize(divs[arg % len(divs)])
+            c.resize(divs[arg % len(divs)])
+        else:
+            f.add_many([arg + 10**7])
+            c.add_many([arg + 10**7])
+            inserted.append(arg + 10**7)
+        f._check()
+        c._check()
+        assert f.contains_many(inserted).all()
+        assert c.contains_many(inserted).all()
+        assert f.num_bits == c.num_bits
+        assert f.bits == c.bits  # counting filter's support equals the bit filter
+
+
+def test_unfold_regenerates_from_original() -> None:
+    f = FoldableBloomFilter(55440, 3, seed=9)
+    f.add_many(KEYS)
+    f.fold(7)
+    f.fold(11)
+    f.unfold(55440 // 7)
+    assert f.bits == _rebuild(7920, KEYS, 3, 9).bits
+    f.unfold()
+    assert f.num_bits == 55440 and f.bits == _rebuild(55440, KEYS, 3, 9).bits
+    assert f.size_history == [55440, 7920, 720, 7920, 55440]
+    f._check()
+
+
+def test_fold_and_unfold_bad_inputs() -> None:
+    f = FoldableBloomFilter(360, 3, seed=1)
+    for bad in (0, 1, -2, 7, 2.0, True, "2"):
+        with pytest.raises(InvalidParameterError):
+            f.fold(bad)
+        with pytest.raises(InvalidParameterError):
+            f.folded(bad)
+    f.fold(4)  # 90
+    for bad in (720, 100, 45, 135, 0, -90):
+        with pytest.raises(InvalidParameterError):
+            f.unfold(bad)
+    g = FoldableBloomFilter(360, 3, seed=1, retain_original=False)
+    g.fold(2)
+    with pytest.raises(InvalidParameterError):
+        g.unfold()
+    with pytest.raises(InvalidParameterError):
+        FoldableBloomFilter(0, 3)
+    with pytest.raises(InvalidParameterError):
+        FoldableBloomFilter(360, 0)
+    with pytest.raises(InvalidParameterError):
+        FoldableBloomFilter(360, 3, retain_original=1)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError):
+        FoldableCountingBloomFilter(360, 3, counter_bits=5)
+    f._check()
+    assert f.num_bits == 90
+
+
+def test_counting_fold_is_sum_and_supports_removal() -> None:
+    c = FoldableCountingBloomFilter(2520, 3, seed=4, counter_bits=16)
+    c.add_many(KEYS[:500])
+    before = c.counters.values().copy()
+    c.fold(9)
+    assert np.array_equal(c.counters.values(), before.reshape(9, 280).sum(axis=0))
+    ref = CountingBloomFilter(num_bits=280, num_hashes=3, seed=4, counter_bits=16)
+    ref.add_many(KEYS[:500])
+    assert np.array_equal(c.counters.values(), ref.counters.values())
+    c.remove_many(KEYS[:250])
+    ref.remove_many(KEYS[:250])
+    assert np.array_equal(c.counters.values(), ref.counters.values())
+    c._check()
+    assert c.contains_many(KEYS[250:500]).all() and c.count == 250
+    c.unfold()
+    c._check()
+    assert c.contains_many(KEYS[250:500]).all()
+    empty = FoldableCountingBloomFilter(2520, 3, seed=4)
+    empty.add_many(KEYS[:10])
+    with pytest.raises(InvalidParameterError):
+        empty.remove_many(KEYS[:11].tolist() + [10**9])
+    assert empty.count == 10
+    empty._check()
+    with pytest.raises(InvalidParameterError):
+        empty.remove(10**12)
+
+
+def test_counting_fold_saturates_without_false_negatives() -> None:
+    c = FoldableCountingBloomFilter(4096, 4, seed=3, counter_bits=4)
+    c.add_many(KEYS[:1000])
+    c.fold(256)  # 16 counters, sums far above 15
+    assert c.overflowed
+    c._check()
+    c.remove_many(KEYS[:900])
+    assert c.contains_many(KEYS[900:1000]).all()
+    c._check()
+    c.unfold(4096)
+    assert c.contains_many(KEYS[900:1000]).all()
+    c._check()
+
+
+def test_fold_to_band_and_fpr() -> None:
+    f = FoldableBloomFilter(720720, 3, seed=8)
+    f.add_many(KEYS)
+    size = f.fold_to_band(0.05, 0.01)
+    iv = admissible_sizes(3000, 3, 0.05, 0.01)
+    assert iv.contains(size) and f.num_bits == size
+    f._check()
+    f.add_many(np.arange(10**6, 10**6 + 6000))
+    size2 = f.fold_to_band(0.05, 0.01, policy="greedy")
+    assert admissible_sizes(9000, 3, 0.05, 0.01).contains(size2) and size2 > size
+    s3 = f.fold_to_fpr(0.02)
+    assert (f.fill_ratio()) ** 3 <= 0.02
+    smaller = [d for d in divisors(720720).tolist() if d < s3]
+    fo = FoldableBloomFilter(720720, 3, seed=8)
+    fo.add_many(KEYS)
+    fo.add_many(np.arange(10**6, 10**6 + 6000))
+    for d in smaller[-3:]:
+        fo.resize(d)
+        assert fo.fill_ratio() ** 3 > 0.02  # s3 is the smallest qualifying divisor
+        fo.unfold()
+    with pytest.raises(InvalidParameterError):
+        f.fold_to_band(0.05, 0.06)
+    with pytest.raises(InvalidParameterError):
+        f.fold_to_fpr(1.5)
+
+
+def test_union_and_intersection() -> None:
+    a = FoldableBloomFilter(5040, 3, seed=1)
+    b = FoldableBloomFilter(5040, 3, seed=1)
+    a.add_many(KEYS[:100])
+    b.add_many(KEYS[50:150])
+    a.fold(4)
+    b.fold(4)
+    u = a | b
+    u._check()
+    assert u.contains_many(KEYS[:150]).all()
+    i = a & b
+    i._check()
+    assert i.contains_many(KEYS[50:100]).all()
+    assert i.bits.popcount() <= (a.bits & b.bits).popcount()
+    c = FoldableBloomFilter(2520, 3, seed=1)
+    with pytest.raises(IncompatibleFiltersError):
+        a.union(c)
+    with pytest.raises(IncompatibleFiltersError):
+        a.union(FoldableBloomFilter(5040, 3, seed=2).folded(4))
+    ca = FoldableCountingBloomFilter(5040, 3, seed=1)
+    cb = FoldableCountingBloomFilter(5040, 3, seed=1)
+    ca.add_many(KEYS[:100])
+    cb.add_many(KEYS[50:150])
+    cu = ca | cb
+    cu._check()
+    assert cu.contains_many(KEYS[:150]).all() and cu.count == 200
+
+
+# ------------------------------------------------------------------------------ persistence
+
+
+def test_persistence_round_trip(tmp_path: object) -> None:
+    f = FoldableBloomFilter(55440, 3, seed=12)
+    f.add_many(KEYS)
+    f.fold(6)
+    c = FoldableCountingBloomFilter(5040, 3, seed=12, counter_bits=4)
+    c.add_many(KEYS[:200])
+    c.fold(5)
+    g = FoldableBloomFilter(360, 2, seed=3, retain_original=False)
+    g.add_many(KEYS[:5])
+    g.fold(3)
+    for obj in (f, c, g):
+        back = bloomkit.loads(obj.to_bytes())
+        assert type(back) is type(obj) and back == obj
+        assert back.size_history == obj.size_history and back.count == obj.count
+        assert back.retains_original == obj.retains_original
+        back._check()
+        assert pickle.loads(pickle.dumps(obj)) == obj
+    path = tmp_path / "f.bkf"  # type: ignore[operator]
+    f.save(path)
+    back = bloomkit.load(path)
+    back.unfold()
+    assert back.bits == _rebuild(55440, KEYS, 3, 12).bits
+
+
+def test_damaged_container_raises_format_error() -> None:
+    f = FoldableBloomFilter(120, 2, seed=1)
+    f.add_many(KEYS[:10])
+    f.fold(2)
+    data = f.to_bytes()
+    for cut in range(len(data)):
+        with pytest.raises(FormatError):
+            FoldableBloomFilter.from_bytes(data[:cut])
+    for i in range(len(data)):
+        bad = bytearray(data)
+        bad[i] ^= 0x41
+        with pytest.raises(FormatError):
+            bloomkit.loads(bytes(bad))
+
+
+def test_inconsistent_container_state_raises_format_error() -> None:
+    from bloomkit._format import pack
+
+    f = FoldableBloomFilter(120, 2, seed=1)
+    f.add_many(KEYS[:10])
+    f.fold(2)
+    params, arrays = f._to_state()
+    bad_words = arrays["words"].copy()
+    bad_words[0] ^= np.uint64(1)
+    blob = pack(f._STRUCTURE, params, {"words": bad_words, "origin": arrays["origin"]}, hash_id=1, seed=1)
+    with pytest.raises(FormatError):
+        bloomkit.loads(blob)
+    for key, value in [("history", [120, 7]), ("num_bits", 7), ("count", -1), ("m1", 0)]:
+        p = dict(params)
+        p[key] = value
+        with pytest.raises(FormatError):
+            bloomkit.loads(pack(f._STRUCTURE, p, arrays, hash_id=1, seed=1))
+
+
+# ------------------------------------------------------------------------------ wire
+
+
+def test_wire_round_trip_and_size() -> None:
+    f = FoldableBloomFilter(720720, 4, seed=2**63 + 5)
+    f.add_many(KEYS)
+    f.fold(720720 // 30030)
+    w = f.to_wire(set_version=7)
+    assert len(w) <= (30030 + 7) // 8 + 40
+    g = from_wire(w, seed=2**63 + 5, num_hashes=4)
+    assert isinstance(g, FoldableBloomFilter) and not g.retains_original
+    assert g.num_bits == 30030 and g.m1 == 720720 and g.set_version == 7 and g.count == 3000
+    assert g.bits == f.bits and g.contains_many(KEYS).all()
+    g.fold(3)  # a received filter can still fold
+    assert g.bits == f.folded(3).bits
+    with pytest.raises(InvalidParameterError):
+        g.unfold()
+    c = FoldableCountingBloomFilter(5040, 3, seed=1, counter_bits=4)
+    c.add_many(KEYS[:300])
+    c.fold(7)
+    h = from_wire(c.to_wire())
+    assert isinstance(h, FoldableCountingBloomFilter) and h.counters == c.counters
+    h.remove_many(KEYS[:100])
+    assert h.contains_many(KEYS[100:300]).all()
+
+
+def test_wire_damage_and_mismatch() -> None:
+    f = FoldableBloomFilter(360, 2, seed=3)
+    f.add_many(KEYS[:20])
+    f.fold(10)
+    w = f.to_wire()
+    for cut in range(len(w)):
+        with pytest.raises(FormatError):
+            from_wire(w[:cut])
+    for i in range(len(w)):
+        bad = bytearray(w)
+        bad[i] ^= 0xFF
+        with pytest.raises(FormatError):
+            from_wire(bytes(bad))
+    with pytest.raises(FormatError):
+        from_wire(w + b"\x00")
+    with pytest.raises(FormatError):
+        from_wire("not bytes")  # type: ignore[arg-type]
+    with pytest.raises(IncompatibleFiltersError):
+        from_wire(w, seed=4)
+    with pytest.raises(IncompatibleFiltersError):
+        from_wire(w, num_hashes=3)
+    # a well-formed (CRC-valid) header that lies about the sizes
+    body = bytearray(w[:-4])
+    body[-5] ^= 0x01  # payload bit flip, CRC recomputed: a different but valid filter
+    fixed = bytes(body) + zlib.crc32(bytes(body)).to_bytes(4, "little")
+    assert from_wire(fixed).num_bits == 36
+
+
+def test_receiver_ands_copies_and_checks_compatibility() -> None:
+    f = FoldableBloomFilter(720720, 2, seed=6)
+    f.add_many(KEYS[:2000])
+    r = MultiTransmissionReceiver(window=3)
+    with pytest.raises(InvalidParameterError):
+        r.contains_many(KEYS[:3])
+    sizes = [720720 // d for d in (48, 55, 91)]
+    for s in sizes:
+        r.receive(f.folded(720720 // s).to_wire(set_version=1))
+    assert r.sizes == sizes and r.set_version == 1
+    assert r.contains_many(KEYS[:2000]).all()
+    probe = np.arange(10**7, 10**7 + 20000)
+    single = f.folded(48).contains_many(probe).mean()
+    both = r.contains_many(probe).mean()
+    assert both < single
+    assert r.predicted_fpr("product") == pytest.approx(
+        math.prod(false_positive_rate(2000, s, 2) for s in sizes)
+    )
+    assert r.predicted_fpr() == pytest.approx(aggregate_fpr(sizes, 2000, 2))
+    r.receive(f.folded(40).to_wire(set_version=2))
+    assert r.sizes == [18018]
+    with pytest.raises(IncompatibleFiltersError):
+        r.receive(FoldableBloomFilter(720720, 3, seed=6).to_wire(set_version=2))
+    with pytest.raises(IncompatibleFiltersError):
+        r.receive(FoldableBloomFilter(360360, 2, seed=6).to_wire(set_version=2))
+    with pytest.raises(FormatError):
+        r.receive(b"garbage")
+    with pytest.raises(InvalidParameterError):
+        MultiTransmissionReceiver(window=0)
+
+
+def test_wire_golden_bytes() -> None:
+    """Pins the wire layout, the hash and the position scheme (changing any breaks receivers)."""
+    f = FoldableBloomFilter(360, 3, seed=1)
+    f.add_many(["a", "b", "c", 1, 2.5, b"x"])
+    f.fold(4)
+    golden = "424b4657010000030001000100000000000000e80204060288008010048d010008d40801b6e01f97"
+    assert f.to_wire(set_version=2).hex() == golden
+    g = from_wire(bytes.fromhex(golden))
+    assert g.contains_many(["a", "b", "c", 1, 2.5, b"x"]).all() and g.set_version == 2
+    c = FoldableCountingBloomFilter(60, 2, seed=5, counter_bits=4)
+    c.add_many(["a", "b", "c"])
+    c.fold(3)
+    assert c.to_wire().hex() == "424b46570101040200010005000000000000003c03030000002001110000000010d2e22070"
