@@ -1,0 +1,294 @@
+"""numba kernels of the MLBF / MLBF* / LSBF (document 002, Sections 3 and 5.2).
+
+Layout: a row of ``proj`` holds the k*L scaled projections a_{t,j}.x / w (+ b/w for the
+LSBF), column ``j*k + t``. Bucket = floor(projection) as int64; BMLBF address
+loc_0 = bucket & (m - 1) with m = 2^B, so loc_theta = loc_0 >> theta (Theorem 4, ERRATA).
+
+MVBF addresses (Section 5.2), for AND-construction j with level-0 addresses loc_0[t]:
+
+1. s1_t = loc_0[t] >> (S - 1) (upper substring), s2_t the S - 1 lower bits;
+2. h = XXH64 chained over the int64 words (j, s1_1, ..., s1_k), h <- XXH64(word, h), from
+   seed ``seed_c``;
+   the k' addresses of VVBF S-1 are G_i(h) mod (m' / 2^(S-1)), i = 0..k'-1 (enhanced double
+   hashing, as every bloomkit filter);
+3. for v = 1..S-1: the v-th leading bits of the lower substrings form a k-bit integer
+   (bit t from loc_0[t]); XXH64 of it with seed ``seed_s + v * golden`` gives k' suffix bits
+   (bit i of the hash for address i);
+4. A_{S-v-1, i} = 2 A_{S-v, i} + suffix bit i; only VVBF 0 is stored.
+
+A level-theta location (BMLBF or MVBF) of address a is "set" when any of the 2^theta level-0
+bits a*2^theta .. (a+1)*2^theta - 1 is set.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .. import _kernels as K
+
+U64 = np.uint64
+_jit = numba.njit(cache=True, nogil=True)
+_jit_inline = numba.njit(cache=True, nogil=True, inline="always")
+
+
+@_jit_inline
+def _any_set(words: np.ndarray, start: np.int64, length: np.int64) -> bool:
+    """True if any bit in [start, start + length) is set; length a power of two, start a
+    multiple of length."""
+    if length <= 64:
+        w = words[start >> 6]
+        if length == 64:
+            return w != U64(0)
+        mask = ((U64(1) << U64(length)) - U64(1)) << U64(start & 63)
+        return (w & mask) != U64(0)
+    first = start >> 6
+    last = (start + length) >> 6
+    for i in range(first, last):
+        if words[i] != U64(0):
+            return True
+    return False
+
+
+@_jit_inline
+def _coarse_hash(loc: np.ndarray, r: int, col0: int, jval: np.int64, k: int, shift: int,
+                 seed_c: np.uint64) -> np.uint64:
+    """Hash of the words (j, s1_1, ..., s1_k): XXH64 of each 8-byte little-endian word,
+    chained through the seed (h <- XXH64(word, h))."""
+    h = K.xxh64_u64(U64(jval), seed_c)
+    for t in range(k):
+        h = K.xxh64_u64(U64(loc[r, col0 + t] >> shift), h)
+    return h
+
+
+@_jit_inline
+def _mvbf_addresses(loc: np.ndarray, r: int, col0: int, jval: np.int64, k: int, S: int,
+                    upto: int, kp: int, mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64,
+                    out: np.ndarray) -> None:
+    """Fill out[0:kp] with the level-``upto`` MVBF addresses of one AND-construction whose
+    k level-0 addresses are loc[r, col0:col0+k] and whose index is ``jval``."""
+    h1 = _coarse_hash(loc, r, col0, jval, k, S - 1, seed_c)
+    x = h1 % mc
+    y = K.second_hash(h1) % mc
+    for i in range(kp):
+        out[i] = np.int64(x)
+        x += y
+        if x >= mc:
+            x -= mc
+        y += U64(i + 1)
+        if y >= mc:
+            y %= mc
+    _mvbf_suffixes(loc, r, col0, k, S, upto, kp, seed_s, out)
+
+
+@_jit_inline
+def _mvbf_suffixes(loc: np.ndarray, r: int, col0: int, k: int, S: int, upto: int, kp: int,
+                   seed_s: np.uint64, out: np.ndarray) -> None:
+    """Append the suffix bits of levels S-2 .. ``upto`` to the VVBF S-1 addresses in out:
+    the bit of level v for address i is bit i of XXH64(slice_v) with a per-level seed."""
+    for v in range(1, S - upto):
+        sl = U64(0)
+        bitpos = S - 1 - v
+        for t in range(k):
+            sl |= U64((loc[r, col0 + t] >> bitpos) & 1) << U64(t)
+        hs = K.xxh64_u64(sl, seed_s + U64(v) * K.GOLDEN)
+        for i in range(kp):
+            out[i] = (out[i] << 1) | np.int64((hs >> U64(i)) & U64(1))
+
+
+@_jit_inline
+def _project_row(X: np.ndarray, r: int, At: np.ndarray, shift: np.ndarray,
+                 out: np.ndarray) -> None:
+    """out[t] = (sum_i X[r, i] At[i, t]) + shift[t]: the scaled projection
+    (a_t.(x + s) + b_t) / w with At = (a / w)^T and shift = (a.s + b) / w, summed over i in
+    order. Every path (insert, query, buckets) uses this one evaluation order, so a bucket
+    never depends on the path; scaling w by 2^theta scales At and shift exactly, so Theorem
+    4's alignment holds bit for bit. The loop over t is independent per t (SIMD-friendly)."""
+    nf = At.shape[1]
+    for t in range(nf):
+        out[t] = 0.0
+    for i in range(X.shape[1]):
+        xi = X[r, i]
+        for t in range(nf):
+            out[t] += xi * At[i, t]
+    for t in range(nf):
+        out[t] += shift[t]
+
+
+@_jit
+def projections(X: np.ndarray, A: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """(n, num_functions) scaled projections (see _project_row)."""
+    n = X.shape[0]
+    out = np.empty((n, A.shape[1]), dtype=np.float64)
+    row = np.empty(A.shape[1], dtype=np.float64)
+    for r in range(n):
+        _project_row(X, r, A, shift, row)
+        for t in range(A.shape[1]):
+            out[r, t] = row[t]
+    return out
+
+
+@_jit
+def locations(X: np.ndarray, A: np.ndarray, shift: np.ndarray, mask: np.int64) -> np.ndarray:
+    """(n, num_functions) level-0 addresses floor(projection) & mask."""
+    n = X.shape[0]
+    out = np.empty((n, A.shape[1]), dtype=np.int64)
+    row = np.empty(A.shape[1], dtype=np.float64)
+    for r in range(n):
+        _project_row(X, r, A, shift, row)
+        for t in range(A.shape[1]):
+            out[r, t] = np.int64(np.floor(row[t])) & mask
+    return out
+
+
+@_jit
+def buckets_to_locations(proj: np.ndarray, mask: np.int64) -> np.ndarray:
+    """loc_0 = floor(proj) & mask as int64 (two's complement: floor division by 2^theta and
+    masking commute)."""
+    n, c = proj.shape
+    out = np.empty((n, c), dtype=np.int64)
+    for r in range(n):
+        for i in range(c):
+            out[r, i] = np.int64(np.floor(proj[r, i])) & mask
+    return out
+
+
+@_jit
+def insert(loc: np.ndarray, k: int, L: int, S: int, bml_words: np.ndarray, physical: bool,
+           mv_words: np.ndarray, kp: int, mc: np.uint64, seed_c: np.uint64,
+           seed_s: np.uint64) -> None:
+    """Insert every row of ``loc`` (n, k*L level-0 addresses) into BMLBF and MVBF."""
+    addr = np.empty(kp, dtype=np.int64)
+    for r in range(loc.shape[0]):
+        for j in range(L):
+            if physical:
+                for t in range(k):
+                    a = loc[r, j * k + t]
+                    bml_words[a >> 6] |= U64(1) << U64(a & 63)
+            _mvbf_addresses(loc, r, j * k, np.int64(j), k, S, 0, kp, mc, seed_c, seed_s, addr)
+            for i in range(kp):
+                a = addr[i]
+                mv_words[a >> 6] |= U64(1) << U64(a & 63)
+
+
+@numba.njit(cache=True, nogil=True, inline="never")
+def _bml_pass(loc: np.ndarray, r: int, col0: int, k: int, level: int, bml_words: np.ndarray,
+              span: np.int64) -> bool:
+    """All k VLBF-theta locations of one AND-construction set?"""
+    for t in range(k):
+        a = (loc[r, col0 + t] >> level) << level
+        if not _any_set(bml_words, a, span):
+            return False
+    return True
+
+
+@_jit_inline
+def _query_row(loc: np.ndarray, r: int, k: int, L: int, S: int, level: int,
+               bml_words: np.ndarray, physical: bool, mv_words: np.ndarray, kp: int,
+               mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64, use_verify: bool,
+               addr: np.ndarray) -> bool:
+    span = np.int64(1) << level
+    for j in range(L):
+        ok = True
+        if physical:
+            ok = _bml_pass(loc, r, j * k, k, level, bml_words, span)
+        if ok and use_verify:
+            # coarse addresses first (VVBF S-1): a necessary condition at every level, and it
+            # tests the same words as the final check, so failing early costs no extra miss
+            _mvbf_addresses(loc, r, j * k, np.int64(j), k, S, S - 1, kp, mc, seed_c, seed_s,
+                            addr)
+            cspan = np.int64(1) << (S - 1)
+            for i in range(kp):
+                if not _any_set(mv_words, addr[i] << (S - 1), cspan):
+                    ok = False
+                    break
+            if ok and level < S - 1:
+                _mvbf_suffixes(loc, r, j * k, k, S, level, kp, seed_s, addr)
+                for i in range(kp):
+                    if not _any_set(mv_words, addr[i] << level, span):
+                        ok = False
+                        break
+        if ok:
+            return True
+    return False
+
+
+@_jit
+def query(loc: np.ndarray, k: int, L: int, S: int, level: int, bml_words: np.ndarray,
+          physical: bool, mv_words: np.ndarray, kp: int, mc: np.uint64, seed_c: np.uint64,
+          seed_s: np.uint64, use_verify: bool) -> np.ndarray:
+    """Level-``level`` answer of every row of ``loc``: OR over j of (AND over the k BMLBF
+    locations of VLBF theta) and (AND over the k' MVBF locations of VVBF theta)."""
+    n = loc.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    addr = np.empty(kp, dtype=np.int64)
+    for r in range(n):
+        out[r] = _query_row(loc, r, k, L, S, level, bml_words, physical, mv_words, kp, mc,
+                            seed_c, seed_s, use_verify, addr)
+    return out
+
+
+@_jit
+def query_vectors(X: np.ndarray, A: np.ndarray, shift: np.ndarray, mask: np.int64, k: int,
+                  L: int, S: int, level: int, bml_words: np.ndarray, physical: bool,
+                  mv_words: np.ndarray, kp: int, mc: np.uint64, seed_c: np.uint64,
+                  seed_s: np.uint64, use_verify: bool) -> np.ndarray:
+    """Fused projection + query of every row of X (no (n, kL) temporaries)."""
+    n = X.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    addr = np.empty(kp, dtype=np.int64)
+    row = np.empty(A.shape[1], dtype=np.float64)
+    loc = np.empty((1, A.shape[1]), dtype=np.int64)
+    for r in range(n):
+        _project_row(X, r, A, shift, row)
+        for t in range(A.shape[1]):
+            loc[0, t] = np.int64(np.floor(row[t])) & mask
+        out[r] = _query_row(loc, 0, k, L, S, level, bml_words, physical, mv_words, kp, mc,
+                            seed_c, seed_s, use_verify, addr)
+    return out
+
+
+@_jit
+def and_pass(loc: np.ndarray, k: int, L: int, level: int, bml_words: np.ndarray) -> np.ndarray:
+    """(n, L) bool: does g_j(q) pass the BMLBF alone at VLBF theta (Theorems 5-6)."""
+    n = loc.shape[0]
+    out = np.zeros((n, L), dtype=np.bool_)
+    span = np.int64(1) << level
+    for r in range(n):
+        for j in range(L):
+            ok = True
+            for t in range(k):
+                a = (loc[r, j * k + t] >> level) << level
+                if not _any_set(bml_words, a, span):
+                    ok = False
+                    break
+            out[r, j] = ok
+    return out
+
+
+@_jit
+def verify_elements(words: np.ndarray, jvals: np.ndarray, loc: np.ndarray, S: int, level: int,
+                    kp: int, mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64,
+                    insert_: bool) -> np.ndarray:
+    """The MVBF on raw verification elements xi = j . h_1 ... h_k (Fig 7): ``jvals`` (n,)
+    and ``loc`` (n, k) level-0 addresses. Insert (at level 0) or test at ``level``."""
+    n, k = loc.shape
+    out = np.zeros(n, dtype=np.bool_)
+    addr = np.empty(kp, dtype=np.int64)
+    span = np.int64(1) << level
+    for r in range(n):
+        upto = 0 if insert_ else level
+        _mvbf_addresses(loc, r, 0, jvals[r], k, S, upto, kp, mc, seed_c, seed_s, addr)
+        if insert_:
+            for i in range(kp):
+                a = addr[i]
+                words[a >> 6] |= U64(1) << U64(a & 63)
+            out[r] = True
+        else:
+            ok = True
+            for i in range(kp):
+                if not _any_set(words, addr[i] << level, span):
+                    ok = False
+                    break
+            out[r] = ok
+    return out

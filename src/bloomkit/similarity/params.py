@@ -1,0 +1,242 @@
+"""Parameter selection of document 002, Section 6.4 (Formulas 6-8 and the MVBF condition).
+
+From the user's requirements -- a near distance r1 with its collision probability P1 (or the
+bucket width w directly), a far distance r2, the false negative bound delta_n, the split of
+the false positive bound delta_p = delta'_p + delta''_p and the number n of objects -- choose
+
+1. w from p(r1, w) = P1 (Theorem 1, solved numerically), and P2 = p(r2, w);
+2. the smallest AND width k for which Formula 8 admits an integer L:
+   ln(delta_n) / ln(1 - P1^k) <= L <= ln(1 - delta'_p) / (n ln(1 - P2^k)) (Formulas 6, 7);
+3. L = the smallest integer allowed by Formula 6;
+4. the smallest power of two m' and then the smallest k' with
+   (1 - P2^k)^(n') (1 - e^(-k' n' / m''))^k' <= delta''_p, n' = nL, m'' = m' / 2^theta, for
+   every level theta the application needs.
+
+The worked example of Section 6.4 (r1 = (20 * 0.1^2)^0.5, P1 = 0.8, r2 = 10 r1, delta_n = 0.1,
+delta'_p = 0.09, delta''_p = 0.001, n = 100, theta = 0, 1, 2) gives w = 1.78, P2 = 0.16,
+k = 5, L = 6 (5.8 <= L <= 9.0), m' = 65,536 and k' = 4.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scipy.optimize import brentq
+
+from .._validation import check_float, check_int
+from ..errors import InvalidParameterError
+from .theory import collision_probability
+
+__all__ = ["SimilarityParameters", "select_parameters", "width_for_probability"]
+
+_OWNER = "select_parameters"
+
+
+@dataclass(frozen=True)
+class SimilarityParameters:
+    """The outcome of :func:`select_parameters` (document 002, Section 6.4).
+
+    Attributes
+    ----------
+    w : float
+        Bucket width of level 0.
+    p1, p2 : float
+        P1 = p(r1, w), P2 = p(r2, w) (Theorem 1).
+    and_width : int
+        k.
+    or_count : int
+        L.
+    l_min, l_max : float
+        The bounds of Formulas 6 and 7 for the chosen k.
+    verify_bits : int
+        m' (a power of two).
+    verify_hashes : int
+        k'.
+    levels : tuple of int
+        The levels theta the verification condition was checked for.
+    predicted_fnr : float
+        (1 - P1^k)^L (Theorem 9 at distance r1).
+    predicted_lsh_fpr : float
+        1 - (1 - P2^k)^(nL) (left side of Formula 7).
+    predicted_verify_fpr : tuple of float
+        (1 - P2^k)^(n') (1 - e^(-k'n'/m''))^k' per level.
+    """
+
+    w: float
+    p1: float
+    p2: float
+    and_width: int
+    or_count: int
+    l_min: float
+    l_max: float
+    verify_bits: int
+    verify_hashes: int
+    levels: tuple[int, ...]
+    predicted_fnr: float
+    predicted_lsh_fpr: float
+    predicted_verify_fpr: tuple[float, ...]
+
+
+def width_for_probability(distance: float, probability: float) -> float:
+    """w such that p(distance, w) = probability (Theorem 1 inverted numerically).
+
+    p(c, w) increases with w from 0 to 1, so the root is unique.
+
+    Complexity: O(log(1/tol)) evaluations of the closed form.
+
+    >>> round(width_for_probability((20 * 0.1**2) ** 0.5, 0.80), 2)
+    1.78
+    """
+    c = check_float(distance, "distance", "width_for_probability", lo=0, lo_open=True)
+    p = check_float(probability, "probability", "width_for_probability", 0, 1, True, True)
+    lo, hi = 1e-12 * c, c
+    while float(collision_probability(c, hi)) < p:
+        hi *= 2.0
+    return float(brentq(lambda w: float(collision_probability(c, w)) - p, lo, hi, xtol=1e-14 * c))
+
+
+def select_parameters(
+    r1: float,
+    r2: float,
+    delta_n: float,
+    delta_p_lsh: float,
+    delta_p_verify: float,
+    num_objects: int,
+    *,
+    p1: float | None = None,
+    w: float | None = None,
+    levels: Sequence[int] = (0,),
+    max_and_width: int = 64,
+    max_verify_hashes: int = 64,
+    max_verify_log2: int = 40,
+) -> SimilarityParameters:
+    """Choose w, k, L, m', k' from the requirements (document 002, Section 6.4).
+
+    Parameters
+    ----------
+    r1, r2 : float
+        Near and far distances, 0 < r1 < r2 (Definition 1).
+    delta_n : float
+        Bound on the false negative rate at distance r1 (Formula 6).
+    delta_p_lsh : float
+        delta'_p: bound on the LSH false positives at distance r2 (Formula 7).
+    delta_p_verify : float
+        delta''_p: bound on the false positives that pass BMLBF and MVBF.
+    num_objects : int
+        n.
+    p1 : float, optional
+        P1 = p(r1, w); w is solved from it. Give exactly one of ``p1`` and ``w``.
+    w : float, optional
+        The bucket width directly.
+    levels : sequence of int
+        Levels theta at which the verification bound must hold (the coarsest decides).
+    max_and_width, max_verify_hashes, max_verify_log2 : int
+        Search limits.
+
+    Returns
+    -------
+    SimilarityParameters
+
+    Raises
+    ------
+    InvalidParameterError
+        Bad input, or no k <= max_and_width satisfies Formula 8.
+
+    Complexity: O(max_and_width + max_verify_log2 * max_verify_hashes * len(levels)).
+
+    Examples
+    --------
+    >>> r1 = (20 * 0.1**2) ** 0.5
+    >>> s = select_parameters(r1, 10 * r1, 0.1, 0.09, 0.001, 100, p1=0.80, levels=(0, 1, 2))
+    >>> round(s.w, 2), round(s.p2, 2), s.and_width, s.or_count, s.verify_bits, s.verify_hashes
+    (1.78, 0.16, 5, 6, 65536, 4)
+    """
+    r1 = check_float(r1, "r1", _OWNER, lo=0, lo_open=True)
+    r2 = check_float(r2, "r2", _OWNER, lo=0, lo_open=True)
+    if r2 <= r1:
+        raise InvalidParameterError(
+            f"The 'r2' parameter of {_OWNER} must be > r1 = {r1!r}. Got {r2!r} instead."
+        )
+    dn = check_float(delta_n, "delta_n", _OWNER, 0, 1, True, True)
+    dpl = check_float(delta_p_lsh, "delta_p_lsh", _OWNER, 0, 1, True, True)
+    dpv = check_float(delta_p_verify, "delta_p_verify", _OWNER, 0, 1, True, True)
+    n = check_int(num_objects, "num_objects", _OWNER, lo=1)
+    kmax = check_int(max_and_width, "max_and_width", _OWNER, lo=1)
+    kpmax = check_int(max_verify_hashes, "max_verify_hashes", _OWNER, lo=1)
+    bmax = check_int(max_verify_log2, "max_verify_log2", _OWNER, lo=1, hi=62)
+    lv = tuple(check_int(t, "levels", _OWNER, lo=0, hi=bmax) for t in levels)
+    if not lv:
+        raise InvalidParameterError(
+            f"The 'levels' parameter of {_OWNER} must name at least one level. Got {levels!r} instead."
+        )
+    if (p1 is None) == (w is None):
+        raise InvalidParameterError(
+            f"The 'p1' parameter of {_OWNER} must be given exactly when 'w' is not. "
+            f"Got p1={p1!r}, w={w!r} instead."
+        )
+    if p1 is not None:
+        p1v = check_float(p1, "p1", _OWNER, 0, 1, True, True)
+        wv = width_for_probability(r1, p1v)
+    else:
+        wv = check_float(w, "w", _OWNER, lo=0, lo_open=True)
+        p1v = float(collision_probability(r1, wv))
+    p2v = float(collision_probability(r2, wv))
+    if not (0.0 < p2v < p1v < 1.0):
+        raise InvalidParameterError(
+            f"The 'w' parameter of {_OWNER} must give 0 < P2 < P1 < 1. "
+            f"Got w={wv!r} (P1={p1v!r}, P2={p2v!r}) instead."
+        )
+    chosen: tuple[int, int, float, float] | None = None
+    for k in range(1, kmax + 1):
+        l_min = math.log(dn) / math.log1p(-(p1v**k))  # Formula 6
+        l_max = math.log1p(-dpl) / (n * math.log1p(-(p2v**k)))  # Formula 7
+        L = max(1, math.ceil(l_min - 1e-12))
+        if L <= l_max:  # Formula 8 with an integer L
+            chosen = (k, L, l_min, l_max)
+            break
+    if chosen is None:
+        raise InvalidParameterError(
+            f"The 'max_and_width' parameter of {_OWNER} must allow a k satisfying Formula 8 "
+            f"for these requirements. Got {kmax!r} instead (no k <= {kmax} works)."
+        )
+    k, L, l_min, l_max = chosen
+    n_prime = n * L
+    far_miss = (1.0 - p2v**k) ** n_prime
+
+    def verify_fpr(mp: int, kp: int, theta: int) -> float:
+        m2 = mp / float(1 << theta)
+        return far_miss * (-math.expm1(-kp * n_prime / m2)) ** kp
+
+    top = max(lv)
+    found: tuple[int, int] | None = None
+    for b in range(top + 1, bmax + 1):
+        mp = 1 << b
+        for kp in range(1, kpmax + 1):
+            if all(verify_fpr(mp, kp, t) <= dpv for t in lv):
+                found = (mp, kp)
+                break
+        if found:
+            break
+    if found is None:
+        raise InvalidParameterError(
+            f"The 'max_verify_log2' parameter of {_OWNER} must allow an MVBF meeting "
+            f"delta_p_verify={dpv!r}. Got {bmax!r} instead."
+        )
+    mp, kp = found
+    return SimilarityParameters(
+        w=wv,
+        p1=p1v,
+        p2=p2v,
+        and_width=k,
+        or_count=L,
+        l_min=l_min,
+        l_max=l_max,
+        verify_bits=mp,
+        verify_hashes=kp,
+        levels=lv,
+        predicted_fnr=(1.0 - p1v**k) ** L,
+        predicted_lsh_fpr=1.0 - (1.0 - p2v**k) ** n_prime,
+        predicted_verify_fpr=tuple(verify_fpr(mp, kp, t) for t in lv),
+    )
