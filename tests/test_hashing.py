@@ -137,6 +137,9 @@ def test_batch_numpy_equals_single():
     assert np.array_equal(H.hash_many(by, 5), _single(by.tolist()))
     o = np.array([1, "a", 2.5], dtype=object)
     assert np.array_equal(H.hash_many(o, 5), _single([1, "a", 2.5]))
+    rows = np.array([[1, 0, 0], [0, 0, 0], [255, 7, 0]], dtype=np.uint8)  # trailing NULs count
+    assert np.array_equal(H.hash_many(rows, 5), _single([bytes(r) for r in rows]))
+    assert np.array_equal(H.hash_many(rows[:, ::2], 5), _single([bytes(r) for r in rows[:, ::2]]))
     strided = np.arange(20)[::3]
     assert np.array_equal(H.hash_many(strided, 5), _single(strided.tolist()))
 
@@ -161,7 +164,9 @@ def test_batch_bad_input():
     with pytest.raises(InvalidParameterError, match="null"):
         H.hash_many(pa.array(["a", None]))
     with pytest.raises(InvalidParameterError):
-        H.hash_many(np.zeros((2, 2)))
+        H.hash_many(np.zeros((2, 2)))  # 2-D is only for uint8 rows
+    with pytest.raises(InvalidParameterError):
+        H.hash_many(np.zeros((2, 2, 2), dtype=np.uint8))
     with pytest.raises(InvalidParameterError):
         H.hash_many(np.array([1 + 2j]))
     with pytest.raises(InvalidParameterError):

@@ -33,8 +33,10 @@ arrays without copying. Probe positions are
 
 Batch inputs: Python lists (converted once to one buffer + offsets; lists of ``str`` go
 through pyarrow), numpy arrays of ints, unsigned ints, floats, bools, fixed-width ``S`` and
-``U``, pyarrow (large) string / binary arrays and chunked arrays. numpy ``S`` arrays cannot
-hold trailing NUL bytes (numpy strips them), so neither can their keys.
+``U``, 2-D ``uint8`` arrays (one bytes key per row, every byte significant), pyarrow (large)
+string / binary arrays and chunked arrays. numpy ``S`` arrays cannot hold trailing NUL bytes
+(numpy strips them), so neither can their keys: use a 2-D ``uint8`` array for fixed-width binary
+keys such as packed integers.
 """
 
 from __future__ import annotations
@@ -264,6 +266,8 @@ def _hash_arrow(arr: pa.Array | pa.ChunkedArray, seed: int) -> np.ndarray:
 
 
 def _hash_numpy(arr: np.ndarray, seed: int) -> np.ndarray:
+    if arr.ndim == 2 and arr.dtype == np.uint8:  # one bytes key per row, every byte significant
+        return K.hash_rows(np.ascontiguousarray(arr), np.uint64(tag_seed(seed, TAG_BYTES)))
     if arr.ndim != 1:
         raise InvalidParameterError(
             f"The 'keys' parameter must be a one-dimensional array. Got shape {arr.shape} instead."

@@ -297,6 +297,17 @@ def hash_fixed_bytes(rows: np.ndarray, seed: np.uint64) -> np.ndarray:
 
 
 @_jit
+def hash_rows(rows: np.ndarray, seed: np.uint64) -> np.ndarray:
+    """h1 of every row of a 2-D uint8 array, all bytes significant (one bytes key per row)."""
+    n, w = rows.shape
+    out = np.empty(n, dtype=np.uint64)
+    flat = rows.reshape(n * w)
+    for i in range(n):
+        out[i] = xxh64(flat, i * w, w, seed)
+    return out
+
+
+@_jit
 def hash_ucs4(rows: np.ndarray, seed: np.uint64) -> np.ndarray:
     """h1 of numpy 'U' keys (2-D uint32 code points), encoded as UTF-8 (surrogates pass through)."""
     n, w = rows.shape
