@@ -267,7 +267,7 @@ def _hash_arrow(arr: pa.Array | pa.ChunkedArray, seed: int) -> np.ndarray:
 
 def _hash_numpy(arr: np.ndarray, seed: int) -> np.ndarray:
     if arr.ndim == 2 and arr.dtype == np.uint8:  # one bytes key per row, every byte significant
-        return K.hash_rows(np.ascontiguousarray(arr), np.uint64(tag_seed(seed, TAG_BYTES)))
+        return K.hash_fixed_bytes(np.ascontiguousarray(arr), np.uint64(tag_seed(seed, TAG_BYTES)), False)
     if arr.ndim != 1:
         raise InvalidParameterError(
             f"The 'keys' parameter must be a one-dimensional array. Got shape {arr.shape} instead."
@@ -293,7 +293,7 @@ def _hash_numpy(arr: np.ndarray, seed: int) -> np.ndarray:
     if kind == "S":
         w = arr.dtype.itemsize
         rows = np.ascontiguousarray(arr).view(np.uint8).reshape(len(arr), w)
-        return K.hash_fixed_bytes(rows, np.uint64(tag_seed(seed, TAG_BYTES)))
+        return K.hash_fixed_bytes(rows, np.uint64(tag_seed(seed, TAG_BYTES)), True)
     if kind == "U":
         w = arr.dtype.itemsize // 4
         rows = np.ascontiguousarray(arr, dtype=f"<U{max(w, 1)}").view(np.uint32).reshape(len(arr), max(w, 1))

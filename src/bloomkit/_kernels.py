@@ -283,27 +283,21 @@ def hash_u8(values: np.ndarray, seed: np.uint64) -> np.ndarray:
 
 
 @_jit
-def hash_fixed_bytes(rows: np.ndarray, seed: np.uint64) -> np.ndarray:
-    """h1 of numpy 'S' keys (2-D uint8, one row per key); trailing NULs are not part of a key."""
+def hash_fixed_bytes(rows: np.ndarray, seed: np.uint64, strip_nuls: bool) -> np.ndarray:
+    """h1 of fixed-width byte keys (2-D uint8, one row per key).
+
+    ``strip_nuls``: trailing NULs are not part of a key (numpy 'S' semantics); otherwise every
+    byte of a row is significant.
+    """
     n, w = rows.shape
     out = np.empty(n, dtype=np.uint64)
     flat = rows.reshape(n * w)
     for i in range(n):
         ln = w
-        while ln > 0 and rows[i, ln - 1] == 0:
-            ln -= 1
+        if strip_nuls:
+            while ln > 0 and rows[i, ln - 1] == 0:
+                ln -= 1
         out[i] = xxh64(flat, i * w, ln, seed)
-    return out
-
-
-@_jit
-def hash_rows(rows: np.ndarray, seed: np.uint64) -> np.ndarray:
-    """h1 of every row of a 2-D uint8 array, all bytes significant (one bytes key per row)."""
-    n, w = rows.shape
-    out = np.empty(n, dtype=np.uint64)
-    flat = rows.reshape(n * w)
-    for i in range(n):
-        out[i] = xxh64(flat, i * w, w, seed)
     return out
 
 

@@ -190,7 +190,8 @@ class BloomFilter(Persistable):
                 f"{mine} and {theirs}"
             )
 
-    def _like(self, bits: BitArray) -> BloomFilter:
+    def _like(self, store: Any) -> Any:
+        """A filter with this one's parameters over ``store`` (shared, not copied)."""
         out = self.__class__.__new__(self.__class__)
         out.__dict__.update(self.__dict__)
         out._set_storage(bits)
@@ -230,9 +231,18 @@ class BloomFilter(Persistable):
         self._compatible(other, "compare")
         return bool(np.array_equal(self._bits.words & other._bits.words, self._bits.words))
 
+    @property
+    def _store(self) -> Any:
+        """The storage object (BitArray here, CounterArray in the counting filter)."""
+        return self._bits
+
+    def _set_count(self) -> int:
+        """Number of set bits (non-zero counters in the counting filter)."""
+        return self._bits.popcount()
+
     def copy(self) -> BloomFilter:
-        """An independent copy. Complexity: O(m / 64)."""
-        return self._like(self._bits.copy())
+        """An independent copy. Complexity: O(m)."""
+        return self._like(self._store.copy())
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -242,20 +252,20 @@ class BloomFilter(Persistable):
             self._num_hashes == other._num_hashes
             and self.seed == other.seed
             and self._hash_id == other._hash_id
-            and self._bits == other._bits
+            and self._store == other._store
         )
 
     __hash__ = None  # type: ignore[assignment]
 
     # -- statistics ---------------------------------------------------------------------------
     def fill_ratio(self) -> float:
-        """Fraction of bits set, X / m. Complexity: O(m / 64)."""
-        return self._bits.popcount() / self.num_bits
+        """Fraction of bits set (non-zero counters), X / m. Complexity: O(m)."""
+        return self._set_count() / self.num_bits
 
     def estimated_count(self) -> float:
         """Swamidass-Baldi estimate of the number of distinct keys inserted
         (:func:`bloomkit.theory.estimate_count`)."""
-        return float(theory.estimate_count(self._bits.popcount(), self.num_bits, self._num_hashes))
+        return float(theory.estimate_count(self._set_count(), self.num_bits, self._num_hashes))
 
     def predicted_fpr(self, num_keys: float | None = None) -> float:
         """False positive rate of doc 000 Eq. (2) for ``num_keys`` keys.
@@ -447,12 +457,6 @@ class CountingBloomFilter(BloomFilter):
         bf.bits.set_many(nz)
         return bf
 
-    def _like(self, counters: CounterArray) -> CountingBloomFilter:  # type: ignore[override]
-        out = self.__class__.__new__(self.__class__)
-        out.__dict__.update(self.__dict__)
-        out._set_storage(counters)
-        return out
-
     def _compatible(self, other: Any, op: str) -> None:
         super()._compatible(other, op)
         if other._width != self._width:
@@ -492,27 +496,12 @@ class CountingBloomFilter(BloomFilter):
         b = other._counters.values() > 0  # type: ignore[attr-defined]
         return bool(np.all(~a | b))
 
-    def copy(self) -> CountingBloomFilter:
-        return self._like(self._counters.copy())
+    @property
+    def _store(self) -> Any:
+        return self._counters
 
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        assert isinstance(other, CountingBloomFilter)
-        return (
-            self._num_hashes == other._num_hashes
-            and self.seed == other.seed
-            and self._counters == other._counters
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def fill_ratio(self) -> float:
-        """Fraction of non-zero counters."""
-        return self._counters.nonzero_count() / self.num_bits
-
-    def estimated_count(self) -> float:
-        return float(theory.estimate_count(self._counters.nonzero_count(), self.num_bits, self._num_hashes))
+    def _set_count(self) -> int:
+        return self._counters.nonzero_count()
 
     def _check(self) -> None:
         c = self._counters
