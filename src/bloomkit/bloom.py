@@ -194,7 +194,7 @@ class BloomFilter(Persistable):
         """A filter with this one's parameters over ``store`` (shared, not copied)."""
         out = self.__class__.__new__(self.__class__)
         out.__dict__.update(self.__dict__)
-        out._set_storage(bits)
+        out._set_storage(store)
         return out
 
     def union(self, other: BloomFilter) -> BloomFilter:
