@@ -1,0 +1,52 @@
+"""Grouping / overlapping Bloom filters for numeric ranges in multi-attribute records.
+
+Document 000 (MFPGC report, NSC 97-2221-E-009-059): a numeric range is inserted by grouping
+successive values (group size d) and/or overlapping the positions of successive values
+(s of the k positions generated per key). The package holds the schema, the filter, the
+analytic models (Eqs. 3-14, 36), the optimizers (Figures 5-7), the simulation program of
+Section V and a bit-sliced index of many profile filters (the MFPGC use case).
+"""
+
+from __future__ import annotations
+
+from . import model
+from .filter import AttributeConfig, RangeBloomFilter, RangeConfig
+from .index import ProfileIndex
+from .optimize import (
+    PHASE1_RULES,
+    SCHEMES,
+    AttributeChoice,
+    MultiResult,
+    SingleResult,
+    optimize_multi,
+    optimize_multi_grid,
+    optimize_single,
+    optimize_single_bruteforce,
+    phase1_config,
+    phase1_k_ini,
+)
+from .schema import Attribute, Decimal, Integer, Schema, Text
+
+__all__ = [
+    "PHASE1_RULES",
+    "SCHEMES",
+    "Attribute",
+    "AttributeChoice",
+    "AttributeConfig",
+    "Decimal",
+    "Integer",
+    "MultiResult",
+    "ProfileIndex",
+    "RangeBloomFilter",
+    "RangeConfig",
+    "Schema",
+    "SingleResult",
+    "Text",
+    "model",
+    "optimize_multi",
+    "optimize_multi_grid",
+    "optimize_single",
+    "optimize_single_bruteforce",
+    "phase1_config",
+    "phase1_k_ini",
+]

@@ -1,0 +1,232 @@
+"""Analytic false-positive models of document 000, Section III (Eqs. 3-14) and Eq. (36).
+
+Notation (document 000): ``R`` scope size of a numeric attribute, ``n`` size of the inserted
+range, ``m`` number of bits, ``k`` positions set per inserted key, ``d`` group size, ``s``
+positions generated per key (group). ``p`` is the probability that a bit is still 0
+(ERRATA 000: the same ``p`` as in Eqs. (1)-(2) and in Phase 1's "p = 1/2").
+
+All functions accept scalars or numpy arrays (broadcast together) and return a float or an
+array. The expected number of hashed positions (``g``, ``o``, ``go``) is the fractional
+expectation of Eqs. (3), (7), (11), averaged over the alignment of the range to the groups.
+
+The grouping-overlapping formula, Eq. (14), contains the other three schemes as special cases:
+grouping is ``s = k`` (then ``r = 0``), overlapping is ``d = 1`` and traditional is
+``d = 1, s = k``; :func:`f_g` and :func:`f_o` are checked against it in the tests.
+
+Conventions where the document is silent (documented, tested):
+
+* ``R <= n`` (nothing outside the inserted range) gives a false positive rate of 0.
+* The count of values "caused by neither grouping nor overlapping", ``R - n - (d-1) - 2rd``,
+  is clamped at 0, and the rate at 1, for degenerate configurations with groups as large as
+  the scope; the document's configurations never reach this.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..theory import zero_bit_probability
+
+__all__ = [
+    "a1",
+    "f_g",
+    "f_go",
+    "f_go_fill",
+    "f_o",
+    "f_text",
+    "g",
+    "go",
+    "o",
+    "p_g",
+    "p_go",
+    "p_o",
+    "r",
+]
+
+ArrayLike = Any
+
+
+def _out(x: np.ndarray) -> Any:
+    x = np.asarray(x, dtype=np.float64)
+    return float(x) if x.ndim == 0 else x
+
+
+def _zero_prob(h: ArrayLike, m: ArrayLike, exact: bool) -> np.ndarray:
+    """``p = (1 - 1/m)^h`` (exact) or ``e^(-h/m)``: Eqs. (4), (8), (12) with h hashed positions."""
+    return np.asarray(zero_bit_probability(h, m, 1, exact=exact), dtype=np.float64)
+
+
+def g(n: ArrayLike, d: ArrayLike, k: ArrayLike) -> Any:
+    """Expected hashed positions of a range of size n in a grouping filter, Eq. (3).
+
+    ``g(n, d, k) = ((n - 1)/d + 1) k``.
+
+    >>> g(10, 5, 4)
+    11.2
+    """
+    n, d, k = (np.asarray(v, dtype=np.float64) for v in (n, d, k))
+    return _out(((n - 1.0) / d + 1.0) * k)
+
+
+def o(n: ArrayLike, s: ArrayLike, k: ArrayLike) -> Any:
+    """Hashed positions of a range of size n in an overlapping filter, Eq. (7).
+
+    ``o(n, s, k) = (n - 1) s + k``.
+
+    >>> o(10, 2, 5)
+    23.0
+    """
+    n, s, k = (np.asarray(v, dtype=np.float64) for v in (n, s, k))
+    return _out((n - 1.0) * s + k)
+
+
+def go(n: ArrayLike, d: ArrayLike, s: ArrayLike, k: ArrayLike) -> Any:
+    """Expected hashed positions in a grouping-overlapping filter, Eq. (11).
+
+    ``go(n, d, s, k) = (n - 1) s / d + k``; ``go(n, d, k, k) = g(n, d, k)`` and
+    ``go(n, 1, s, k) = o(n, s, k)``.
+
+    >>> go(500, 5, 1, 15)
+    114.8
+    """
+    n, d, s, k = (np.asarray(v, dtype=np.float64) for v in (n, d, s, k))
+    return _out((n - 1.0) * s / d + k)
+
+
+def p_g(n: ArrayLike, d: ArrayLike, k: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
+    """Probability that a bit is still 0 in a grouping filter, Eq. (4): ``(1 - 1/m)^g``."""
+    return _out(_zero_prob(g(n, d, k), m, exact))
+
+
+def p_o(n: ArrayLike, s: ArrayLike, k: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
+    """Probability that a bit is still 0 in an overlapping filter, Eq. (8): ``(1 - 1/m)^o``."""
+    return _out(_zero_prob(o(n, s, k), m, exact))
+
+
+def p_go(n: ArrayLike, d: ArrayLike, s: ArrayLike, k: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
+    """Probability that a bit is still 0 in a grouping-overlapping filter, Eq. (12)."""
+    return _out(_zero_prob(go(n, d, s, k), m, exact))
+
+
+def r(k: ArrayLike, s: ArrayLike) -> Any:
+    """Values (groups) at each end of a range with overlapping false positives, Eqs. (9), (13).
+
+    ``r = ceil(k/s) - 1``.
+
+    >>> r(15, 6), r(15, 1), r(5, 5)
+    (2, 14, 0)
+    """
+    k_arr = np.asarray(k, dtype=np.int64)
+    s_arr = np.asarray(s, dtype=np.int64)
+    out = -(-k_arr // s_arr) - 1
+    return int(out) if out.ndim == 0 else out
+
+
+def f_text(k: ArrayLike, fill: ArrayLike) -> Any:
+    """False positive rate of an atomic (text) attribute, Eqs. (2) and (18): ``(1 - p)^k``.
+
+    ``fill`` is ``1 - p``, the probability that a bit is set.
+    """
+    return _out(np.asarray(fill, dtype=np.float64) ** np.asarray(k, dtype=np.float64))
+
+
+def f_go_fill(
+    R: ArrayLike, n: ArrayLike, d: ArrayLike, s: ArrayLike, k: ArrayLike, fill: ArrayLike
+) -> Any:
+    """Eq. (14) for a given fill probability ``1 - p`` (the multi-attribute form of Section IV).
+
+    ``f_go = (d-1)/(R-n) + 2d/(R-n) sum_{i=1..r} (1-p)^(is) + (R-n-(d-1)-2rd)/(R-n) (1-p)^k``
+
+    In a filter holding several attributes ``p`` is shared: it follows from the total number
+    of hashed positions of all attributes, not from this attribute's ``go`` alone.
+
+    Complexity: O(1) per element (the sum over i is a geometric series).
+    """
+    R, n, d, s, k, q = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (R, n, d, s, k, fill)))
+    rr = np.ceil(k / s) - 1.0
+    out_count = R - n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        qs = q**s
+        geo = np.where(
+            np.abs(1.0 - qs) > 1e-15,
+            qs * (1.0 - q ** (rr * s)) / np.where(np.abs(1.0 - qs) > 1e-15, 1.0 - qs, 1.0),
+            rr,
+        )
+        rest = np.maximum(out_count - (d - 1.0) - 2.0 * rr * d, 0.0)
+        f = ((d - 1.0) + 2.0 * d * geo + rest * q**k) / out_count
+    f = np.where(out_count > 0, np.minimum(f, 1.0), 0.0)
+    return _out(f)
+
+
+def f_go(
+    R: ArrayLike, n: ArrayLike, d: ArrayLike, s: ArrayLike, k: ArrayLike, m: ArrayLike, exact: bool = True
+) -> Any:
+    """False positive rate of a grouping-overlapping filter holding one range, Eq. (14).
+
+    Parameters
+    ----------
+    R, n : scope size and inserted range size.
+    d : group size (``d`` in the report).
+    s : positions generated per group (``s``), ``1 <= s <= k``.
+    k : positions set per inserted key (``k``).
+    m : number of bits (``m``).
+    exact : use ``p = (1 - 1/m)^go`` (True) or ``e^(-go/m)`` (False), Eq. (12).
+
+    Examples
+    --------
+    Overlapping with s = 2 at n = 100 (k = 10, R = 10000, m = 512):
+
+    >>> round(f_go(10000, 100, 1, 2, 10, 512), 7)
+    4.27e-05
+
+    Complexity: O(1) per element.
+    """
+    fill = 1.0 - np.asarray(p_go(n, d, s, k, m, exact))
+    return f_go_fill(R, n, d, s, k, fill)
+
+
+def f_g(R: ArrayLike, n: ArrayLike, d: ArrayLike, k: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
+    """False positive rate of a grouping filter, Eq. (6).
+
+    ``f_g = (d-1)/(R-n) + (R-n-(d-1))/(R-n) (1-p_g)^k``; equals ``f_go(R, n, d, k, k, m)``.
+    """
+    R, n, d, k = (np.asarray(v, dtype=np.float64) for v in (R, n, d, k))
+    q = 1.0 - np.asarray(p_g(n, d, k, m, exact))
+    out_count = R - n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = ((d - 1.0) + np.maximum(out_count - (d - 1.0), 0.0) * q**k) / out_count
+    return _out(np.where(out_count > 0, np.minimum(f, 1.0), 0.0))
+
+
+def f_o(R: ArrayLike, n: ArrayLike, s: ArrayLike, k: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
+    """False positive rate of an overlapping filter, Eq. (10).
+
+    ``f_o = 2/(R-n) sum_{i=1..r} (1-p_o)^(is) + (R-n-2r)/(R-n) (1-p_o)^k``;
+    equals ``f_go(R, n, 1, s, k, m)``.
+    """
+    R, n, s, k = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (R, n, s, k)))
+    q = 1.0 - np.asarray(p_o(n, s, k, m, exact))
+    rr = np.ceil(k / s) - 1.0
+    i_max = int(np.max(rr)) if rr.size else 0
+    total = np.zeros(np.broadcast(R, q).shape)
+    for i in range(1, i_max + 1):
+        total = total + np.where(i <= rr, q ** (i * s), 0.0)
+    out_count = R - n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = (2.0 * total + np.maximum(out_count - 2.0 * rr, 0.0) * q**k) / out_count
+    return _out(np.where(out_count > 0, np.minimum(f, 1.0), 0.0))
+
+
+def a1(h: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
+    """Expected number of bits set to 1 after ``h`` hashed positions, Eq. (36).
+
+    ``a_1 = m (1 - (1 - 1/m)^h)``.
+
+    >>> round(a1(384, 512), 1)
+    270.3
+    """
+    return _out(np.asarray(m, dtype=np.float64) * (1.0 - _zero_prob(h, m, exact)))
+
+
