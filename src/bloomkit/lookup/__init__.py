@@ -1,0 +1,27 @@
+"""Key -> value lookup tables with bounded error (document 001: the Geometric filter).
+
+* :class:`GeometricFilter`: a geometric series of hash tables + an exact overflow table
+  (Zhao 2009, Section 3.2), updatable after encoding;
+* :class:`BloomierFilter`: the baseline of Section 2.2 (k = 3, M = 1.23 |S|, peeling, XOR
+  encoding), static;
+* :func:`geometric_parameters` and the rest of :mod:`bloomkit.lookup.params`: Lemma 3.5.1
+  (Lambert W), Lemma 3.5.2, Eqs. 3.11-3.26, Algorithms 6 and 7;
+* :class:`ValueCodec`: labels <-> value ids for storing non-integer values;
+* :mod:`bloomkit.lookup.data`: the GCIDE trigram table and a seeded Zipf generator.
+"""
+
+from __future__ import annotations
+
+from .bloomier import BloomierFilter, UpdateNotSupportedError
+from .codec import ValueCodec
+from .geometric import GeometricFilter
+from .params import GeometricParameters, geometric_parameters
+
+__all__ = [
+    "BloomierFilter",
+    "GeometricFilter",
+    "GeometricParameters",
+    "UpdateNotSupportedError",
+    "ValueCodec",
+    "geometric_parameters",
+]

@@ -1,0 +1,728 @@
+"""numba kernels of ``bloomkit.lookup``: packed c-bit cells, the Geometric filter's walk
+(Algorithms 3-5), the Bloomier filter's peeling (Algorithm 1) and XOR encoding (Eq. 2.2),
+and the Monte Carlo of Algorithms 6 and 7.
+
+Everything is ``np.uint64`` arithmetic; kernels compile on first use and are cached on
+disk (``cache=True``), never at import.
+
+Probe positions
+---------------
+Probe ``t = i*k + j`` (table i, probe j, both from 0) of a key uses the foundation's enhanced
+double hashing value ``G_t = h1 + t*h2 + (t^3 - t)/6`` (mod 2^64), re-mixed by fmix64 and
+reduced to the table size ``M_i`` by multiply-shift: ``floor(fmix64(G_t) * M_i / 2^64)``.
+
+The re-mix matters. Multiply-shift keeps the *high* bits of its input, and the G_t of one key
+are linear in t: G_2 = 2 G_1 - G_0 + 1. Without the mix a key's cell in table 3 is fixed to
+within about two cells by its cells in tables 1 and 2, so keys rejected together keep
+colliding, the tables absorb fewer keys than Eq. 3.11 predicts and the tail over-fills (we
+measured this: 100 exhausted keys of 10^6 at r = 0.2860 against 0 for a uniform simulation).
+``G_t mod M_i`` (the foundation's reduction) has no such correlation across coprime sizes
+but costs a 64-bit division per probe.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+from .._kernels import second_hash
+
+U64 = np.uint64
+GOLDEN = U64(0x9E3779B97F4A7C15)
+FP_SALT = U64(0xD6E8FEB86659FD93)
+BL_SALT = U64(0xA0761D6478BD642F)
+M32 = U64(0xFFFFFFFF)
+
+PREFETCH_DIST = 12
+SLOTS = 16
+
+OPEN = 0
+MATCH = 1
+INVALID = 2
+EXHAUSTED = 3
+
+_jit = numba.njit(cache=True, nogil=True)
+_inl = numba.njit(cache=True, nogil=True, inline="always")
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
+    """``llvm.prefetch`` (read, high locality) of ``arr[idx]``: a hint, never a fault."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        aryty, _idxty = signature.args
+        ary, ind = args
+        arr_struct = context.make_array(aryty)(context, builder, ary)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, arr_struct, [ind])
+        i32 = ir.IntType(32)
+        opaque = getattr(ptr.type, "is_opaque", False)
+        if not opaque:
+            ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+        name = "llvm.prefetch.p0" if opaque else "llvm.prefetch.p0i8"
+        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@_inl
+def mulhi(a: np.uint64, b: np.uint64) -> np.uint64:
+    """High 64 bits of the 128-bit product a*b."""
+    if b <= M32:  # two multiplications suffice (table sizes below 2^32)
+        return ((a >> U64(32)) * b + (((a & M32) * b) >> U64(32))) >> U64(32)
+    a_lo = a & M32
+    a_hi = a >> U64(32)
+    b_lo = b & M32
+    b_hi = b >> U64(32)
+    lo_lo = a_lo * b_lo
+    hi_lo = a_hi * b_lo
+    lo_hi = a_lo * b_hi
+    hi_hi = a_hi * b_hi
+    cross = (lo_lo >> U64(32)) + (hi_lo & M32) + lo_hi
+    return hi_hi + (hi_lo >> U64(32)) + (cross >> U64(32))
+
+
+@_inl
+def fmix64(z: np.uint64) -> np.uint64:
+    z ^= z >> U64(33)
+    z *= U64(0xFF51AFD7ED558CCD)
+    z ^= z >> U64(33)
+    z *= U64(0xC4CEB9FE1A85EC53)
+    z ^= z >> U64(33)
+    return z
+
+
+@_inl
+def get_cell(words: np.ndarray, idx: np.int64, c: np.int64, mask: np.uint64) -> np.uint64:
+    bit = idx * c
+    w = bit >> 6
+    b = bit & 63
+    v = words[w] >> U64(b)
+    if b + c > 64:
+        v |= words[w + 1] << U64(64 - b)
+    return v & mask
+
+
+@_inl
+def set_cell(words: np.ndarray, idx: np.int64, c: np.int64, mask: np.uint64, val: np.uint64) -> None:
+    bit = idx * c
+    w = bit >> 6
+    b = bit & 63
+    words[w] = (words[w] & ~(mask << U64(b))) | ((val & mask) << U64(b))
+    if b + c > 64:
+        r = 64 - b
+        hmask = mask >> U64(r)
+        words[w + 1] = (words[w + 1] & ~hmask) | ((val & mask) >> U64(r))
+
+
+@_jit
+def get_cells(words: np.ndarray, idx: np.ndarray, c: int, mask: np.uint64) -> np.ndarray:
+    out = np.empty(idx.shape[0], dtype=np.uint64)
+    for n in range(idx.shape[0]):
+        out[n] = get_cell(words, idx[n], c, mask)
+    return out
+
+
+@_jit
+def set_one_cell(words: np.ndarray, idx: int, c: int, mask: np.uint64, val: np.uint64) -> None:
+    set_cell(words, idx, c, mask, val)
+
+
+@_jit
+def all_cells(words: np.ndarray, ncells: int, c: int, mask: np.uint64) -> np.ndarray:
+    out = np.empty(ncells, dtype=np.uint64)
+    for n in range(ncells):
+        out[n] = get_cell(words, n, c, mask)
+    return out
+
+
+# --------------------------------------------------------------------------- Geometric filter
+
+
+@_inl
+def fingerprint(h1: np.uint64, fpmod: np.uint64) -> np.uint64:
+    """f(x) in [1, 2^E - 1] (Assumption 3.2.1), fpmod = 2^E - 1."""
+    return U64(1) + mulhi(fmix64(h1 ^ FP_SALT), fpmod)
+
+
+@_inl
+def probe(h1: np.uint64, h2: np.uint64, t: np.int64, m: np.uint64) -> np.int64:
+    g = h1 + U64(t) * h2 + U64((t * t * t - t) // 6)
+    return np.int64(mulhi(fmix64(g), m))
+
+
+@_inl
+def walk(
+    h1: np.uint64,
+    fp: np.uint64,
+    words: np.ndarray,
+    offsets: np.ndarray,
+    sizes: np.ndarray,
+    k: np.int64,
+    c: np.int64,
+    v_bits: np.int64,
+    mask: np.uint64,
+) -> tuple[np.int64, np.int64, np.uint64, np.int64, np.int64]:
+    """Algorithm 4's walk with Algorithm 5's statuses: (status, cell, content, table, probes)."""
+    h2 = second_hash(h1)
+    vmask = (U64(1) << U64(v_bits)) - U64(1)
+    t = 0
+    for i in range(sizes.shape[0]):
+        m = U64(sizes[i])
+        base = offsets[i]
+        for _j in range(k):
+            idx = base + probe(h1, h2, t, m)
+            t += 1
+            cell = get_cell(words, idx, c, mask)
+            if cell == U64(0):
+                return OPEN, idx, cell, i, t
+            if (cell >> U64(v_bits)) == fp:
+                if (cell & vmask) != U64(0):
+                    return MATCH, idx, cell, i, t
+                return INVALID, idx, cell, i, t
+    return EXHAUSTED, np.int64(-1), U64(0), sizes.shape[0], t
+
+
+@_jit
+def gf_encode(
+    h1s: np.ndarray,
+    values: np.ndarray,
+    words: np.ndarray,
+    offsets: np.ndarray,
+    sizes: np.ndarray,
+    k: int,
+    c: int,
+    v_bits: int,
+    fpmod: np.uint64,
+    landed: np.ndarray,
+    dist: int = PREFETCH_DIST,
+) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray]:
+    """First scan of Algorithm 3 (compact rules of Sec. 3.2.4) over one chunk.
+
+    The chunk is processed *table by table*: all its keys try A_1 in order, the rejected
+    ones try A_2 in order, and so on. This gives exactly the cells of the key-by-key order of
+    Algorithm 3: table i only ever sees the keys rejected by A_1..A_{i-1}, in the same order,
+    whichever way the loops are nested (tests compare with a literal Algorithm 3). Within a
+    table the first probe of a key does not depend on earlier keys, so it is prefetched
+    ``dist`` (PREFETCH_DIST) keys ahead; memory is O(chunk).
+
+    ``landed[i]`` counts keys whose walk ended in table i (``landed[N]``: exhausted), so
+    the trying-set sizes |S_i| are suffix sums. Returns (stored, invalidated, exhausted,
+    unstored, inv_cells, inv_fps): the chunk positions of the keys that were not stored
+    (they met their fingerprint, or ran past A_N), and the cells that this chunk turned from
+    valid to invalid with their fingerprints (their owners' answers are now wrong too).
+    """
+    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
+    vmask = (U64(1) << U64(v_bits)) - U64(1)
+    nk = h1s.shape[0]
+    status = np.zeros(nk, dtype=np.uint8)  # 1: not stored, 2: not stored + invalidated a valid cell
+    nt = sizes.shape[0]
+    cur = np.empty(nk, dtype=np.int32)
+    nxt = np.empty(nk, dtype=np.int32)
+    h2s = np.empty(nk, dtype=np.uint64)
+    fps = np.empty(nk, dtype=np.uint64)
+    for a in range(nk):
+        cur[a] = a
+        h2s[a] = second_hash(h1s[a])
+        fps[a] = fingerprint(h1s[a], fpmod)
+    ncur = nk
+    stored = 0
+    invalidated = 0
+    for i in range(nt):
+        if ncur == 0:
+            break
+        m = U64(sizes[i])
+        base = offsets[i]
+        t0 = i * k
+        nn = 0
+        for a in range(ncur):
+            if a + dist < ncur:
+                b = cur[a + dist]
+                prefetch(words, ((base + probe(h1s[b], h2s[b], t0, m)) * c) >> 6)
+            x = cur[a]
+            h1 = h1s[x]
+            fp = fps[x]
+            done = False
+            for j in range(k):
+                idx = base + probe(h1, h2s[x], t0 + j, m)
+                cell = get_cell(words, idx, c, mask)
+                if cell == U64(0):  # Open
+                    set_cell(words, idx, c, mask, (fp << U64(v_bits)) | U64(values[x]))
+                    stored += 1
+                    done = True
+                    break
+                if (cell >> U64(v_bits)) == fp:  # Match / Unrecoverable: invalidate (line 19)
+                    status[x] = 2 if (cell & vmask) != U64(0) else 1
+                    set_cell(words, idx, c, mask, fp << U64(v_bits))
+                    invalidated += 1
+                    done = True
+                    break
+            if done:
+                landed[i] += 1
+            else:
+                nxt[nn] = x
+                nn += 1
+        tmp = cur
+        cur = nxt
+        nxt = tmp
+        ncur = nn
+    landed[nt] += ncur
+    for a in range(ncur):  # exhausted
+        status[cur[a]] = 1
+    nu = 0
+    ni = 0
+    for x in range(nk):
+        if status[x] != 0:
+            nu += 1
+        if status[x] == 2:
+            ni += 1
+    unstored = np.empty(nu, dtype=np.int64)
+    inv_cells = np.empty(ni, dtype=np.int64)
+    inv_fps = np.empty(ni, dtype=np.uint64)
+    a = 0
+    b = 0
+    for x in range(nk):
+        if status[x] != 0:
+            unstored[a] = x
+            a += 1
+        if status[x] == 2:
+            # its walk now ends on the cell it invalidated: every earlier cell of the walk had
+            # another fingerprint when it passed, and fingerprints never change
+            _st, idx, _cell, _tab, _pr = walk(h1s[x], fps[x], words, offsets, sizes, k, c, v_bits, mask)
+            inv_cells[b] = idx
+            inv_fps[b] = fps[x]
+            b += 1
+    return stored, invalidated, ncur, unstored, inv_cells, inv_fps
+
+
+@_jit
+def gf_find_owners(
+    h1s: np.ndarray,
+    inv_fps: np.ndarray,
+    inv_cells: np.ndarray,
+    words: np.ndarray,
+    offsets: np.ndarray,
+    sizes: np.ndarray,
+    k: int,
+    c: int,
+    v_bits: int,
+    fpmod: np.uint64,
+) -> np.ndarray:
+    """Chunk positions of the keys whose walk ends on one of ``inv_cells`` (sorted), looking
+    only at keys whose fingerprint is in ``inv_fps`` (sorted): the owners of the cells that
+    were invalidated after they were stored, plus the keys that invalidated them."""
+    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
+    out = np.empty(h1s.shape[0], dtype=np.int64)
+    no = 0
+    for n in range(h1s.shape[0]):
+        h1 = h1s[n]
+        fp = fingerprint(h1, fpmod)
+        if _bsearch(inv_fps, fp) < 0:
+            continue
+        st, idx, _cell, _tab, _pr = walk(h1, fp, words, offsets, sizes, k, c, v_bits, mask)
+        if st == INVALID and _bsearch_i64(inv_cells, idx) >= 0:
+            out[no] = n
+            no += 1
+    return out[:no].copy()
+
+
+@_inl
+def _bsearch(arr: np.ndarray, x: np.uint64) -> np.int64:
+    lo = 0
+    hi = arr.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < arr.shape[0] and arr[lo] == x:
+        return lo
+    return -1
+
+
+@_inl
+def _bsearch_i64(arr: np.ndarray, x: np.int64) -> np.int64:
+    lo = 0
+    hi = arr.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < arr.shape[0] and arr[lo] == x:
+        return lo
+    return -1
+
+
+@_jit
+def gf_query(
+    h1s: np.ndarray,
+    words: np.ndarray,
+    offsets: np.ndarray,
+    sizes: np.ndarray,
+    k: int,
+    c: int,
+    v_bits: int,
+    fpmod: np.uint64,
+    ovf_h1: np.ndarray,
+    out: np.ndarray,
+    flag: np.ndarray,
+) -> int:
+    """Algorithm 4 over a batch. ``out`` gets G(cell) or 0; ``flag[n] = 1`` when the overflow
+    table holds a key with this h1 (the caller confirms with the second hash). Returns the
+    total number of cells probed."""
+    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
+    vmask = (U64(1) << U64(v_bits)) - U64(1)
+    probes = 0
+    for n in range(h1s.shape[0]):
+        h1 = h1s[n]
+        fp = fingerprint(h1, fpmod)
+        st, idx, cell, tab, pr = walk(h1, fp, words, offsets, sizes, k, c, v_bits, mask)
+        probes += pr
+        flag[n] = 0
+        if st == MATCH:
+            out[n] = np.int64(cell & vmask)
+        else:
+            out[n] = 0
+            if st != OPEN and ovf_h1.shape[0] > 0 and _bsearch(ovf_h1, h1) >= 0:
+                flag[n] = 1
+    return probes
+
+
+@_jit
+def gf_query_pipelined(
+    h1s: np.ndarray,
+    words: np.ndarray,
+    offsets: np.ndarray,
+    sizes: np.ndarray,
+    k: int,
+    c: int,
+    v_bits: int,
+    fpmod: np.uint64,
+    ovf_h1: np.ndarray,
+    out: np.ndarray,
+    flag: np.ndarray,
+) -> int:
+    """Same answers as :func:`gf_query`, with SLOTS keys in flight (the "pipelining" of
+    Section 5.3): each slot walks one key; one probe per slot per round, the next cell
+    prefetched, and a finished slot takes the next key. Independent keys' cache misses
+    overlap instead of queuing behind one key's chain of dependent probes."""
+    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
+    vmask = (U64(1) << U64(v_bits)) - U64(1)
+    n = h1s.shape[0]
+    nprobe = sizes.shape[0] * k
+    sk = np.full(SLOTS, -1, np.int64)
+    st = np.zeros(SLOTS, np.int64)
+    sh1 = np.zeros(SLOTS, np.uint64)
+    sh2 = np.zeros(SLOTS, np.uint64)
+    sfp = np.zeros(SLOTS, np.uint64)
+    sidx = np.zeros(SLOTS, np.int64)
+    m0 = U64(sizes[0])
+    nxt = 0
+    active = 0
+    probes = 0
+    for g in range(SLOTS):
+        if nxt < n:
+            h1 = h1s[nxt]
+            sk[g] = nxt
+            sh1[g] = h1
+            sh2[g] = second_hash(h1)
+            sfp[g] = fingerprint(h1, fpmod)
+            st[g] = 0
+            sidx[g] = offsets[0] + probe(h1, sh2[g], 0, m0)
+            prefetch(words, (sidx[g] * c) >> 6)
+            nxt += 1
+            active += 1
+    while active > 0:
+        for g in range(SLOTS):
+            key = sk[g]
+            if key < 0:
+                continue
+            cell = get_cell(words, sidx[g], c, mask)
+            probes += 1
+            t = st[g] + 1
+            done = True
+            if cell == U64(0):
+                out[key] = 0
+                flag[key] = 0
+            elif (cell >> U64(v_bits)) == sfp[g]:
+                if (cell & vmask) != U64(0):
+                    out[key] = np.int64(cell & vmask)
+                    flag[key] = 0
+                else:
+                    out[key] = 0
+                    flag[key] = 1 if (ovf_h1.shape[0] > 0 and _bsearch(ovf_h1, sh1[g]) >= 0) else 0
+            elif t >= nprobe:
+                out[key] = 0
+                flag[key] = 1 if (ovf_h1.shape[0] > 0 and _bsearch(ovf_h1, sh1[g]) >= 0) else 0
+            else:
+                done = False
+            if done:
+                if nxt < n:
+                    h1 = h1s[nxt]
+                    sk[g] = nxt
+                    sh1[g] = h1
+                    sh2[g] = second_hash(h1)
+                    sfp[g] = fingerprint(h1, fpmod)
+                    st[g] = 0
+                    idx = offsets[0] + probe(h1, sh2[g], 0, m0)
+                    nxt += 1
+                else:
+                    sk[g] = -1
+                    active -= 1
+                    continue
+            else:
+                st[g] = t
+                i = t // k
+                idx = offsets[i] + probe(sh1[g], sh2[g], t, U64(sizes[i]))
+            sidx[g] = idx
+            prefetch(words, (idx * c) >> 6)
+    return probes
+
+
+@_jit
+def gf_walk_one(
+    h1: np.uint64,
+    words: np.ndarray,
+    offsets: np.ndarray,
+    sizes: np.ndarray,
+    k: int,
+    c: int,
+    v_bits: int,
+    fpmod: np.uint64,
+) -> tuple[np.int64, np.int64, np.uint64, np.uint64, np.int64]:
+    """(status, cell index, cell content, fingerprint, table) of one key."""
+    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
+    fp = fingerprint(h1, fpmod)
+    st, idx, cell, tab, _pr = walk(h1, fp, words, offsets, sizes, k, c, v_bits, mask)
+    return st, idx, cell, fp, tab
+
+
+@_jit
+def gf_fingerprints(h1s: np.ndarray, fpmod: np.uint64) -> np.ndarray:
+    out = np.empty(h1s.shape[0], dtype=np.uint64)
+    for n in range(h1s.shape[0]):
+        out[n] = fingerprint(h1s[n], fpmod)
+    return out
+
+
+@_jit
+def gf_positions(h1s: np.ndarray, sizes: np.ndarray, k: int) -> np.ndarray:
+    """(n, N*k) cell indices *within* each table, probe order (for the reference model)."""
+    nt = sizes.shape[0]
+    out = np.empty((h1s.shape[0], nt * k), dtype=np.int64)
+    for n in range(h1s.shape[0]):
+        h1 = h1s[n]
+        h2 = second_hash(h1)
+        for t in range(nt * k):
+            out[n, t] = probe(h1, h2, t, U64(sizes[t // k]))
+    return out
+
+
+@_jit
+def gf_table_stats(
+    words: np.ndarray, offsets: np.ndarray, c: int, v_bits: int
+) -> tuple[np.ndarray, np.ndarray, np.int64]:
+    """Per table: occupied cells, valid cells; and the number of malformed cells
+    (non-zero value part with a zero fingerprint: impossible by Assumption 3.2.1)."""
+    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
+    vmask = (U64(1) << U64(v_bits)) - U64(1)
+    nt = offsets.shape[0] - 1
+    occ = np.zeros(nt, dtype=np.int64)
+    val = np.zeros(nt, dtype=np.int64)
+    bad = 0
+    for i in range(nt):
+        for idx in range(offsets[i], offsets[i + 1]):
+            cell = get_cell(words, idx, c, mask)
+            if cell != U64(0):
+                occ[i] += 1
+                if (cell >> U64(v_bits)) == U64(0):
+                    bad += 1
+                if (cell & vmask) != U64(0):
+                    val[i] += 1
+    return occ, val, bad
+
+
+# --------------------------------------------------------------------------- Bloomier filter
+
+
+@_inl
+def bl_pos(h1: np.uint64, salt: np.uint64, j: np.int64, block: np.uint64) -> np.int64:
+    g = fmix64(h1 + (salt * U64(3) + U64(j) + U64(1)) * GOLDEN)
+    return np.int64(j) * np.int64(block) + np.int64(mulhi(g, block))
+
+
+@_inl
+def bl_fp(h1: np.uint64, salt: np.uint64, mask: np.uint64) -> np.uint64:
+    return fmix64(h1 ^ BL_SALT ^ (salt * GOLDEN)) & mask
+
+
+@_jit
+def bl_peel(h1s: np.ndarray, salt: np.uint64, block: np.uint64) -> tuple[np.ndarray, np.ndarray, int]:
+    """Ordered matching (Algorithm 1) by peeling degree-one cells, with per-cell counts and
+    the XOR of incident key indices instead of adjacency lists. Returns (keys, cells, count);
+    count < n means failure."""
+    n = h1s.shape[0]
+    m = 3 * np.int64(block)
+    cnt = np.zeros(m, dtype=np.int32)
+    xr = np.zeros(m, dtype=np.int64)
+    for i in range(n):
+        for j in range(3):
+            p = bl_pos(h1s[i], salt, j, block)
+            cnt[p] += 1
+            xr[p] ^= i
+    stack = np.empty(m, dtype=np.int64)
+    top = 0
+    for p in range(m):
+        if cnt[p] == 1:
+            stack[top] = p
+            top += 1
+    order_k = np.empty(n, dtype=np.int64)
+    order_c = np.empty(n, dtype=np.int64)
+    count = 0
+    while top > 0:
+        top -= 1
+        p = stack[top]
+        if cnt[p] != 1:
+            continue
+        i = xr[p]
+        order_k[count] = i
+        order_c[count] = p
+        count += 1
+        for j in range(3):
+            q = bl_pos(h1s[i], salt, j, block)
+            cnt[q] -= 1
+            xr[q] ^= i
+            if cnt[q] == 1:
+                stack[top] = q
+                top += 1
+    return order_k, order_c, count
+
+
+@_jit
+def bl_assign(
+    h1s: np.ndarray,
+    values: np.ndarray,
+    order_k: np.ndarray,
+    order_c: np.ndarray,
+    salt: np.uint64,
+    block: np.uint64,
+    words: np.ndarray,
+    c: int,
+) -> None:
+    """Eq. (2.2) in reverse peeling order: A[critical] = v XOR f XOR (other two cells)."""
+    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
+    for t in range(order_k.shape[0] - 1, -1, -1):
+        i = order_k[t]
+        crit = order_c[t]
+        h1 = h1s[i]
+        acc = U64(values[i]) ^ bl_fp(h1, salt, mask)
+        for j in range(3):
+            p = bl_pos(h1, salt, j, block)
+            if p != crit:
+                acc ^= get_cell(words, p, c, mask)
+        set_cell(words, crit, c, mask, acc)
+
+
+@_jit
+def bl_query(
+    h1s: np.ndarray, words: np.ndarray, salt: np.uint64, block: np.uint64, c: int, v_bits: int, out: np.ndarray
+) -> None:
+    """Eq. (2.1): g = f XOR A[h1] XOR A[h2] XOR A[h3]; valid when 0 < g < 2^V, else 0."""
+    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
+    lim = U64(1) << U64(v_bits)
+    for n in range(h1s.shape[0]):
+        h1 = h1s[n]
+        g = bl_fp(h1, salt, mask)
+        for j in range(3):
+            g ^= get_cell(words, bl_pos(h1, salt, j, block), c, mask)
+        out[n] = np.int64(g) if g < lim else 0
+
+
+# --------------------------------------------------------------------------- Monte Carlo
+
+
+@_inl
+def _draw(state: np.uint64, m: np.uint64, rng_range: np.uint64) -> tuple[np.uint64, np.uint64]:
+    state = state + GOLDEN
+    z = fmix64(state)
+    if rng_range == U64(0):
+        return state, mulhi(z, m)
+    return state, mulhi(z, rng_range) % m
+
+
+@_jit
+def mc_load_factor(m: int, k: int, n: int, rng_range: np.uint64, seed: np.uint64) -> int:
+    """Algorithm 6: n keys, k attempts each, on m bits; returns the number of set bits."""
+    bits = np.zeros((m + 63) // 64, dtype=np.uint64)
+    state = fmix64(seed ^ FP_SALT)
+    mm = U64(m)
+    c = 0
+    for _i in range(n):
+        for _j in range(k):
+            state, h = _draw(state, mm, rng_range)
+            w = h >> U64(6)
+            b = U64(1) << (h & U64(63))
+            if bits[w] & b == U64(0):
+                bits[w] |= b
+                c += 1
+                break
+    return c
+
+
+@_jit
+def mc_storage_ratio(m: int, k: int, target: int, rng_range: np.uint64, seed: np.uint64) -> int:
+    """Algorithm 7 (corrected): number of keys tried until ``target`` of m bits are set."""
+    bits = np.zeros((m + 63) // 64, dtype=np.uint64)
+    state = fmix64(seed ^ FP_SALT)
+    mm = U64(m)
+    c = 0
+    tried = 0
+    while c < target:
+        tried += 1
+        for _j in range(k):
+            state, h = _draw(state, mm, rng_range)
+            w = h >> U64(6)
+            b = U64(1) << (h & U64(63))
+            if bits[w] & b == U64(0):
+                bits[w] |= b
+                c += 1
+                break
+    return tried
+
+
+@_jit
+def mc_table_loads(sizes: np.ndarray, k: int, n: int, seed: np.uint64, rng_range: np.uint64) -> np.ndarray:
+    """Simulation of a whole table sequence with the generator of Algorithms 6/7 (uniform
+    when rng_range = 0, else ``random() mod M_i``): occupied cells per table after n keys."""
+    nt = sizes.shape[0]
+    offs = np.zeros(nt + 1, dtype=np.int64)
+    for i in range(nt):
+        offs[i + 1] = offs[i] + sizes[i]
+    bits = np.zeros((offs[nt] + 63) // 64, dtype=np.uint64)
+    occ = np.zeros(nt, dtype=np.int64)
+    state = fmix64(seed ^ BL_SALT)
+    for _x in range(n):
+        done = False
+        for i in range(nt):
+            for _j in range(k):
+                state, h = _draw(state, U64(sizes[i]), rng_range)
+                idx = U64(offs[i]) + h
+                w = idx >> U64(6)
+                b = U64(1) << (idx & U64(63))
+                if bits[w] & b == U64(0):
+                    bits[w] |= b
+                    occ[i] += 1
+                    done = True
+                    break
+            if done:
+                break
+    return occ
