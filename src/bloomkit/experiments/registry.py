@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -106,8 +107,9 @@ def _discover() -> None:
     _DISCOVERED = True
 
 
-def _sort_key(exp_id: str) -> tuple[str, ...]:
-    return tuple(exp_id.split("-", 1))
+def _sort_key(exp_id: str) -> tuple[Any, ...]:
+    """Natural order: "000-fig8" before "000-fig10", "001-fig3.2" before "001-fig3.10"."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", exp_id))
 
 
 def all_experiments() -> list[Experiment]:
