@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import importlib
-import re
 import pkgutil
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
