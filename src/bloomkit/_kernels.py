@@ -27,7 +27,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 U64 = np.uint64
@@ -53,6 +53,29 @@ def _mulhi64(typingctx, a, b):  # type: ignore[no-untyped-def]
         i128 = ir.IntType(128)
         prod = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
         return builder.trunc(builder.lshr(prod, ir.Constant(i128, 64)), ir.IntType(64))
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
+    """``llvm.prefetch`` (read, high locality) of ``arr[idx]``: a hint, never a fault."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        aryty, _idxty = signature.args
+        ary, ind = args
+        arr_struct = context.make_array(aryty)(context, builder, ary)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, arr_struct, [ind])
+        i32 = ir.IntType(32)
+        opaque = getattr(ptr.type, "is_opaque", False)
+        if not opaque:
+            ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+        name = "llvm.prefetch.p0" if opaque else "llvm.prefetch.p0i8"
+        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
 
     return sig, codegen
 
@@ -353,32 +376,60 @@ def positions(h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
     return out
 
 
+_RING = 16  # keys in flight: their probe words are prefetched this many keys ahead
+
+
+@_jit_inline
+def _stage(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, k: int, m: np.uint64,
+           M: np.uint64) -> None:
+    """Compute the k probe positions of one key into ``ring[slot]`` and prefetch their words."""
+    for i in range(k):
+        x = fastmod(probe(h, i), m, M)
+        ring[slot, i] = x
+        prefetch(words, np.int64(x >> U64(6)))
+
+
 @_jit_mut
 def bits_set(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
-    """Set the k probe bits of every key (little-endian bit order within uint64 words)."""
+    """Set the k probe bits of every key (little-endian bit order within uint64 words).
+
+    Positions are computed ``_RING`` keys ahead and their words prefetched, so the cache misses
+    of independent keys overlap (a filter larger than the caches is latency-bound otherwise).
+    """
     M = reducer(m)
-    for r in range(h1.shape[0]):
-        h = h1[r]
+    n = h1.shape[0]
+    ring = np.empty((_RING, k), dtype=np.uint64)
+    for r in range(min(n, _RING)):
+        _stage(ring, r, words, h1[r], k, m, M)
+    for r in range(n):
+        slot = r & (_RING - 1)
         for i in range(k):
-            x = fastmod(probe(h, i), m, M)
+            x = ring[slot, i]
             words[x >> U64(6)] |= U64(1) << (x & U64(63))
+        if r + _RING < n:
+            _stage(ring, slot, words, h1[r + _RING], k, m, M)
 
 
 @_jit
 def bits_test(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
-    """True where all k probe bits of a key are set."""
+    """True where all k probe bits of a key are set (prefetched like :func:`bits_set`)."""
     M = reducer(m)
     n = h1.shape[0]
     out = np.empty(n, dtype=np.bool_)
+    ring = np.empty((_RING, k), dtype=np.uint64)
+    for r in range(min(n, _RING)):
+        _stage(ring, r, words, h1[r], k, m, M)
     for r in range(n):
-        h = h1[r]
+        slot = r & (_RING - 1)
         hit = True
         for i in range(k):
-            x = fastmod(probe(h, i), m, M)
+            x = ring[slot, i]
             if (words[x >> U64(6)] >> (x & U64(63))) & U64(1) == U64(0):
                 hit = False
                 break
         out[r] = hit
+        if r + _RING < n:
+            _stage(ring, slot, words, h1[r + _RING], k, m, M)
     return out
 
 

@@ -24,11 +24,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.extending import intrinsic
 
-from .._kernels import second_hash
+from .._kernels import prefetch, second_hash
 
 U64 = np.uint64
 GOLDEN = U64(0x9E3779B97F4A7C15)
@@ -46,29 +43,6 @@ EXHAUSTED = 3
 
 _jit = numba.njit(cache=True, nogil=True)
 _inl = numba.njit(cache=True, nogil=True, inline="always")
-
-
-@intrinsic
-def prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
-    """``llvm.prefetch`` (read, high locality) of ``arr[idx]``: a hint, never a fault."""
-    sig = types.void(arr, idx)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        aryty, _idxty = signature.args
-        ary, ind = args
-        arr_struct = context.make_array(aryty)(context, builder, ary)
-        ptr = cgutils.get_item_pointer(context, builder, aryty, arr_struct, [ind])
-        i32 = ir.IntType(32)
-        opaque = getattr(ptr.type, "is_opaque", False)
-        if not opaque:
-            ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
-        name = "llvm.prefetch.p0" if opaque else "llvm.prefetch.p0i8"
-        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, name)
-        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
 
 
 @_inl
