@@ -34,6 +34,7 @@ demo: $(VENV)/.installed-demo data
 	$(VENV)/bin/bloomkit reproduce --quick --out results
 
 test: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check -q src tests benchmarks
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 test-slow: $(VENV)/.installed-test
