@@ -70,6 +70,26 @@ def _resolve_size(
     return m, k, cap, rate
 
 
+_SINGLE: dict[str, Any] = {}
+
+
+def _single(name: str) -> Any:
+    """The compiled entry point of a single-key kernel for its one signature
+    (bytes payload, uint64 seed, uint64 words, int k, uint64 m).
+
+    Calling the entry point skips the dispatcher's type resolution: about 0.24 us per call
+    instead of 0.43 us. Only this module calls it, always with exactly these types.
+    """
+    fn = _SINGLE.get(name)
+    if fn is None:
+        from numba import types
+
+        sig = (types.Bytes(types.uint8, 1, "C", readonly=True), types.uint64,
+               types.Array(types.uint64, 1, "C"), types.int64, types.uint64)
+        fn = _SINGLE[name] = getattr(K, name).compile(sig)
+    return fn
+
+
 def _tag_seeds(seed: int) -> dict[int, np.uint64]:
     return {t: np.uint64(tag_seed(seed, t)) for t in range(TAG_STR, TAG_TUPLE + 1)}
 
@@ -143,22 +163,23 @@ class BloomFilter(Persistable):
         return self._num_hashes
 
     # -- single keys --------------------------------------------------------------------------
-    def _payload(self, key: Any) -> tuple[bytes, np.uint64]:
-        """Canonical payload and tag seed of one key (str fast path first)."""
-        if type(key) is str and key.isascii():
-            return key.encode("ascii"), self._tag_seeds[TAG_STR]
-        tag, payload = encode_key(key)
-        return payload, self._tag_seeds[tag]
-
     def add(self, key: Any) -> None:
         """Insert one key. Complexity: O(k)."""
-        payload, seed = self._payload(key)
-        K.bits_add_one(payload, seed, self._bits.words, self._num_hashes, self._m64)
+        if type(key) is str and key.isascii():
+            payload, seed = key.encode("ascii"), self._tag_seeds[TAG_STR]
+        else:
+            tag, payload = encode_key(key)
+            seed = self._tag_seeds[tag]
+        _single("bits_add_one")(payload, seed, self._bits.words, self._num_hashes, self._m64)
 
     def __contains__(self, key: Any) -> bool:
         """True if the key may be in the set (never False for an inserted key). Complexity: O(k)."""
-        payload, seed = self._payload(key)
-        return bool(K.bits_test_one(payload, seed, self._bits.words, self._num_hashes, self._m64))
+        if type(key) is str and key.isascii():
+            payload, seed = key.encode("ascii"), self._tag_seeds[TAG_STR]
+        else:
+            tag, payload = encode_key(key)
+            seed = self._tag_seeds[tag]
+        return _single("bits_test_one")(payload, seed, self._bits.words, self._num_hashes, self._m64)
 
     # -- batches ------------------------------------------------------------------------------
     def _hash(self, keys: Any) -> np.ndarray:
