@@ -656,3 +656,23 @@ def test_wire_golden_bytes() -> None:
     c.add_many(["a", "b", "c"])
     c.fold(3)
     assert c.to_wire().hex() == "424b46570101040200010005000000000000003c03030000002001110000000010d2e22070"
+
+
+def test_single_key_paths_on_every_construction_path():
+    """Single-key add / in work on filters made by fold, folded, unfold, wire and load."""
+    from bloomkit.folding import FoldableBloomFilter, FoldableCountingBloomFilter, from_wire
+
+    for cls in (FoldableBloomFilter, FoldableCountingBloomFilter):
+        f = cls(num_bits=2 * 3 * 5 * 7 * 64, num_hashes=3, seed=9)
+        f.add("alpha")
+        f.add(17)
+        made = [f.folded(3), from_wire(f.to_bloom().to_wire(set_version=1) if cls is FoldableCountingBloomFilter
+                                        else f.to_wire(set_version=1), seed=9, num_hashes=3),
+                cls.from_bytes(f.to_bytes()), f.copy()]
+        g = f.folded(5)
+        g.unfold(g.num_bits * 5)
+        made.append(g)
+        for h in made:
+            assert "alpha" in h and 17 in h
+            h.add("beta")
+            assert "beta" in h

@@ -136,7 +136,6 @@ class BloomFilter(Persistable):
         self.seed = check_seed(seed, owner)
         self._hash_id = HASH_XXH64
         self._num_hashes = k
-        self._tag_seeds = _tag_seeds(self.seed)
         self._set_storage(self._new_storage(m))
 
     # -- storage ------------------------------------------------------------------------------
@@ -144,8 +143,11 @@ class BloomFilter(Persistable):
         return BitArray(m)
 
     def _set_storage(self, bits: BitArray) -> None:
+        """Install the storage; every construction path (init, load, fold, copy) ends here,
+        so the state derived from it and from the seed is set here and nowhere else."""
         self._bits = bits
         self._m64 = np.uint64(bits.num_bits)
+        self._tag_seeds = _tag_seeds(self.seed)
 
     @property
     def bits(self) -> BitArray:
@@ -332,7 +334,6 @@ class BloomFilter(Persistable):
         out.capacity = params["capacity"]
         out.fpr = params["fpr"]
         out.seed = check_seed(seed, cls.__name__)
-        out._tag_seeds = _tag_seeds(out.seed)
         out._hash_id = hash_id
         out._num_hashes = check_int(params["num_hashes"], "num_hashes", cls.__name__, 1, _MAX_HASHES)
         return out
@@ -392,6 +393,7 @@ class CountingBloomFilter(BloomFilter):
     def _set_storage(self, counters: CounterArray) -> None:  # type: ignore[override]
         self._counters = counters
         self._m64 = np.uint64(counters.size)
+        self._tag_seeds = _tag_seeds(self.seed)
 
     @property
     def counters(self) -> CounterArray:
