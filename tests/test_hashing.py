@@ -102,6 +102,11 @@ def _single(keys, seed=5):
     [
         ["a", "bb", "", "héllo", "日本語", "\U0001f600"],
         ["a\x00b", "c"],  # NUL inside a key: the pyarrow fallback
+        ["a" * i for i in range(20)],  # every length around the 8-byte separator scan
+        ["abcdefgh", "ijklmnop", ""],
+        ["abcdefghi\x00"],
+        ["\x00"],
+        [""],
         [b"x", b"", b"\x00\x01"],
         [1, -2, 2**62, 0],
         [0.5, -0.0, 1e300, float("-inf")],

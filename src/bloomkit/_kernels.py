@@ -24,6 +24,8 @@ or enhanced double hashing; independent probes match the model at every m.
 
 from __future__ import annotations
 
+import sys
+
 import numba
 import numpy as np
 from llvmlite import ir
@@ -126,20 +128,43 @@ def _merge(acc: np.uint64, val: np.uint64) -> np.uint64:
     return acc * P1 + P4
 
 
-@_jit_inline
-def _read64(buf: np.ndarray, p: int) -> np.uint64:
-    v = U64(0)
-    for j in range(8):
-        v |= U64(buf[p + j]) << U64(8 * j)
-    return v
+def _load_intrinsic(bits: int):  # type: ignore[no-untyped-def]
+    """An unaligned little-endian load of ``bits`` bits at ``buf[p]`` (arrays and bytes)."""
+
+    @intrinsic
+    def load(typingctx, buf, p):  # type: ignore[no-untyped-def]
+        sig = types.uint64(buf, p)
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            aryty = signature.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+            v = builder.load(builder.bitcast(ptr, ir.IntType(bits).as_pointer()), align=1)
+            return builder.zext(v, ir.IntType(64)) if bits < 64 else v
+
+        return sig, codegen
+
+    return load
 
 
-@_jit_inline
-def _read32(buf: np.ndarray, p: int) -> np.uint64:
-    v = U64(0)
-    for j in range(4):
-        v |= U64(buf[p + j]) << U64(8 * j)
-    return v
+if sys.byteorder == "little":
+    _read64 = _load_intrinsic(64)
+    _read32 = _load_intrinsic(32)
+else:  # pragma: no cover - big-endian hosts assemble the little-endian words byte by byte
+
+    @_jit_inline
+    def _read64(buf: np.ndarray, p: int) -> np.uint64:
+        v = U64(0)
+        for j in range(8):
+            v |= U64(buf[p + j]) << U64(8 * j)
+        return v
+
+    @_jit_inline
+    def _read32(buf: np.ndarray, p: int) -> np.uint64:
+        v = U64(0)
+        for j in range(4):
+            v |= U64(buf[p + j]) << U64(8 * j)
+        return v
 
 
 @_jit_inline
@@ -235,19 +260,32 @@ def hash_offsets(data: np.ndarray, offsets: np.ndarray, seed: np.uint64) -> np.n
 def hash_nul_joined(buf: np.ndarray, n: int, seed: np.uint64) -> np.ndarray:
     """h1 of n keys stored NUL-separated in one buffer (the UTF-8 of ``"\\0".join(keys)``).
 
-    Returns an empty array when the buffer does not hold exactly n keys (a key contained NUL).
+    The separators are found eight bytes at a time (a word has a zero byte iff
+    ``(v - 0x01..01) & ~v & 0x80..80`` is non-zero). Returns an empty array when the buffer
+    does not hold exactly n keys (a key contained NUL).
     """
     out = np.empty(n, dtype=np.uint64)
     total = buf.shape[0]
+    ones = U64(0x0101010101010101)
+    highs = U64(0x8080808080808080)
     start = 0
     i = 0
-    for p in range(total + 1):
-        if p == total or buf[p] == 0:
-            if i >= n:
-                return np.empty(0, dtype=np.uint64)
-            out[i] = xxh64(buf, start, p - start, seed)
-            i += 1
-            start = p + 1
+    while True:
+        p = start
+        while p + 8 <= total:
+            v = _read64(buf, p)
+            if (v - ones) & ~v & highs:
+                break
+            p += 8
+        while p < total and buf[p] != 0:
+            p += 1
+        if i >= n:
+            return np.empty(0, dtype=np.uint64)
+        out[i] = xxh64(buf, start, p - start, seed)
+        i += 1
+        if p >= total:
+            break
+        start = p + 1
     if i != n:
         return np.empty(0, dtype=np.uint64)
     return out
