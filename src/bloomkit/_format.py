@@ -7,7 +7,7 @@ Layout (all integers little-endian)::
     8       2     format version (FORMAT_VERSION)
     10      2     flags (0; reserved)
     12      32    structure tag, ASCII, NUL-padded (e.g. "bloom.BloomFilter")
-    44      2     hash algorithm id (1 = XXH64 + enhanced double hashing)
+    44      2     hash algorithm id (1 = XXH64 + SplitMix64 probes)
     46      2     reserved (0)
     48      8     seed
     56      4     P = length of the parameter block

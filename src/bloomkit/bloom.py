@@ -1,7 +1,7 @@
 """Bloom and counting Bloom filters: the shared core every module builds on.
 
-Positions are ``G_i(x) mod m`` (enhanced double hashing over the seeded XXH64 of the key's
-canonical encoding, :mod:`bloomkit._hashing`), so a filter folded to a divisor of ``m``
+Positions are ``G_i(x) mod m`` (k independent SplitMix64 values of the seeded XXH64 of the
+key's canonical encoding, :mod:`bloomkit._hashing`), so a filter folded to a divisor of ``m``
 equals the filter built at that size (document 003).
 """
 

@@ -1,8 +1,8 @@
-"""Hashed positions of "name:value" keys: the shared XXH64 double hashing or SHA-512 (Section V).
+"""Hashed positions of "name:value" keys: the shared XXH64 probes or SHA-512 (Section V).
 
 ``HASH_XXH64`` (default): ``h1 = XXH64("name:value")`` of the foundation
-(:mod:`bloomkit._hashing`, UTF-8 string keys) and the enhanced double-hashing positions
-``G_i mod m``; position ``i`` of a key does not depend on how many positions are drawn, so
+(:mod:`bloomkit._hashing`, UTF-8 string keys) and the foundation's probe positions
+``G_i mod m`` (SplitMix64 of h1); position ``i`` of a key does not depend on how many positions are drawn, so
 the first ``s`` positions of a key are the same whether s or k are drawn.
 
 ``HASH_SHA512`` (paper-faithful, document 000 Section V): the 512-bit digest of

@@ -173,7 +173,7 @@ class RangeBloomFilter(Persistable):
     config : RangeConfig or int
         k and per attribute (d, s); an int is k with every attribute traditional.
     hash : {"xxh64", "sha512"}
-        "xxh64" (default): the package's seeded XXH64 double hashing; "sha512": the report's
+        "xxh64" (default): the package's seeded XXH64 probe positions; "sha512": the report's
         SHA-512 split into 32 16-bit words, each mod m (Section V; at most 32 positions per key).
     seed : int
         Hash seed (xxh64 only; must be 0 with sha512).
