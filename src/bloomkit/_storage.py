@@ -100,6 +100,7 @@ class BitArray:
         """Number of set bits. Complexity: O(m / 64)."""
         return int(K.popcount_words(self.words))
 
+    nonzero_count = popcount  # the name CounterArray uses: code can count either store
     def _same_size(self, other: Any) -> BitArray:
         if not isinstance(other, BitArray):
             return NotImplemented  # type: ignore[return-value]

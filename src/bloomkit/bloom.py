@@ -261,7 +261,7 @@ class BloomFilter(Persistable):
 
     def _set_count(self) -> int:
         """Number of set bits (non-zero counters in the counting filter)."""
-        return self._bits.popcount()
+        return int(self._store.nonzero_count())
 
     def copy(self) -> BloomFilter:
         """An independent copy. Complexity: O(m)."""
@@ -522,9 +522,6 @@ class CountingBloomFilter(BloomFilter):
     @property
     def _store(self) -> Any:
         return self._counters
-
-    def _set_count(self) -> int:
-        return self._counters.nonzero_count()
 
     def _check(self) -> None:
         c = self._counters

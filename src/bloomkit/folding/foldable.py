@@ -100,15 +100,20 @@ class _FoldableMixin:
     seed: int
     _hash_id: int
 
-    # implemented by the concrete classes
+    _store: Any  # BitArray or CounterArray (bloomkit.bloom)
+    _set_storage: Any
+
+    # the same for bits and counters: both stores have len, fold, copy and nonzero_count
     def _current_size(self) -> int:
-        raise NotImplementedError
+        return len(self._store)
 
     def _apply_fold(self, factor: int) -> None:
-        raise NotImplementedError
+        self._set_storage(self._store.fold(factor))
 
     def _regenerate(self, size: int) -> None:
-        raise NotImplementedError
+        assert self._origin is not None
+        f = self._m1 // size
+        self._set_storage(self._origin.copy() if f == 1 else self._origin.fold(f))
 
     @property
     def m1(self) -> int:
@@ -323,10 +328,14 @@ class _FoldableMixin:
         return self._current_size()
 
     def _estimated_items(self) -> float:
-        raise NotImplementedError
+        src = self._origin if self._origin is not None else self._store
+        return float(theory.estimate_count(src.nonzero_count(), len(src), self._num_hashes))
 
     def _fold_rate(self, size: int) -> float:
-        raise NotImplementedError
+        src = self._origin if self._origin is not None else self._store
+        f = len(src) // size
+        folded = src if f == 1 else src.fold(f)
+        return float((folded.nonzero_count() / size) ** self._num_hashes)
 
     def predicted_fpr_at(self, size: int, n: int | None = None) -> float:
         """Eq. 4 (corrected): rate of ``n`` items (default :attr:`count`) at ``size`` bits.
@@ -535,28 +544,6 @@ class FoldableBloomFilter(_FoldableMixin, BloomFilter):
         out.set_version = 0
         out._set_storage(bits)
         return out
-
-    # -- hooks ----------------------------------------------------------------------------------
-    def _current_size(self) -> int:
-        return self._bits.num_bits
-
-    def _apply_fold(self, factor: int) -> None:
-        self._set_storage(self._bits.fold(factor))
-
-    def _regenerate(self, size: int) -> None:
-        assert self._origin is not None
-        f = self._m1 // size
-        self._set_storage(self._origin.copy() if f == 1 else self._origin.fold(f))
-
-    def _estimated_items(self) -> float:
-        src = self._origin if self._origin is not None else self._bits
-        return float(theory.estimate_count(src.popcount(), src.num_bits, self._num_hashes))
-
-    def _fold_rate(self, size: int) -> float:
-        src = self._origin if self._origin is not None else self._bits
-        f = src.num_bits // size
-        b = src if f == 1 else src.fold(f)
-        return float((b.popcount() / size) ** self._num_hashes)
 
     def _wire_kind(self) -> tuple[int, int]:
         return _KIND_BITS, 0
@@ -799,27 +786,6 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
         out.set_version = 0
         out._set_storage(counters)
         return out
-
-    def _current_size(self) -> int:
-        return self._counters.size
-
-    def _apply_fold(self, factor: int) -> None:
-        self._set_storage(self._counters.fold(factor))
-
-    def _regenerate(self, size: int) -> None:
-        assert self._origin is not None
-        f = self._m1 // size
-        self._set_storage(self._origin.copy() if f == 1 else self._origin.fold(f))
-
-    def _estimated_items(self) -> float:
-        src = self._origin if self._origin is not None else self._counters
-        return float(theory.estimate_count(src.nonzero_count(), src.size, self._num_hashes))
-
-    def _fold_rate(self, size: int) -> float:
-        src = self._origin if self._origin is not None else self._counters
-        f = src.size // size
-        c = src if f == 1 else src.fold(f)
-        return float((c.nonzero_count() / size) ** self._num_hashes)
 
     def _wire_kind(self) -> tuple[int, int]:
         return _KIND_COUNTERS, self._width
