@@ -103,6 +103,15 @@ class _FoldableMixin:
     _store: Any  # BitArray or CounterArray (bloomkit.bloom)
     _set_storage: Any
 
+    def __eq__(self, other: object) -> bool:
+        """Equal parameters, equal current storage and the same m_1 (the filters' own test)."""
+        same = super().__eq__(other)  # type: ignore[misc]
+        if same is NotImplemented or not same:
+            return same  # type: ignore[no-any-return]
+        return self._m1 == other._m1  # type: ignore[attr-defined,no-any-return]
+
+    __hash__ = None  # type: ignore[assignment]
+
     # the same for bits and counters: both stores have len, fold, copy and nonzero_count
     def _current_size(self) -> int:
         return len(self._store)
@@ -627,19 +636,6 @@ class FoldableBloomFilter(_FoldableMixin, BloomFilter):
         out.set_version = self.set_version
         return out
 
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        assert isinstance(other, FoldableBloomFilter)
-        return (
-            self._m1 == other._m1
-            and self._num_hashes == other._num_hashes
-            and self.seed == other.seed
-            and self._bits == other._bits
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(m1={self._m1}, num_bits={self.num_bits}, "
@@ -914,19 +910,6 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
         )
         out.set_version = self.set_version
         return out
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        assert isinstance(other, FoldableCountingBloomFilter)
-        return (
-            self._m1 == other._m1
-            and self._num_hashes == other._num_hashes
-            and self.seed == other.seed
-            and self._counters == other._counters
-        )
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return (

@@ -300,29 +300,15 @@ def gf_find_owners(
         if _bsearch(inv_fps, fp) < 0:
             continue
         st, idx, _cell, _tab, _pr = walk(h1, fp, words, offsets, sizes, k, c, v_bits, mask)
-        if st == INVALID and _bsearch_i64(inv_cells, idx) >= 0:
+        if st == INVALID and _bsearch(inv_cells, idx) >= 0:
             out[no] = n
             no += 1
     return out[:no].copy()
 
 
 @_inl
-def _bsearch(arr: np.ndarray, x: np.uint64) -> np.int64:
-    lo = 0
-    hi = arr.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if arr[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < arr.shape[0] and arr[lo] == x:
-        return lo
-    return -1
-
-
-@_inl
-def _bsearch_i64(arr: np.ndarray, x: np.int64) -> np.int64:
+def _bsearch(arr: np.ndarray, x: np.uint64 | np.int64) -> np.int64:
+    """Index of ``x`` in the sorted array ``arr`` (uint64 or int64; numba specializes), or -1."""
     lo = 0
     hi = arr.shape[0]
     while lo < hi:
