@@ -585,9 +585,11 @@ def test_zipf_generator_and_fallback(monkeypatch) -> None:
     assert note.startswith("FALLBACK") and len(t) == 5000
 
 
-def test_pipelined_query_equals_plain_walk() -> None:
+@pytest.mark.parametrize("k", [1, 3])
+def test_pipelined_query_equals_plain_walk(k: int) -> None:
+    # 40,000 keys: several QUERY_BLOCKs, the last one partial
     keys, vals = _data(20_000, v=8)
-    gf = GeometricFilter.build(keys, vals, value_bits=8, error_bits=5, fpr=2.0**-5)
+    gf = GeometricFilter.build(keys, vals, value_bits=8, error_bits=5, fpr=2.0**-5, num_hashes=k)
     h1 = bloomkit._hashing.hash_many(np.concatenate([keys, absent_zipf_keys(20_000, 20_000)]))
     outs = []
     for fn in (LK.gf_query, LK.gf_query_pipelined):

