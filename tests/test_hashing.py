@@ -262,3 +262,14 @@ def test_import_is_light():
     code = "import sys, bloomkit; print('numba' in sys.modules, 'pyarrow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("odd", [None, "a\x00b", "\ud800x", "a\x00\ud800", 7, b"x"])
+def test_str_lists_span_chunks(odd: object) -> None:
+    """Lists of str are hashed STR_CHUNK keys at a time; an odd key in a later chunk (NUL,
+    lone surrogate, both, a non-str) gives the same hashes as key-by-key hashing."""
+    n = 2 * H.STR_CHUNK + 17
+    keys: list = [f"k{i}é" if i % 5 == 0 else f"k{i}" for i in range(n)]
+    if odd is not None:
+        keys[H.STR_CHUNK + 3] = odd
+    assert np.array_equal(H.hash_many(keys, 11), _single(keys, 11))

@@ -306,32 +306,51 @@ def _hash_numpy(arr: np.ndarray, seed: int) -> np.ndarray:
     )
 
 
+STR_CHUNK = 8192  # keys per joined buffer of a list of str
+
+
+def _hash_str_list(keys: Sequence[Any], seed: int) -> np.ndarray | None:
+    """h1 of a list of str, STR_CHUNK keys at a time: each chunk is ``"\0".join``-ed (which
+    checks that every key is a str) and its UTF-8 hashed in one pass. None when some key is not
+    a str, or holds a NUL and a lone surrogate at once (the general path takes those).
+
+    Chunks keep the joined text and its UTF-8 small and reused: one joined buffer of 10^6
+    keys is fresh memory every call, and its page faults cost more than the hashing (1M keys
+    of 23 characters: 69.6 -> 49.2 ns/key for a whole ``add_many``)."""
+    n = len(keys)
+    out = np.empty(n, dtype=np.uint64)
+    tseed = np.uint64(tag_seed(seed, TAG_STR))
+    for lo in range(0, n, STR_CHUNK):
+        chunk = keys[lo : lo + STR_CHUNK]
+        try:
+            text = "\0".join(chunk)
+        except TypeError:
+            return None
+        try:
+            joined = text.encode("utf-8")  # ASCII is a memcpy
+        except UnicodeEncodeError:
+            joined = text.encode("utf-8", "surrogatepass")
+        buf = np.frombuffer(joined, dtype=np.uint8) if joined else np.zeros(0, np.uint8)
+        h = K.hash_nul_joined(buf, len(chunk), tseed)
+        if len(h) != len(chunk):  # some key holds a NUL: pyarrow builds offsets + data
+            pa = _pa()
+            try:
+                h = _hash_arrow(pa.array(chunk, type=pa.string()), seed)
+            except (pa.ArrowInvalid, UnicodeEncodeError):
+                return None
+        out[lo : lo + len(chunk)] = h
+    return out
+
+
 def _hash_list(keys: Sequence[Any], seed: int) -> np.ndarray:
-    pa = _pa()
     n = len(keys)
     if n == 0:
         return np.zeros(0, np.uint64)
     first = type(keys[0])
     if first is str:
-        try:  # str.join checks that every key is a str; NUL-separated UTF-8 is one buffer
-            text = "\0".join(keys)
-        except TypeError:
-            text = None  # not all str: general path below
-        joined = None
-        if text is not None:
-            try:
-                joined = text.encode("utf-8")  # the fast path (ASCII is a memcpy)
-            except UnicodeEncodeError:
-                joined = text.encode("utf-8", "surrogatepass")
-        if joined is not None:
-            buf = np.frombuffer(joined, dtype=np.uint8) if joined else np.zeros(0, np.uint8)
-            h = K.hash_nul_joined(buf, n, np.uint64(tag_seed(seed, TAG_STR)))
-            if len(h) == n:
-                return h
-            try:  # some key holds a NUL (all keys are str): pyarrow builds offsets + data
-                return _hash_arrow(pa.array(keys, type=pa.string()), seed)
-            except (pa.ArrowInvalid, UnicodeEncodeError):
-                pass  # lone surrogates as well: the general path below
+        h = _hash_str_list(keys, seed)
+        if h is not None:
+            return h
     elif first is bytes:
         try:  # bytes.join checks the types (bytes-like keys are bytes keys)
             data = b"".join(keys)
