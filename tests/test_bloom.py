@@ -97,6 +97,36 @@ def test_single_and_batch_paths_agree(cls):
     assert a.contains_many(probe).tolist() == [k in a for k in probe]
 
 
+def test_single_key_fast_paths_match_batches():
+    """ASCII str and int64 keys take the by-address kernels; the int64 edges, big ints,
+    non-ASCII and empty str take the payload kernel: all agree with the batch path."""
+    keys = [-(2**63), 2**63 - 1, 2**63, -1, 0, 7, "", "a", "é", "naïve", "x" * 100, "\x00z"]
+    a, b = BloomFilter(num_bits=4099, num_hashes=4), BloomFilter(num_bits=4099, num_hashes=4)
+    for k in keys:
+        a.add(k)
+    b.add_many(keys)
+    assert a == b
+    probe = keys + [f"q{i}" for i in range(300)] + list(range(300))
+    assert b.contains_many(probe).tolist() == [k in a for k in probe]
+    # the storage array is swapped: the cached address follows it
+    a.bits.words = a.bits.words.copy()
+    a.add("later")
+    assert "later" in a
+    assert a.contains_many(["later"]).tolist() == [True]
+    # a storage array the kernels cannot use is refused, never read out of bounds
+    for bad in (np.zeros(3, np.uint64), a.bits.words.astype(np.int64), a.bits.words[::-1]):
+        c = BloomFilter(num_bits=4099, num_hashes=4)
+        c.bits.words = bad
+        with pytest.raises(InvalidParameterError):
+            c.add("k")
+        with pytest.raises(InvalidParameterError):
+            _ = 5 in c
+    frozen = BloomFilter(num_bits=4099, num_hashes=4)
+    frozen.bits.words.flags.writeable = False
+    with pytest.raises(InvalidParameterError):
+        frozen.add("k")
+
+
 @pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter])
 def test_bad_keys(cls):
     bf = cls(capacity=100, fpr=0.01)
