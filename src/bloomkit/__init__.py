@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from ._format import load, loads
 from .bloom import BloomFilter, CountingBloomFilter
-from .errors import BloomkitError, FormatError, IncompatibleFiltersError, InvalidParameterError
+from .errors import (
+    BloomkitError,
+    FormatError,
+    IncompatibleFiltersError,
+    InvalidParameterError,
+    UpdateNotSupportedError,
+)
 
 __version__ = "0.1.0"
 
@@ -19,6 +25,7 @@ __all__ = [
     "FormatError",
     "IncompatibleFiltersError",
     "InvalidParameterError",
+    "UpdateNotSupportedError",
     "__version__",
     "load",
     "loads",

@@ -1,7 +1,8 @@
 """Exception types shared by every bloomkit structure.
 
 All errors derive from :class:`BloomkitError`; each also derives from the built-in
-exception a caller would naturally catch (``ValueError``, ``TypeError``), so that
+exception a caller would naturally catch (``ValueError``, ``TypeError``,
+``NotImplementedError``), so that
 ``except ValueError`` keeps working.
 """
 
@@ -12,6 +13,7 @@ __all__ = [
     "FormatError",
     "IncompatibleFiltersError",
     "InvalidParameterError",
+    "UpdateNotSupportedError",
 ]
 
 
@@ -33,3 +35,7 @@ class FormatError(BloomkitError, ValueError):
 
 class IncompatibleFiltersError(BloomkitError, ValueError):
     """Two structures cannot be combined (different size, hash count, seed, hash or schema)."""
+
+
+class UpdateNotSupportedError(BloomkitError, NotImplementedError):
+    """The structure cannot be changed after encoding (Bloomier filter)."""

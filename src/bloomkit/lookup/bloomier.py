@@ -32,8 +32,9 @@ import numpy as np
 from .._format import Persistable
 from .._hashing import HASH_XXH64, check_seed, hash64, hash_many
 from .._validation import check_float, check_int, param_error
-from ..errors import BloomkitError, FormatError, InvalidParameterError
+from ..errors import BloomkitError, FormatError, InvalidParameterError, UpdateNotSupportedError
 from . import _kernels as LK
+from ._mapping import LookupMapping
 from .overflow import alt_seed, check_values, normalize_input, subset_keys
 from .params import MAX_CELL_BITS, MAX_VALUE_BITS
 
@@ -42,11 +43,7 @@ __all__ = ["BloomierFilter", "UpdateNotSupportedError"]
 _OWNER = "BloomierFilter"
 
 
-class UpdateNotSupportedError(BloomkitError, NotImplementedError):
-    """The structure cannot be changed after encoding (Bloomier filter)."""
-
-
-class BloomierFilter(Persistable):
+class BloomierFilter(LookupMapping, Persistable):
     """Static key -> value table with bounded error (Bloomier filter, doc 001 Sec. 2.2).
 
     Build with :meth:`build`; values are integers in [1, 2^V - 1], absent keys return 0 (or
@@ -209,19 +206,6 @@ class BloomierFilter(Persistable):
         )
         v = int(out[0])
         return v if v else default
-
-    def __getitem__(self, key: Any) -> int:
-        """Value of ``key``; KeyError when the answer is invalid. Complexity: O(k)."""
-        v = self.get(key, 0)
-        if v == 0:
-            raise KeyError(key)
-        return v
-
-    def __contains__(self, key: Any) -> bool:
-        return self.get(key, 0) != 0
-
-    def __len__(self) -> int:
-        return self._count
 
     # ------------------------------------------------------------------ no updates
     def _refuse(self, what: str) -> UpdateNotSupportedError:

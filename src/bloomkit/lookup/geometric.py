@@ -42,6 +42,7 @@ from .._hashing import HASH_XXH64, check_seed, hash64, hash_many
 from .._validation import check_choice, check_float, check_int, param_error
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as LK
+from ._mapping import LookupMapping
 from .overflow import (
     ExactTable,
     alt_seed,
@@ -75,7 +76,7 @@ def _offsets(sizes: np.ndarray) -> np.ndarray:
     return off
 
 
-class GeometricFilter(Persistable):
+class GeometricFilter(LookupMapping, Persistable):
     """Key -> value lookup table with bounded error (Geometric filter, doc 001 Sec. 3.2).
 
     Values are integers in [1, 2^V - 1]; a key that was never inserted returns 0 (or
@@ -421,21 +422,6 @@ class GeometricFilter(Persistable):
             return default
         v = self._overflow.get((h1, hash64(key, alt_seed(self.seed))), 0)
         return v if v else default
-
-    def __getitem__(self, key: Any) -> int:
-        """Value of ``key``; KeyError if it is found absent. Complexity: as :meth:`get`."""
-        v = self.get(key, 0)
-        if v == 0:
-            raise KeyError(key)
-        return v
-
-    def __contains__(self, key: Any) -> bool:
-        """True when ``key`` gets a non-zero value (false positives with rate <= e_o)."""
-        return self.get(key, 0) != 0
-
-    def __len__(self) -> int:
-        """Number of keys stored."""
-        return self._count
 
     # ------------------------------------------------------------------ updates
     def update(self, key: Any, value: int) -> None:
