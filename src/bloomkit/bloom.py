@@ -23,7 +23,6 @@ from ._hashing import (
     encode_key,
     hash64,
     hash_many,
-    positions_one,
     tag_seed,
 )
 from ._lazy import kernels as K
@@ -461,18 +460,20 @@ class CountingBloomFilter(BloomFilter):
         """True once any counter has saturated."""
         return self._counters.overflowed
 
+    def _h1_one(self, key: Any) -> np.ndarray:
+        """h1 of one key as a length-1 array for the batch kernels (one compiled call each)."""
+        return np.array([hash64(key, self.seed)], dtype=np.uint64)
+
     def add(self, key: Any) -> None:
         """Insert one key. Complexity: O(k)."""
-        self._counters.increment_many(self._positions_one(key))
-
-    def _positions_one(self, key: Any) -> np.ndarray:
-        pos = positions_one(hash64(key, self.seed), self._num_hashes, self.num_bits)
-        return np.array(pos, dtype=np.int64)
+        c = self._counters
+        over = K.counters_inc_h1(c.data, c.width, c.max_value, self._h1_one(key), self._num_hashes, self._m64)
+        c.overflowed |= bool(over)
 
     def __contains__(self, key: Any) -> bool:
         """True if the key may be in the set. Complexity: O(k)."""
         c = self._counters
-        return all(K.cget(c.data, c.width, np.int64(x)) for x in self._positions_one(key))
+        return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, self._m64)[0])
 
     def add_many(self, keys: Any) -> None:
         """Insert a batch. Complexity: O(n k)."""
@@ -490,13 +491,12 @@ class CountingBloomFilter(BloomFilter):
 
         Complexity: O(k).
         """
-        try:
-            self._counters.decrement_many(self._positions_one(key))
-        except InvalidParameterError:
+        c = self._counters
+        if K.counters_dec_h1(c.data, c.width, c.max_value, self._h1_one(key), self._num_hashes, self._m64) >= 0:
             raise InvalidParameterError(
                 f"The 'key' parameter of CountingBloomFilter.remove must be a present key. "
                 f"Got {key!r}, which is not in the filter, instead."
-            ) from None
+            )
 
     def remove_many(self, keys: Any) -> None:
         """Remove a batch, all or nothing: if any key is certainly absent (also counting
