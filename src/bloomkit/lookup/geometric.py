@@ -244,7 +244,7 @@ class GeometricFilter(LookupMapping, Persistable):
             the overflow table (its copies share one walk).
         chunk_size : int, optional
             Keys hashed per chunk; each scan hashes the keys again chunk by chunk, so the
-            memory beyond the input and the filter is about 48 bytes x chunk_size. Default
+            memory beyond the input and the filter is about 56 bytes x chunk_size. Default
             clamp(|S| / 128, 8192, 65536): below 10% of the filter from |S| = 10^6 on.
         rescan : {"targeted", "full"}
             How the second scan of Algorithm 3 finds the keys whose answer is wrong.
