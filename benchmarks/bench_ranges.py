@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 
 from bloomkit._bench import markdown_table, measure, versions, write_results
+from bloomkit.experiments.ranges import TABLE1  # doc 000, Table 1
+from bloomkit.experiments.ranges import _random_set as random_set
 from bloomkit.ranges import (
     Decimal,
     Integer,
@@ -37,11 +39,6 @@ from bloomkit.ranges import (
 from bloomkit.ranges import _kernels as K
 from bloomkit.ranges.index import _unpack_ids
 
-TABLE1 = [
-    ("First Name", None, 1), ("Last Name", None, 1), ("University", None, 1), ("Hobby", None, 1),
-    ("Vocation", None, 1), ("Age", 120, 10), ("Year", 201, 20), ("Income", 5001, 500),
-    ("Longitude", 3_600_001, 100), ("Latitude", 1_800_001, 100),
-]
 SCHEMA = Schema([Text(n) for n, *_ in TABLE1[:5]] + [
     Integer("Age", 1, 120), Integer("Year", 1900, 2100), Integer("Income", 0, 5000),
     Decimal("Longitude", -180, 180, 4), Decimal("Latitude", -90, 90, 4),
@@ -66,13 +63,6 @@ def query_for(rec: dict[str, Any]) -> dict[str, Any]:
     q.update({"Age": rec["Age"][0] + 3, "Year": rec["Year"][0] + 5, "Income": (rec["Income"][0] + 10, rec["Income"][0] + 20),
               "Longitude": rec["Longitude"][0] + 0.0005, "Latitude": rec["Latitude"][0] + 0.0007})
     return q
-
-
-def random_set(rng: np.random.Generator) -> list[tuple[str, int, int]]:
-    R = rng.integers(100, 1_000_001, 10)
-    u = rng.uniform(0.001, 0.1, 10)
-    n = np.clip(np.round(u * R), 1, R - 1).astype(int)
-    return [(f"A{i}", int(R[i]), int(n[i])) for i in range(10)]
 
 
 def bench_optimizers(repeats: int) -> list[dict[str, Any]]:

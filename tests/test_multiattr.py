@@ -9,6 +9,7 @@ from collections import Counter
 import numpy as np
 import pyarrow as pa
 import pytest
+from _damage import assert_damage_detected
 
 import bloomkit
 from bloomkit import _hashing
@@ -426,15 +427,7 @@ def test_damaged_files() -> None:
     f = ParallelBloomFilter(2, 2, 8)
     f.add(("a", 1))
     f.add(("b", 2))
-    blob = f.to_bytes()
-    for cut in range(len(blob)):
-        with pytest.raises(FormatError):
-            ParallelBloomFilter.from_bytes(blob[:cut])
-    for i in range(len(blob)):
-        bad = bytearray(blob)
-        bad[i] ^= 0x5A
-        with pytest.raises(FormatError):
-            ParallelBloomFilter.from_bytes(bytes(bad))
+    assert_damage_detected(f.to_bytes(), ParallelBloomFilter.from_bytes, 0x5A)
     with pytest.raises(FormatError):
         ParallelBloomFilter.from_bytes(bloomkit.BloomFilter(num_bits=64, num_hashes=2).to_bytes())
 

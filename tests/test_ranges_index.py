@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _damage import assert_damage_detected
 
 import bloomkit
 from bloomkit.errors import FormatError, IncompatibleFiltersError, InvalidParameterError
@@ -126,14 +127,7 @@ def test_index_persistence_and_damage() -> None:
     q = {"City": p["City"], "Age": p["Age"][0], "X": p["X"]}  # type: ignore[index]
     assert back.search(q).tolist() == idx.search(q).tolist()
     assert back.search(q, verify=True).tolist() == idx.search(q, verify=True).tolist()
-    for cut in range(0, len(blob), 7):
-        with pytest.raises(FormatError):
-            ProfileIndex.from_bytes(blob[:cut])
-    for i in range(len(blob)):
-        bad = bytearray(blob)
-        bad[i] ^= 0x5A
-        with pytest.raises(FormatError):
-            ProfileIndex.from_bytes(bytes(bad))
+    assert_damage_detected(blob, ProfileIndex.from_bytes, 0x5A, cut_step=7)
 
 
 def test_intersect_mode_points_in_query_ranges() -> None:

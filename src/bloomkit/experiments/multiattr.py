@@ -71,6 +71,21 @@ def _plot_lines(ax: Any, rows: list[dict[str, Any]], series: list[tuple[str, str
     ax.set_ylabel("false positive rate")
 
 
+def _plot_by_m(rows: list[dict[str, Any]], ms: list[int], series: list[tuple[str, str, str]],
+               decorate: Any, legend_size: int) -> Any:
+    """One panel of :func:`_plot_lines` per array size m (Figs. 7 and 8)."""
+    def plot(fig: Any) -> None:
+        for j, m in enumerate(ms):
+            ax = fig.add_subplot(1, len(ms), j + 1)
+            _plot_lines(ax, [r for r in rows if r["m"] == m], series)
+            decorate(ax)
+            ax.set_title(f"m = {m}", fontsize=9)
+            if j == 0:
+                ax.legend(fontsize=legend_size)
+
+    return plot
+
+
 # ---------------------------------------------------------------------------------------------
 # Fig. 6: union and intersection, BF minus PBF
 
@@ -184,6 +199,19 @@ def _md5_positions(cols: list[np.ndarray], q: int) -> np.ndarray:
     return hash_material(cols, "md5", 0, q)  # (n, p, q) uint64 words; positions = words % m
 
 
+def _md5_pools(
+    rng: np.random.Generator, n: int, probes: int, p: int, q: int
+) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray]:
+    """n stored and ``probes`` fresh items of p attributes, with their MD5 words."""
+    stored = _pool(rng, n, p)
+    fresh = _pool(rng, probes, p)
+    return stored, fresh, _md5_positions(stored, q), _md5_positions(fresh, q)
+
+
+def _mod(words: np.ndarray, m: int) -> np.ndarray:
+    return (words % np.uint64(m)).astype(np.int64)
+
+
 @experiment("004-fig7", title="Basic vs improved (attenuated) verification values, p = 4, q = 6",
             source="doc 004, Section 6.1, Fig. 7")
 def fig7(quick: bool, rng: np.random.Generator) -> ExperimentResult:
@@ -191,15 +219,10 @@ def fig7(quick: bool, rng: np.random.Generator) -> ExperimentResult:
     ms = [640, 1280, 2560]
     ns = [50, 100, 200, 400, 800] if quick else [25, 50, 100, 150, 200, 300, 400, 600, 800, 1000]
     probes = 20_000 if quick else 200_000
-    nmax = max(ns)
-    stored = _pool(rng, nmax, p)
-    fresh = _pool(rng, probes, p)
-    w_stored = _md5_positions(stored, q)
-    w_fresh = _md5_positions(fresh, q)
+    stored, fresh, w_stored, w_fresh = _md5_pools(rng, max(ns), probes, p, q)
     rows: list[dict[str, Any]] = []
     for m in ms:
-        pos_s = (w_stored % np.uint64(m)).astype(np.int64)
-        pos_f = (w_fresh % np.uint64(m)).astype(np.int64)
+        pos_s, pos_f = _mod(w_stored, m), _mod(w_fresh, m)
         for n in ns:
             idx = _recombined_idx(rng, n, p, probes)
             pos_r = _recombine_pos(pos_s[:n], idx)
@@ -239,16 +262,8 @@ def fig7(quick: bool, rng: np.random.Generator) -> ExperimentResult:
                             measured=max(r["measured_fpr"] for r in fr),
                             note="the PBF stage rejects almost every fresh query at these loads"))
 
-    def plot(fig: Any) -> None:
-        for j, m in enumerate(ms):
-            ax = fig.add_subplot(1, len(ms), j + 1)
-            sub = [r for r in rows if r["m"] == m]
-            _plot_lines(ax, sub, [("BM", "recombined", "BM"), ("IM", "recombined", "IM")])
-            ax.axhline(0.002, color="grey", lw=0.5)
-            ax.set_title(f"m = {m}", fontsize=9)
-            if j == 0:
-                ax.legend(fontsize=6)
-
+    plot = _plot_by_m(rows, ms, [("BM", "recombined", "BM"), ("IM", "recombined", "IM")],
+                      lambda ax: ax.axhline(0.002, color="grey", lw=0.5), legend_size=6)
     return ExperimentResult(
         rows=rows, comparisons=comps, plot=plot,
         notes=(f"p = {p}, q = {q}, the paper's MD5 hash (Section 6.2), m in {ms} counters per array "
@@ -267,16 +282,11 @@ def fig8(quick: bool, rng: np.random.Generator) -> ExperimentResult:
     ms = [1280, 2560]
     ns = [100, 250, 500, 1000, 2000] if quick else [100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 4000]
     probes = 20_000 if quick else 200_000
-    nmax = max(ns)
-    stored = _pool(rng, nmax, p)
-    fresh = _pool(rng, probes, p)
-    w_stored = _md5_positions(stored, q)
-    w_fresh = _md5_positions(fresh, q)
+    stored, fresh, w_stored, w_fresh = _md5_pools(rng, max(ns), probes, p, q)
     fresh_keys = concat_keys(fresh, p)
     rows: list[dict[str, Any]] = []
     for m in ms:
-        pos_s = (w_stored % np.uint64(m)).astype(np.int64)
-        pos_f = (w_fresh % np.uint64(m)).astype(np.int64)
+        pos_s, pos_f = _mod(w_stored, m), _mod(w_fresh, m)
         for n in ns:
             idx = _recombined_idx(rng, n, p, probes)
             pos_r = _recombine_pos(pos_s[:n], idx)
@@ -329,20 +339,12 @@ def fig8(quick: bool, rng: np.random.Generator) -> ExperimentResult:
                                 note=f"equal memory = {p * q * m * 4} bits (PBF counters only); "
                                      f"SBF model FPR at n={ns[-1]}: {eq[-1]['model_fpr']:.3g}"))
 
-    def plot(fig: Any) -> None:
-        for j, m in enumerate(ms):
-            ax = fig.add_subplot(1, len(ms), j + 1)
-            sub = [r for r in rows if r["m"] == m]
-            _plot_lines(ax, sub, [("SBF (m bits, k=q)", "fresh", "SBF m bits"),
-                                  ("SBF (equal memory)", "recombined", "SBF equal memory"),
-                                  ("PBF", "recombined", "PBF recombined"),
-                                  ("PBF", "fresh", "PBF fresh"),
-                                  ("PBF stage only", "fresh", "PBF stage only")])
-            ax.set_title(f"m = {m}", fontsize=9)
-            ax.set_ylim(1e-12, 1.5)
-            if j == 0:
-                ax.legend(fontsize=5)
-
+    plot = _plot_by_m(rows, ms, [("SBF (m bits, k=q)", "fresh", "SBF m bits"),
+                                 ("SBF (equal memory)", "recombined", "SBF equal memory"),
+                                 ("PBF", "recombined", "PBF recombined"),
+                                 ("PBF", "fresh", "PBF fresh"),
+                                 ("PBF stage only", "fresh", "PBF stage only")],
+                      lambda ax: ax.set_ylim(1e-12, 1.5), legend_size=5)
     return ExperimentResult(
         rows=rows, comparisons=comps, plot=plot,
         notes=(f"p = {p}, q = {q}, MD5 hash (Section 6.2), attenuated verification, 4-bit counters. "

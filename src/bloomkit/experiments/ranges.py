@@ -336,6 +336,12 @@ def _random_set(rng: np.random.Generator, size: int = 10) -> list[tuple[str, int
     return [(f"A{i}", int(R[i]), int(n[i])) for i in range(size)]
 
 
+def _over_random_sets(seed: int, count: int, measure: Any) -> list[float]:
+    """``measure(attrs)`` for ``count`` random sets drawn from a generator seeded with ``seed``."""
+    rng = np.random.default_rng(seed)
+    return [measure(_random_set(rng)) for _ in range(count)]
+
+
 @functools.lru_cache(maxsize=8)
 def _random_sets(quick: bool, seed: int, rule: str) -> tuple[tuple[int, int, float, float], ...]:
     rng = np.random.default_rng(seed)
@@ -367,24 +373,16 @@ def table4(quick: bool, rng: np.random.Generator) -> ExperimentResult:
                             note=f"largest relative difference {max(diffs):.2e} (different local optima)"))
     # heuristic vs reference search on a few sets
     n_ref = 3 if quick else 30
-    gaps = []
-    grng = np.random.default_rng(seed + 1)
-    for _ in range(n_ref):
-        attrs = _random_set(grng)
-        h = optimize_multi(attrs, M_BITS, accelerate=True)
-        g = optimize_multi_grid(attrs, M_BITS)
-        gaps.append(h.total_fpr / g.total_fpr - 1.0)
+    gaps = _over_random_sets(seed + 1, n_ref, lambda attrs: (
+        optimize_multi(attrs, M_BITS, accelerate=True).total_fpr
+        / optimize_multi_grid(attrs, M_BITS).total_fpr - 1.0))
     comps.append(Comparison("two-phase vs reference search: max relative gap", paper=None, measured=float(max(gaps)),
                             note=f"{n_ref} random sets; median {float(np.median(gaps)):.2e}"))
     # per-attribute k (Section VI's future work) vs shared k
     n_pk = 5 if quick else 50
-    gains = []
-    prng = np.random.default_rng(seed + 2)
-    for _ in range(n_pk):
-        attrs = _random_set(prng)
-        shared = optimize_multi(attrs, M_BITS, accelerate=True)
-        per = optimize_multi(attrs, M_BITS, accelerate=True, per_attribute_k=True)
-        gains.append(1.0 - per.total_fpr / shared.total_fpr)
+    gains = _over_random_sets(seed + 2, n_pk, lambda attrs: (
+        1.0 - optimize_multi(attrs, M_BITS, accelerate=True, per_attribute_k=True).total_fpr
+        / optimize_multi(attrs, M_BITS, accelerate=True).total_fpr))
     comps.append(Comparison("per-attribute k: max relative reduction of f_T", paper="may be lower (future work)",
                             measured=float(max(gains)), note=f"{n_pk} random sets; median {float(np.median(gains)):.2e}"))
 

@@ -47,11 +47,16 @@ def _seed(rng: np.random.Generator) -> int:
     return int(rng.integers(0, 2**62))
 
 
+def _filled(cls: Any, X: np.ndarray, w: float, S: int, seed: int) -> Any:
+    """An MLBF / MLBF* of the synthetic setting (k = K, L, k' = KP, m' = MP, m = 2^20) holding X."""
+    f = cls(D, w, S, K, L, 1 << 20, MP, KP, seed, domain=DOMAIN)
+    f.add_many(X)
+    return f
+
+
 def _alpha_mc(X: np.ndarray, Q: np.ndarray, w: float, k: int, Lc: int) -> np.ndarray:
     """Theorem 5's alpha for every query row (p_i from distances, p'_i from shifted norms)."""
-    dist = np.sqrt(np.maximum(
-        (Q**2).sum(1)[:, None] + (X**2).sum(1)[None, :] - 2 * Q @ X.T, 0.0))
-    p = np.asarray(theory.collision_probability(dist, w))
+    p = np.asarray(theory.collision_probability(_dist(X, Q), w))
     no = np.linalg.norm(X + SHIFT, axis=1)
     nq = np.linalg.norm(Q + SHIFT, axis=1)
     pc = np.asarray(theory.cross_collision_probability(no[None, :], nq[:, None], w))
@@ -59,7 +64,16 @@ def _alpha_mc(X: np.ndarray, Q: np.ndarray, w: float, k: int, Lc: int) -> np.nda
 
 
 def _dist(X: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """(queries, objects) Euclidean distances."""
     return np.sqrt(np.maximum((Q**2).sum(1)[:, None] + (X**2).sum(1)[None, :] - 2 * Q @ X.T, 0.0))
+
+
+def _seconds_each(fn: Any, args: Any) -> float:
+    """Mean wall time of ``fn(a)`` over the ``a`` in ``args``."""
+    t0 = time.perf_counter()
+    for a in args:
+        fn(a)
+    return (time.perf_counter() - t0) / len(args)
 
 
 def _line_plot(rows: list[dict[str, Any]], x: str, series: str, ys: list[tuple[str, str]],
@@ -301,8 +315,7 @@ def _vlbf(quick: bool, rng: np.random.Generator, fnr: bool) -> ExperimentResult:
             model_vals = []
             for _ in range(reps):
                 X = _uniform(rng, n)
-                f = MLBF(D, w, 1, K, L, 1 << 20, MP, KP, _seed(rng), domain=DOMAIN)
-                f.add_many(X)
+                f = _filled(MLBF, X, w, 1, _seed(rng))
                 if fnr:
                     Q = X[rng.integers(0, n, nq)] + _signs(rng, nq)
                     hits += int((~f.query_many(Q, 0, verify=False)).sum())
@@ -363,8 +376,7 @@ def fig10(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         ext: list[list[float]] = [[] for _ in range(S)]
         for _ in range(reps):
             X = _uniform(rng, n)
-            f = MLBF(D, w, S, K, L, 1 << 20, MP, KP, _seed(rng), domain=DOMAIN)
-            f.add_many(X)
+            f = _filled(MLBF, X, w, S, _seed(rng))
             Q = _uniform(rng, nq)
             Qm = Q[: max(1, n_model // reps)]
             dist = _dist(X, Qm)
@@ -406,8 +418,7 @@ def _mlbf_fnr(quick: bool, rng: np.random.Generator, two: bool) -> ExperimentRes
             Q = X[idx] + _signs(rng, nq)
             if two:  # a second stored object at distance c from each query
                 X = np.vstack([X, Q + _signs(rng, nq)])
-            f = MLBF(D, w, S, K, L, 1 << 20, MP, KP, _seed(rng), domain=DOMAIN)
-            f.add_many(X)
+            f = _filled(MLBF, X, w, S, _seed(rng))
             dist = _dist(X, Q[:5])
             for lv in range(S):
                 miss[lv] += (~f.query_many(Q, lv)).sum()
@@ -470,10 +481,8 @@ def fig13(quick: bool, rng: np.random.Generator) -> ExperimentResult:
     for w in ws:
         X = _uniform(rng, n)
         seed = _seed(rng)
-        a = MLBF(D, w, S, K, L, 1 << 20, MP, KP, seed, domain=DOMAIN)
-        b = MLBFStar(D, w, S, K, L, 1 << 20, MP, KP, seed, domain=DOMAIN)
-        a.add_many(X)
-        b.add_many(X)
+        a = _filled(MLBF, X, w, S, seed)
+        b = _filled(MLBFStar, X, w, S, seed)
         Q = _uniform(rng, nq)
         dist = _dist(X, Q[:n_model])
         for lv in range(S):
@@ -520,6 +529,13 @@ def _digits() -> tuple[np.ndarray, np.ndarray]:
     return X[y == 0], X[y == 1]
 
 
+def _split(rng: np.random.Generator, zeros: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A random half of the '0' digits to store, the other half as near queries."""
+    perm = rng.permutation(len(zeros))
+    half = len(zeros) // 2
+    return zeros[perm[:half]], zeros[perm[half:]]
+
+
 _DIG_DOMAIN = (0.0, 16.0)  # shift s = 1: the paper's +1
 # k, L for the digits are not printed; chosen by the "sample method" of Section 6.4 (a scan of
 # k in 1..5, L in 5..40 on random splits, minimizing max(FPR, FNR) near w = 5 at level 0)
@@ -537,8 +553,7 @@ def fig14(quick: bool, rng: np.random.Generator) -> ExperimentResult:
     for w in ws:
         acc = {(kind, lv): [0, 0, 0] for kind in ("MLBF", "MLBF*") for lv in range(S)}
         for _ in range(reps):
-            perm = rng.permutation(len(zeros))
-            stored, near = zeros[perm[: len(zeros) // 2]], zeros[perm[len(zeros) // 2 :]]
+            stored, near = _split(rng, zeros)
             seed = _seed(rng)
             for kind, cls in (("MLBF", MLBF), ("MLBF*", MLBFStar)):
                 f = cls(64, w, S, KD, LD, 1 << 20, MP, KP, seed, domain=_DIG_DOMAIN)
@@ -591,8 +606,7 @@ def fig15(quick: bool, rng: np.random.Generator) -> ExperimentResult:
     for w in ws:
         acc = {(kind, lv): [0, 0] for kind in ("MLBF*", "LSBF") for lv in range(S)}
         for _ in range(reps):
-            perm = rng.permutation(len(zeros))
-            stored, near = zeros[perm[: len(zeros) // 2]], zeros[perm[len(zeros) // 2 :]]
+            stored, near = _split(rng, zeros)
             seed = _seed(rng)
             star = MLBFStar(64, w, S, KD, LD, 1 << 20, MP, KP, seed, domain=_DIG_DOMAIN)
             star.add_many(stored)
@@ -608,21 +622,11 @@ def fig15(quick: bool, rng: np.random.Generator) -> ExperimentResult:
                 acc[("LSBF", lv)][1] += int(lsbfs[lv].query_many(ones).sum())
         # time per object: single-object path (as the paper's ms/object) and batch path
         allq = np.vstack([near, ones])
-        t0 = time.perf_counter()
-        for q in allq:
-            star.query(q, 0)
-        timing["MLBF*"].append((time.perf_counter() - t0) / len(allq))
-        t0 = time.perf_counter()
-        for q in allq:
-            lsbfs[0].query(q)
-        timing["LSBF"].append((time.perf_counter() - t0) / len(allq))
+        timing["MLBF*"].append(_seconds_each(star.query, allq))  # level 0
+        timing["LSBF"].append(_seconds_each(lsbfs[0].query, allq))
         big = np.repeat(allq, 50, axis=0)
-        t0 = time.perf_counter()
-        star.query_many(big, 0)
-        timing["MLBF*_batch"].append((time.perf_counter() - t0) / len(big))
-        t0 = time.perf_counter()
-        lsbfs[0].query_many(big)
-        timing["LSBF_batch"].append((time.perf_counter() - t0) / len(big))
+        timing["MLBF*_batch"].append(_seconds_each(star.query_many, [big]) / len(big))
+        timing["LSBF_batch"].append(_seconds_each(lsbfs[0].query_many, [big]) / len(big))
         for (kind, lv), (fn, fp) in acc.items():
             rows.append({"structure": kind, "w": w, "level": lv, "width": w * 2**lv,
                          "fnr": fn / (reps * len(near)), "fpr": fp / (reps * len(ones))})
@@ -673,8 +677,7 @@ def fig16(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         # measured accuracy of the sized structures on the digits (level S-1 and 0)
         fp_star = fp_lsbf = fn_star = fn_lsbf = 0
         for _ in range(reps):
-            perm = rng.permutation(len(zeros))
-            stored, near = zeros[perm[:n]], zeros[perm[n:]]
+            stored, near = _split(rng, zeros)
             seed = _seed(rng)
             star = MLBFStar(64, 4.0, S, KD, LD, 1 << 20, mp_star, kp_star, seed, domain=_DIG_DOMAIN)
             star.add_many(stored)

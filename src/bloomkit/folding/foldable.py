@@ -89,6 +89,13 @@ def _get_varint(data: bytes, pos: int) -> tuple[int, int]:
             raise FormatError("wire header field is too long")
 
 
+def _absent_key_error(owner: str, bad: int) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"The 'keys' parameter of {owner}.remove_many must hold present keys only. "
+        f"Got an absent key at index {bad} instead; nothing was removed."
+    )
+
+
 class _FoldableMixin:
     """Bookkeeping common to both foldable filters (history, count, fold/unfold driver)."""
 
@@ -128,6 +135,100 @@ class _FoldableMixin:
     def m1(self) -> int:
         """``m_1``: the initial (maximal) size the filter was created with."""
         return self._m1
+
+    # -- construction without __init__ (copy, load, wire) ---------------------------------------
+    @classmethod
+    def _bare(
+        cls, m1: int, k: int, seed: int, store: Any, origin: Any, history: list[int], count: int,
+    ) -> Any:
+        out = cls.__new__(cls)
+        out.capacity = None
+        out.fpr = None
+        out.seed = check_seed(seed, cls.__name__)
+        out._hash_id = HASH_XXH64
+        out._num_hashes = k
+        out._m1 = m1
+        out._origin = origin
+        out._history = list(history)
+        out._count = count
+        out.set_version = 0
+        out._set_storage(store)
+        return out
+
+    def _bare_extra(self) -> tuple[Any, ...]:
+        """Arguments of :meth:`_bare` after ``count`` (the counter width for counters)."""
+        return ()
+
+    def copy(self) -> Any:
+        """An independent copy (``B_1`` and history included).
+
+        Complexity: O(m_1 / 64) for bits, O(m_1) for counters.
+        """
+        origin = None if self._origin is None else self._origin.copy()
+        out = self._bare(
+            self._m1, self._num_hashes, self.seed, self._store.copy(), origin, self._history, self._count,
+            *self._bare_extra(),
+        )
+        out.set_version = self.set_version
+        return out
+
+    # -- updates and set algebra ----------------------------------------------------------------
+    def add(self, key: Any) -> None:
+        """Insert one key into ``B_t`` (at ``G_i mod m_t``) and ``B_1``. Complexity: O(k)."""
+        self.add_many([key])  # type: ignore[attr-defined]
+
+    def _compatible(self, other: Any, op: str) -> None:
+        super()._compatible(other, op)  # type: ignore[misc]
+        if other._m1 != self._m1:
+            raise IncompatibleFiltersError(f"cannot {op} foldable filters with m_1 = {self._m1} and {other._m1}")
+
+    def __ior__(self, other: Any) -> Any:
+        res = self.union(other)  # type: ignore[attr-defined]
+        self.__dict__.update(res.__dict__)
+        return self
+
+    def __iand__(self, other: Any) -> Any:
+        res = self.intersection(other)  # type: ignore[attr-defined]
+        self.__dict__.update(res.__dict__)
+        return self
+
+    def _check_sizes(self) -> None:
+        """Assert that the current size and the size history divide ``m_1``."""
+        cur = self._current_size()
+        assert self._m1 % cur == 0, "current size does not divide m_1"
+        assert self._history[0] == self._m1 and self._history[-1] == cur
+        assert all(self._m1 % s == 0 for s in self._history)
+
+    # -- persistence ----------------------------------------------------------------------------
+    def _state_params(self) -> dict[str, Any]:
+        return {
+            "m1": self._m1, "num_bits": self._current_size(), "num_hashes": self._num_hashes,
+            "history": list(self._history), "count": self._count,
+            "retain_original": self._origin is not None, "set_version": self.set_version,
+        }
+
+    @classmethod
+    def _state_common(
+        cls, params: dict[str, Any], hash_id: int
+    ) -> tuple[int, int, int, list[int], int, bool]:
+        cls_name = cls.__name__
+        if hash_id != HASH_XXH64:
+            raise FormatError(f"{cls_name} supports hash id {HASH_XXH64}, got {hash_id}")
+        m1 = check_int(params["m1"], "m1", cls_name, 1, _MAX_BITS)
+        m = check_int(params["num_bits"], "num_bits", cls_name, 1, m1)
+        k = check_int(params["num_hashes"], "num_hashes", cls_name, 1, 1024)
+        hist = params["history"]
+        if (
+            not isinstance(hist, list) or not hist
+            or not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= m1 and m1 % s == 0 for s in hist)
+            or hist[0] != m1 or hist[-1] != m or m1 % m
+        ):
+            raise FormatError(f"{cls_name}: inconsistent size history {hist!r}")
+        count = check_int(params["count"], "count", cls_name, lo=0)
+        keep = params["retain_original"]
+        if not isinstance(keep, bool):
+            raise FormatError(f"{cls_name}: retain_original must be a bool")
+        return m1, m, k, hist, count, keep
 
     @property
     def fold_factor(self) -> int:
@@ -469,20 +570,19 @@ def from_wire(
         raise FormatError(f"inconsistent wire header (m_1={m1}, factor={factor}, k={k})")
     size = m1 // factor
     payload = data[pos:-4]
+    history = [m1] if size == m1 else [m1, size]
     obj: FoldableBloomFilter | FoldableCountingBloomFilter
     if kind == _KIND_BITS:
         if cbits != 0:
             raise FormatError("bit filter with a counter width in the wire header")
         bits = BitArray.from_bytes(payload, size)
-        obj = FoldableBloomFilter._bare(m1, k, wseed, bits, None, [m1] if size == m1 else [m1, size], count)
+        obj = FoldableBloomFilter._bare(m1, k, wseed, bits, None, history, count)
     elif kind == _KIND_COUNTERS:
         if cbits not in (4, 8, 16, 32):
             raise FormatError(f"bad counter width {cbits} in the wire header")
         ctr = CounterArray.from_bytes(payload, size, cbits)
         ctr.overflowed = bool((ctr.values() == ctr.max_value).any())
-        obj = FoldableCountingBloomFilter._bare(
-            m1, k, wseed, ctr, None, [m1] if size == m1 else [m1, size], count, cbits
-        )
+        obj = FoldableCountingBloomFilter._bare(m1, k, wseed, ctr, None, history, count, cbits)
     else:
         raise FormatError(f"unknown wire kind {kind}")
     obj.set_version = set_version
@@ -535,25 +635,6 @@ class FoldableBloomFilter(_FoldableMixin, BloomFilter):
         self._count = 0
         self.set_version = 0
 
-    @classmethod
-    def _bare(
-        cls, m1: int, k: int, seed: int, bits: BitArray, origin: BitArray | None,
-        history: list[int], count: int,
-    ) -> FoldableBloomFilter:
-        out = cls.__new__(cls)
-        out.capacity = None
-        out.fpr = None
-        out.seed = check_seed(seed, cls.__name__)
-        out._hash_id = HASH_XXH64
-        out._num_hashes = k
-        out._m1 = m1
-        out._origin = origin
-        out._history = list(history)
-        out._count = count
-        out.set_version = 0
-        out._set_storage(bits)
-        return out
-
     def _wire_kind(self) -> tuple[int, int]:
         return _KIND_BITS, 0
 
@@ -561,10 +642,6 @@ class FoldableBloomFilter(_FoldableMixin, BloomFilter):
         return self._bits.to_bytes()
 
     # -- updates --------------------------------------------------------------------------------
-    def add(self, key: Any) -> None:
-        """Insert one key into ``B_t`` (at ``G_i mod m_t``) and ``B_1``. Complexity: O(k)."""
-        self.add_many([key])
-
     def add_many(self, keys: Any) -> None:
         """Insert a batch (list, numpy or pyarrow array). Complexity: O(n k)."""
         h1 = self._hash(keys)
@@ -574,11 +651,6 @@ class FoldableBloomFilter(_FoldableMixin, BloomFilter):
         self._count += int(h1.shape[0])
 
     # -- set algebra ----------------------------------------------------------------------------
-    def _compatible(self, other: Any, op: str) -> None:
-        super()._compatible(other, op)
-        if other._m1 != self._m1:
-            raise IncompatibleFiltersError(f"cannot {op} foldable filters with m_1 = {self._m1} and {other._m1}")
-
     def union(self, other: FoldableBloomFilter) -> FoldableBloomFilter:  # type: ignore[override]
         """Filter of the union (OR of ``B_t`` and, when both retain it, of ``B_1``).
 
@@ -617,25 +689,6 @@ class FoldableBloomFilter(_FoldableMixin, BloomFilter):
         out._count = min(self._count, other._count)
         return out
 
-    def __ior__(self, other: FoldableBloomFilter) -> FoldableBloomFilter:  # type: ignore[override]
-        res = self.union(other)
-        self.__dict__.update(res.__dict__)
-        return self
-
-    def __iand__(self, other: FoldableBloomFilter) -> FoldableBloomFilter:  # type: ignore[override]
-        res = self.intersection(other)
-        self.__dict__.update(res.__dict__)
-        return self
-
-    def copy(self) -> FoldableBloomFilter:
-        """An independent copy (``B_1`` and history included). Complexity: O(m_1 / 64)."""
-        out = self._bare(
-            self._m1, self._num_hashes, self.seed, self._bits.copy(),
-            None if self._origin is None else self._origin.copy(), self._history, self._count,
-        )
-        out.set_version = self.set_version
-        return out
-
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(m1={self._m1}, num_bits={self.num_bits}, "
@@ -645,9 +698,7 @@ class FoldableBloomFilter(_FoldableMixin, BloomFilter):
     def _check(self) -> None:
         """Assert the invariants, including ``B_t == phi_{m_1/m_t}(B_1)``."""
         super()._check()
-        assert self._m1 % self.num_bits == 0, "current size does not divide m_1"
-        assert self._history[0] == self._m1 and self._history[-1] == self.num_bits
-        assert all(self._m1 % s == 0 for s in self._history)
+        self._check_sizes()
         if self._origin is not None:
             o = self._origin
             assert o.num_bits == self._m1
@@ -659,41 +710,17 @@ class FoldableBloomFilter(_FoldableMixin, BloomFilter):
 
     # -- persistence ----------------------------------------------------------------------------
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        params = {
-            "m1": self._m1, "num_bits": self.num_bits, "num_hashes": self._num_hashes,
-            "history": list(self._history), "count": self._count,
-            "retain_original": self._origin is not None, "set_version": self.set_version,
-        }
+        params = self._state_params()
         arrays = {"words": self._bits.words}
         if self._origin is not None:
             arrays["origin"] = self._origin.words
         return params, arrays
 
-    @staticmethod
-    def _state_common(cls_name: str, params: dict[str, Any]) -> tuple[int, int, int, list[int], int, bool]:
-        m1 = check_int(params["m1"], "m1", cls_name, 1, _MAX_BITS)
-        m = check_int(params["num_bits"], "num_bits", cls_name, 1, m1)
-        k = check_int(params["num_hashes"], "num_hashes", cls_name, 1, 1024)
-        hist = params["history"]
-        if (
-            not isinstance(hist, list) or not hist
-            or not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= m1 and m1 % s == 0 for s in hist)
-            or hist[0] != m1 or hist[-1] != m or m1 % m
-        ):
-            raise FormatError(f"{cls_name}: inconsistent size history {hist!r}")
-        count = check_int(params["count"], "count", cls_name, lo=0)
-        keep = params["retain_original"]
-        if not isinstance(keep, bool):
-            raise FormatError(f"{cls_name}: retain_original must be a bool")
-        return m1, m, k, hist, count, keep
-
     @classmethod
     def _from_state(
         cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int
     ) -> FoldableBloomFilter:
-        if hash_id != HASH_XXH64:
-            raise FormatError(f"{cls.__name__} supports hash id {HASH_XXH64}, got {hash_id}")
-        m1, m, k, hist, count, keep = cls._state_common(cls.__name__, params)
+        m1, m, k, hist, count, keep = cls._state_common(params, hash_id)
 
         def bits_of(name: str, size: int) -> BitArray:
             w = arrays[name]
@@ -764,34 +791,22 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
         self.set_version = 0
 
     @classmethod
-    def _bare(
+    def _bare(  # type: ignore[override]
         cls, m1: int, k: int, seed: int, counters: CounterArray, origin: CounterArray | None,
         history: list[int], count: int, width: int,
     ) -> FoldableCountingBloomFilter:
-        out = cls.__new__(cls)
-        out.capacity = None
-        out.fpr = None
-        out.seed = check_seed(seed, cls.__name__)
-        out._hash_id = HASH_XXH64
-        out._num_hashes = k
+        out = super()._bare(m1, k, seed, counters, origin, history, count)
         out._width = width
-        out._m1 = m1
-        out._origin = origin
-        out._history = list(history)
-        out._count = count
-        out.set_version = 0
-        out._set_storage(counters)
-        return out
+        return out  # type: ignore[no-any-return]
+
+    def _bare_extra(self) -> tuple[Any, ...]:
+        return (self._width,)
 
     def _wire_kind(self) -> tuple[int, int]:
         return _KIND_COUNTERS, self._width
 
     def _wire_payload(self) -> bytes:
         return self._counters.to_bytes()
-
-    def add(self, key: Any) -> None:
-        """Insert one key. Complexity: O(k)."""
-        self.add_many([key])
 
     def add_many(self, keys: Any) -> None:
         """Insert a batch into ``B_t`` and ``B_1``. Complexity: O(n k)."""
@@ -830,26 +845,15 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
             o = self._origin
             bad = int(K.counters_dec_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1)))
             if bad >= 0:
-                raise InvalidParameterError(
-                    f"The 'keys' parameter of {type(self).__name__}.remove_many must hold present keys only. "
-                    f"Got an absent key at index {bad} instead; nothing was removed."
-                )
+                raise _absent_key_error(type(self).__name__, bad)
         c = self._counters
         bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, k, self._m64))
         if bad >= 0:
             if self._origin is not None:  # pragma: no cover - B_t >= fold(B_1) makes this impossible
                 o = self._origin
                 K.counters_inc_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1))
-            raise InvalidParameterError(
-                f"The 'keys' parameter of {type(self).__name__}.remove_many must hold present keys only. "
-                f"Got an absent key at index {bad} instead; nothing was removed."
-            )
+            raise _absent_key_error(type(self).__name__, bad)
         self._count = max(0, self._count - int(h1.shape[0]))
-
-    def _compatible(self, other: Any, op: str) -> None:
-        super()._compatible(other, op)
-        if other._m1 != self._m1:
-            raise IncompatibleFiltersError(f"cannot {op} foldable filters with m_1 = {self._m1} and {other._m1}")
 
     def to_bloom(self) -> FoldableBloomFilter:  # type: ignore[override]
         """The foldable bit filter of the same keys (bit set where the counter is non-zero).
@@ -891,26 +895,6 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
         out._count = self._count + other._count if op == "union" else min(self._count, other._count)
         return out
 
-    def __ior__(self, other: CountingBloomFilter) -> FoldableCountingBloomFilter:  # type: ignore[override]
-        res = self.union(other)
-        self.__dict__.update(res.__dict__)
-        return self
-
-    def __iand__(self, other: CountingBloomFilter) -> FoldableCountingBloomFilter:  # type: ignore[override]
-        res = self.intersection(other)
-        self.__dict__.update(res.__dict__)
-        return self
-
-    def copy(self) -> FoldableCountingBloomFilter:
-        """An independent copy (``B_1`` and history included). Complexity: O(m_1)."""
-        out = self._bare(
-            self._m1, self._num_hashes, self.seed, self._counters.copy(),
-            None if self._origin is None else self._origin.copy(), self._history, self._count,
-            self._width,
-        )
-        out.set_version = self.set_version
-        return out
-
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(m1={self._m1}, num_bits={self.num_bits}, num_hashes={self._num_hashes}, "
@@ -920,8 +904,7 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
     def _check(self) -> None:
         """Assert the invariants: ``B_t[j] = min(sum-fold(B_1)[j], max)`` or saturated."""
         super()._check()
-        assert self._m1 % self.num_bits == 0
-        assert self._history[0] == self._m1 and self._history[-1] == self.num_bits
+        self._check_sizes()
         if self._origin is not None:
             o = self._origin
             assert o.size == self._m1 and o.width == self._width
@@ -933,10 +916,7 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
             assert bool(ok.all()), "B_t differs from the sum-fold of B_1"
 
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        params = {
-            "m1": self._m1, "num_bits": self.num_bits, "num_hashes": self._num_hashes,
-            "history": list(self._history), "count": self._count,
-            "retain_original": self._origin is not None, "set_version": self.set_version,
+        params = self._state_params() | {
             "counter_bits": self._width, "overflowed": self._counters.overflowed,
             "origin_overflowed": bool(self._origin is not None and self._origin.overflowed),
         }
@@ -949,9 +929,7 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
     def _from_state(
         cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int
     ) -> FoldableCountingBloomFilter:
-        if hash_id != HASH_XXH64:
-            raise FormatError(f"{cls.__name__} supports hash id {HASH_XXH64}, got {hash_id}")
-        m1, m, k, hist, count, keep = FoldableBloomFilter._state_common(cls.__name__, params)
+        m1, m, k, hist, count, keep = cls._state_common(params, hash_id)
         width = check_choice(params["counter_bits"], "counter_bits", cls.__name__, (4, 8, 16, 32))
 
         def ctr_of(name: str, size: int, over: Any) -> CounterArray:

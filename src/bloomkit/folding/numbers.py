@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,6 +159,16 @@ def _primes_for(top: int) -> np.ndarray:
     return primes_up_to(math.isqrt(top) + 1)
 
 
+def _divisor_count_segments(x: int, z: int) -> Iterator[tuple[int, np.ndarray]]:
+    """``d(m)`` for ``m`` in ``[x, x + z]``, sieved in segments of 2^20: (offset from x, counts)."""
+    from ._kernels import interval_divisor_counts
+
+    primes = _primes_for(x + z)
+    for lo in range(0, z + 1, _SEGMENT):
+        hi = min(z, lo + _SEGMENT - 1)
+        yield lo, interval_divisor_counts(x + lo, hi - lo, primes)
+
+
 def divisor_counts(x: int, z: int) -> np.ndarray:
     """``d(m)`` (Eq. 8) for every ``m`` in ``[x, x + z]`` by a segmented sieve.
 
@@ -180,33 +191,24 @@ def divisor_counts(x: int, z: int) -> np.ndarray:
     >>> divisor_counts(1, 11).tolist()
     [1, 2, 2, 3, 2, 4, 2, 4, 3, 4, 2, 6]
     """
-    from ._kernels import interval_divisor_counts
-
     x = check_int(x, "x", "divisor_counts", lo=0, hi=10**12)
     z = check_int(z, "z", "divisor_counts", lo=0, hi=MAX_INTERVAL)
     if x + z > 10**12:
         raise param_error("z", "divisor_counts", f"<= {10**12 - x} for x = {x}", z)
-    primes = _primes_for(x + z)
     out = np.empty(z + 1, dtype=np.int64)
-    for lo in range(0, z + 1, _SEGMENT):
-        hi = min(z, lo + _SEGMENT - 1)
-        out[lo : hi + 1] = interval_divisor_counts(x + lo, hi - lo, primes)
+    for lo, d in _divisor_count_segments(x, z):
+        out[lo : lo + d.size] = d
     return out
 
 
 def _record_scan(limit: int, strict: bool) -> np.ndarray:
     """Numbers <= limit whose d(m) beats (strict) or ties (not strict) every smaller number."""
-    from ._kernels import interval_divisor_counts
-
-    primes = _primes_for(limit)
     found: list[np.ndarray] = []
     best = 0
-    for lo in range(1, limit + 1, _SEGMENT):
-        hi = min(limit, lo + _SEGMENT - 1)
-        d = interval_divisor_counts(lo, hi - lo, primes)
+    for off, d in _divisor_count_segments(1, limit - 1):
         prev = np.maximum.accumulate(np.concatenate(([best], d[:-1])))
         hit = d > prev if strict else d >= prev
-        found.append(np.flatnonzero(hit) + lo)
+        found.append(np.flatnonzero(hit) + 1 + off)
         best = max(best, int(d.max()))
     return np.concatenate(found).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
 

@@ -99,28 +99,21 @@ def attribute_probe(data: np.ndarray, width: int, pos: np.ndarray, i: int, q: in
 
 
 @_jit
-def array_sums(data: np.ndarray, width: int, arrays: int, m: int) -> np.ndarray:
-    """Sum of the counters of each of the p*q arrays (for ``_check``)."""
-    out = np.zeros(arrays, dtype=np.int64)
+def array_stats(data: np.ndarray, width: int, arrays: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sum and number of non-zero counters of each of the p*q arrays (one pass)."""
+    sums = np.zeros(arrays, dtype=np.int64)
+    nonzero = np.zeros(arrays, dtype=np.int64)
     for a in range(arrays):
         s = np.int64(0)
+        nz = np.int64(0)
         for x in range(m):
-            s += K.cget(data, width, np.int64(a * m + x))
-        out[a] = s
-    return out
-
-
-@_jit
-def array_nonzero(data: np.ndarray, width: int, arrays: int, m: int) -> np.ndarray:
-    """Number of non-zero counters of each of the p*q arrays."""
-    out = np.zeros(arrays, dtype=np.int64)
-    for a in range(arrays):
-        s = np.int64(0)
-        for x in range(m):
-            if K.cget(data, width, np.int64(a * m + x)) != 0:
-                s += 1
-        out[a] = s
-    return out
+            v = K.cget(data, width, np.int64(a * m + x))
+            s += v
+            if v != 0:
+                nz += 1
+        sums[a] = s
+        nonzero[a] = nz
+    return sums, nonzero
 
 
 # ---------------------------------------------------------------------------------------------

@@ -228,23 +228,22 @@ class ParallelBloomFilter(Persistable):
         c.overflowed |= bool(over)
         self._table.add_many(vals)
 
-    def _query_positions(self, pos: np.ndarray) -> np.ndarray:
+    def _probe_positions(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(passed the PBF stage, verification value) of every row of positions."""
         n = pos.shape[0]
         passed = np.empty(n, dtype=np.bool_)
         vals = np.empty(n, dtype=np.int64)
         c = self._counters
         MK.pbf_probe(c.data, c.width, np.ascontiguousarray(pos), self.num_counters, self._weights,
                      passed, vals)
+        return passed, vals
+
+    def _query_positions(self, pos: np.ndarray) -> np.ndarray:
+        passed, vals = self._probe_positions(pos)
         return self._table.contains_many(vals, passed)
 
     def _pbf_stage_positions(self, pos: np.ndarray) -> np.ndarray:
-        n = pos.shape[0]
-        passed = np.empty(n, dtype=np.bool_)
-        vals = np.empty(n, dtype=np.int64)
-        c = self._counters
-        MK.pbf_probe(c.data, c.width, np.ascontiguousarray(pos), self.num_counters, self._weights,
-                     passed, vals)
-        return passed
+        return self._probe_positions(pos)[0]
 
     def _add_material(self, mat: np.ndarray, n: int) -> None:
         if len(self) + n >= 1 << 31:
@@ -469,7 +468,7 @@ class ParallelBloomFilter(Persistable):
         """(p, q) fraction of non-zero counters of every array. Complexity: O(p q m)."""
         p, q, m = self.num_attributes, self.num_hashes, self.num_counters
         c = self._counters
-        return (MK.array_nonzero(c.data, c.width, p * q, m) / m).reshape(p, q)
+        return (MK.array_stats(c.data, c.width, p * q, m)[1] / m).reshape(p, q)
 
     def predicted_fpr(self, query: str = "fresh") -> float:
         """Model false positive rate of the two-step check for the current contents.
@@ -537,7 +536,7 @@ class ParallelBloomFilter(Persistable):
         f._table = VerificationTable.from_items(values, counts, f._key_bits)
         f._state = params["state"]
         if f._state == "exact" and not ca.overflowed:
-            sums = MK.array_sums(ca.data, ca.width, f.num_attributes * f.num_hashes, f.num_counters)
+            sums, _ = MK.array_stats(ca.data, ca.width, f.num_attributes * f.num_hashes, f.num_counters)
             if not bool(np.all(sums == len(f))):
                 raise FormatError("counter sums do not match the number of items")
         return f
@@ -558,12 +557,11 @@ class ParallelBloomFilter(Persistable):
         values, _ = self._table.items()
         if values.size:
             assert 0 <= int(values[0]) and int(values[-1]) <= self._vmax
-        sums = MK.array_sums(c.data, c.width, p * q, m)
+        sums, nonzero = MK.array_stats(c.data, c.width, p * q, m)
         if not c.overflowed:
             if self._state == "exact":
                 assert bool(np.all(sums == len(self))), (sums, len(self))
             elif self._state == "upper":
                 assert bool(np.all(sums >= len(self)))
-        nonzero = MK.array_nonzero(c.data, c.width, p * q, m)
         if len(self) and self._state != "union":
             assert bool(np.all(nonzero >= 1))

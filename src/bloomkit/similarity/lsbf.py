@@ -15,8 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError
-from .lsh import as_vectors
 from .mlbf import _LSHFilter
 
 __all__ = ["LSBF"]
@@ -79,13 +77,7 @@ class LSBF(_LSHFilter):
 
     def query(self, q: Any) -> bool:
         """Is ``q`` within about w of a stored object? Complexity: O(d k + k + k')."""
-        arr = as_vectors(q, self.dim, type(self).__name__, "q")
-        if arr.shape[0] != 1:
-            raise InvalidParameterError(
-                f"The 'q' parameter of {type(self).__name__}.query must be one vector of length "
-                f"{self.dim}. Got shape {np.shape(q)} instead; use query_many for a batch."
-            )
-        return bool(self.query_many(arr)[0])
+        return bool(self.query_many(self._one_vector(q, "q", "query"))[0])
 
     def query_many(self, Q: Any, *, verify: bool = True) -> np.ndarray:
         """Bool array of approximate memberships. Complexity: O(n (d k + k + k'))."""

@@ -88,15 +88,8 @@ class _LSHFilter(Persistable):
     ) -> None:
         own = type(self).__name__
         self._hash_id = HASH_XXH64
-        self.num_levels = check_int(num_levels, "num_levels", own, lo=1, hi=32)
-        self.and_width = check_int(and_width, "and_width", own, lo=1, hi=63)
-        self.or_count = check_int(or_count, "or_count", own, lo=1, hi=4096)
         nb = self._DEFAULT_BITS if num_bits is None else num_bits
-        self._b = _log2_exact(nb, "num_bits", own, self.num_levels, 62)
-        self.num_bits = 1 << self._b
-        self._bp = _log2_exact(verify_bits, "verify_bits", own, self.num_levels, 40)
-        self.verify_bits = 1 << self._bp
-        self.verify_hashes = check_int(verify_hashes, "verify_hashes", own, lo=1, hi=64)
+        self._set_shape(num_levels, and_width, or_count, nb, verify_bits, verify_hashes)
         self.seed = check_int(seed, "seed", own, lo=0, hi=(1 << 64) - 1)
         check_float(w, "w", own, lo=0, lo_open=True)
         self._lsh = AlignableLSH(
@@ -113,6 +106,21 @@ class _LSHFilter(Persistable):
         self._bml = BitArray(self.num_bits) if self._PHYSICAL else None
         self._mv = BitArray(self.verify_bits)
         self.count = 0
+
+    def _set_shape(
+        self, num_levels: Any, and_width: Any, or_count: Any, num_bits: Any, verify_bits: Any,
+        verify_hashes: Any,
+    ) -> None:
+        """Check and set S, k, L, m = 2^B, m' = 2^B' and k' (constructor and loader)."""
+        own = type(self).__name__
+        self.num_levels = check_int(num_levels, "num_levels", own, lo=1, hi=32)
+        self.and_width = check_int(and_width, "and_width", own, lo=1, hi=63)
+        self.or_count = check_int(or_count, "or_count", own, lo=1, hi=4096)
+        self._b = _log2_exact(num_bits, "num_bits", own, self.num_levels, 62)
+        self.num_bits = 1 << self._b
+        self._bp = _log2_exact(verify_bits, "verify_bits", own, self.num_levels, 40)
+        self.verify_bits = 1 << self._bp
+        self.verify_hashes = check_int(verify_hashes, "verify_hashes", own, lo=1, hi=64)
 
     # -- derived ------------------------------------------------------------------------------
     @property
@@ -151,6 +159,10 @@ class _LSHFilter(Persistable):
         """
         return self.w * (1 << self._check_level(level))
 
+    def _bml_words(self) -> np.ndarray:
+        """The BMLBF's words, or one dummy word for the kernels when there is none (MLBF*)."""
+        return self._bml.words if self._bml is not None else np.zeros(1, np.uint64)
+
     # -- building -----------------------------------------------------------------------------
     def _prepare(self, X: Any, name: str, fit: bool) -> np.ndarray:
         arr = as_vectors(X, self._lsh.dim, type(self).__name__, name)
@@ -161,18 +173,22 @@ class _LSHFilter(Persistable):
         self._lsh.check_domain(arr, name)
         return arr
 
+    def _one_vector(self, x: Any, name: str, method: str) -> np.ndarray:
+        """``x`` as a (1, d) array; ``method`` (add or query) takes one vector, ``method``_many a batch."""
+        arr = as_vectors(x, self._lsh.dim, type(self).__name__, name)
+        if arr.shape[0] != 1:
+            raise InvalidParameterError(
+                f"The {name!r} parameter of {type(self).__name__}.{method} must be one vector of length "
+                f"{self.dim}. Got shape {np.shape(x)} instead; use {method}_many for a batch."
+            )
+        return arr
+
     def add(self, x: Any) -> None:
         """Insert one object (a length-d vector).
 
         Complexity: O(d k L + L (k + k' S)).
         """
-        arr = as_vectors(x, self._lsh.dim, type(self).__name__, "x")
-        if arr.shape[0] != 1:
-            raise InvalidParameterError(
-                f"The 'x' parameter of {type(self).__name__}.add must be one vector of length "
-                f"{self.dim}. Got shape {np.shape(x)} instead; use add_many for a batch."
-            )
-        self.add_many(arr)
+        self.add_many(self._one_vector(x, "x", "add"))
 
     def add_many(self, X: Any) -> None:
         """Insert every row of ``X`` (n, d). The first batch fits the domain if none was given.
@@ -183,7 +199,7 @@ class _LSHFilter(Persistable):
         if arr.shape[0] == 0:
             return
         sc, ss = self._seeds()
-        bml = self._bml.words if self._bml is not None else np.zeros(1, np.uint64)
+        bml = self._bml_words()
         for s in range(0, arr.shape[0], _CHUNK):
             loc = self._lsh.locations(arr[s : s + _CHUNK], self.num_bits)
             SK.insert(loc, self.and_width, self.or_count, self.num_levels, bml, self._PHYSICAL,
@@ -195,7 +211,7 @@ class _LSHFilter(Persistable):
         lv = self._check_level(level)
         arr = self._prepare(Q, "Q", fit=False)
         sc, ss = self._seeds()
-        bml = self._bml.words if self._bml is not None else np.zeros(1, np.uint64)
+        bml = self._bml_words()
         A, sh = self._lsh.kernel_args()
         out = SK.query_vectors(arr, A, sh, np.int64(self.num_bits - 1), self.and_width,
                                self.or_count, self.num_levels, lv, bml, self._PHYSICAL,
@@ -345,13 +361,8 @@ class _LSHFilter(Persistable):
         try:
             obj._hash_id = HASH_XXH64
             obj.seed = seed
-            obj.num_levels = check_int(params["num_levels"], "num_levels", own, lo=1, hi=32)
-            obj.and_width = check_int(params["and_width"], "and_width", own, lo=1, hi=63)
-            obj.or_count = check_int(params["or_count"], "or_count", own, lo=1, hi=4096)
-            obj._b = _log2_exact(params["num_bits"], "num_bits", own, obj.num_levels, 62)
-            obj._bp = _log2_exact(params["verify_bits"], "verify_bits", own, obj.num_levels, 40)
-            obj.num_bits, obj.verify_bits = 1 << obj._b, 1 << obj._bp
-            obj.verify_hashes = check_int(params["verify_hashes"], "verify_hashes", own, 1, 64)
+            obj._set_shape(params["num_levels"], params["and_width"], params["or_count"],
+                           params["num_bits"], params["verify_bits"], params["verify_hashes"])
             obj.count = check_int(params["count"], "count", own, lo=0)
         except (KeyError, InvalidParameterError) as e:
             raise FormatError(f"invalid {own} parameters: {e}") from None
@@ -456,13 +467,7 @@ class MLBF(_LSHFilter):
 
         Complexity: O(d k L + L (k 2^theta / 64 + k' S)).
         """
-        arr = as_vectors(q, self.dim, type(self).__name__, "q")
-        if arr.shape[0] != 1:
-            raise InvalidParameterError(
-                f"The 'q' parameter of {type(self).__name__}.query must be one vector of length "
-                f"{self.dim}. Got shape {np.shape(q)} instead; use query_many for a batch."
-            )
-        return bool(self.query_many(arr, level)[0])
+        return bool(self.query_many(self._one_vector(q, "q", "query"), level)[0])
 
     def query_many(self, Q: Any, level: int = 0, *, verify: bool = True) -> np.ndarray:
         """Bool array: approximate membership of every row of ``Q`` at level theta.
@@ -558,13 +563,7 @@ class MLBFStar(_LSHFilter):
 
     def query(self, q: Any, level: int = 0) -> bool:
         """Is ``q`` an approximate member at level theta? Complexity: O(d k L + L k' S)."""
-        arr = as_vectors(q, self.dim, type(self).__name__, "q")
-        if arr.shape[0] != 1:
-            raise InvalidParameterError(
-                f"The 'q' parameter of {type(self).__name__}.query must be one vector of length "
-                f"{self.dim}. Got shape {np.shape(q)} instead; use query_many for a batch."
-            )
-        return bool(self.query_many(arr, level)[0])
+        return bool(self.query_many(self._one_vector(q, "q", "query"), level)[0])
 
     def query_many(self, Q: Any, level: int = 0) -> np.ndarray:
         """Bool array of approximate memberships at level theta.

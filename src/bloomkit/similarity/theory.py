@@ -174,12 +174,10 @@ def collision_probability_integral(distance: Any, w: Any, method: str = "quad") 
                 1.0 - t / wi
             )
 
+        upper = min(wi, 40.0 * ci)  # the integrand is negligible beyond t = 40 c
         if method == "quad":
-            # the integrand is negligible beyond t = 40 c
-            upper = min(wi, 40.0 * ci)
             out[idx] = integrate.quad(f, 0.0, upper, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
         else:
-            upper = min(wi, 40.0 * ci)
             t = np.linspace(0.0, upper, 2001)
             y = (1.0 / ci) * math.sqrt(2.0 / math.pi) * np.exp(-0.5 * (t / ci) ** 2) * (1 - t / wi)
             out[idx] = integrate.simpson(y, x=t)
@@ -337,11 +335,7 @@ def mlbf_star_fpr(
     >>> [round(mlbf_star_fpr(500, 5, 65536, 5, t), 4) for t in (3, 2, 1)]
     [0.824, 0.1986, 0.0159]
     """
-    L = check_int(or_count, "or_count", _OWNER, lo=1)
-    phi = np.asarray(typical_phi(num_objects, or_count, verify_bits, verify_hashes, level))
-    if linearized:
-        return _ret(L * phi)
-    return or_amplify(phi, L)
+    return mlbf_fpr(1.0, num_objects, or_count, verify_bits, verify_hashes, level, linearized)
 
 
 def mlbf_fpr(
