@@ -75,6 +75,7 @@ def test_divisor_counts_sieve_matches_eq8() -> None:
     for i in range(0, 1001, 37):
         assert got[i] == divisor_count(x + i)
     assert divisor_counts(0, 3).tolist() == [0, 1, 2, 2]
+    assert divisor_counts(0, 11).tolist() == [0] + [_brute_d(m) for m in range(1, 12)]  # hung before: 0 % p == 0
 
 
 def test_table_iii_reproduced() -> None:

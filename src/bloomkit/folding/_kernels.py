@@ -61,7 +61,7 @@ def interval_divisor_counts(x: int, z: int, primes: np.ndarray) -> np.ndarray:  
         while i <= z:
             e = 0
             v = rem[i]
-            while v % p == 0:
+            while v != 0 and v % p == 0:  # m = 0 (x = 0) has no finite factorization
                 v //= p
                 e += 1
             rem[i] = v
