@@ -139,11 +139,16 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-dict", action="store_true")
     args = ap.parse_args()
-    # warm the JIT (compile or load the cache) outside every measurement
-    z = zipf_table(2000, num_absent=100)
-    for cls in (GeometricFilter, BloomierFilter):
-        cls.build(z.keys, z.values).get_many(z.absent)
-    GeometricFilter.build(z.keys, z.values, num_hashes=3).get_many(z.absent)
+    # warm the JIT (compile, or load the cache) outside every measurement: uint64 and string
+    # keys, and a 5-bit fingerprint so that invalidations, the targeted rescan and the
+    # overflow table are exercised too (a compile inside a build shows up as its peak memory)
+    z = zipf_table(20_000, num_absent=100)
+    strs = [f"w{k}" for k in z.keys.tolist()]
+    for keys in (z.keys, strs):
+        for cls in (GeometricFilter, BloomierFilter):
+            cls.build(keys, z.values).get_many(keys[:100])
+        GeometricFilter.build(keys, z.values, num_hashes=3).get_many(keys[:100])
+        GeometricFilter.build(keys, z.values % 255 + 1, value_bits=8, error_bits=5, fpr=2.0**-5).get_many(keys)
     rows: list[dict[str, Any]] = []
     sizes = [1_000_000] if args.quick else [1_000_000, 10_000_000]
     for n in sizes:
