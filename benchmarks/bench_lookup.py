@@ -25,6 +25,7 @@ import tracemalloc
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from bloomkit._bench import markdown_table, measure, versions, write_results
 from bloomkit.lookup import BloomierFilter, GeometricFilter
@@ -139,12 +140,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-dict", action="store_true")
     args = ap.parse_args()
-    # warm the JIT (compile, or load the cache) outside every measurement: uint64 and string
-    # keys, and a 5-bit fingerprint so that invalidations, the targeted rescan and the
+    # warm the JIT (compile, or load the cache) outside every measurement: uint64, str and
+    # pyarrow keys, and a 5-bit fingerprint so that invalidations, the targeted rescan and the
     # overflow table are exercised too (a compile inside a build shows up as its peak memory)
     z = zipf_table(20_000, num_absent=100)
     strs = [f"w{k}" for k in z.keys.tolist()]
-    for keys in (z.keys, strs):
+    for keys in (z.keys, strs, pa.array(strs)):
         for cls in (GeometricFilter, BloomierFilter):
             cls.build(keys, z.values).get_many(keys[:100])
         GeometricFilter.build(keys, z.values, num_hashes=3).get_many(keys[:100])
