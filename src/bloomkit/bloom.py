@@ -7,8 +7,8 @@ equals the filter built at that size (document 003).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Self
 
 import numpy as np
 
@@ -82,9 +82,18 @@ class _Entries:
     skips unboxing the array. Only this module calls them, always with exactly these types.
     """
 
+    # the entry points, as type checkers see them (__getattr__ creates them on first use)
+    bits_add_one: Callable[[bytes, np.uint64, np.ndarray, int, np.uint64], None]
+    bits_test_one: Callable[[bytes, np.uint64, np.ndarray, int, np.uint64], bool]
+    bits_add_ascii: Callable[[str, int, int, int, int, int], None]
+    bits_test_ascii: Callable[[str, int, int, int, int, int], bool]
+    bits_add_int: Callable[[int, int, int, int, int, int], None]
+    bits_test_int: Callable[[int, int, int, int, int, int], bool]
+
     def __getattr__(self, name: str) -> Any:
         from numba import types
 
+        sig: tuple[types.Type, ...]
         if name.endswith("_one"):
             sig = (types.Bytes(types.uint8, 1, "C", readonly=True), types.uint64,
                    types.Array(types.uint64, 1, "C"), types.int64, types.uint64)
@@ -99,6 +108,10 @@ class _Entries:
 
 
 _ENTRY = _Entries()
+# (words, address, number of words, m) of the storage the by-address kernels last used; one
+# tuple, so a thread never sees an address with another array's length or m
+_WordsRef = tuple[np.ndarray | None, int, int, int]
+_NO_WORDS: _WordsRef = (None, 0, 0, 0)
 
 
 def _tag_seeds(seed: int) -> dict[int, np.uint64]:
@@ -158,12 +171,10 @@ class BloomFilter(Persistable):
         so the state derived from it and from the seed is set here and nowhere else."""
         self._bits = bits
         self._m64 = np.uint64(bits.num_bits)
-        self._m = bits.num_bits
         self._tag_seeds = _tag_seeds(self.seed)
         self._str_seed = int(self._tag_seeds[TAG_STR])
         self._int_seed = int(self._tag_seeds[TAG_INT])
-        self._addr_of: np.ndarray | None = None  # the words array _addr points into
-        self._addr = 0
+        self._wref: _WordsRef = _NO_WORDS
 
     @property
     def bits(self) -> BitArray:
@@ -181,33 +192,38 @@ class BloomFilter(Persistable):
         return self._num_hashes
 
     # -- single keys --------------------------------------------------------------------------
-    def _words_address(self) -> int:
-        """Address of the words, re-read whenever the storage's array is another object (the
-        cached array reference ``_addr_of`` keeps the one the address points into alive)."""
-        words = self._bits.words
-        if words is not self._addr_of:
+    def _words_ref(self) -> _WordsRef:
+        """(words, address, number of words, m) of the current storage, re-read whenever its
+        words array is another object. The tuple holds a reference to the array, so the
+        address stays valid for as long as a caller holds the tuple; it is replaced whole."""
+        bits = self._bits
+        words = bits.words
+        ref = self._wref
+        if ref[0] is not words:
+            m = bits.num_bits
             ok = (isinstance(words, np.ndarray) and words.dtype == np.uint64 and words.ndim == 1
-                  and words.flags.c_contiguous and words.flags.writeable
-                  and len(words) == (self._m + 63) // 64)
-            if not ok:  # the raw-address kernels would read or write out of bounds
+                  and words.flags.c_contiguous and words.flags.writeable and len(words) == (m + 63) // 64)
+            if not ok:  # the by-address kernels would read or write out of bounds
                 raise InvalidParameterError(
                     f"The storage of this {type(self).__name__} must be a writeable C-contiguous uint64 "
-                    f"array of {(self._m + 63) // 64} words. Got {getattr(words, 'dtype', type(words))!r} "
+                    f"array of {(m + 63) // 64} words. Got {getattr(words, 'dtype', type(words))!r} "
                     f"{getattr(words, 'shape', '')} instead."
                 )
-            self._addr_of = words
-            self._addr = int(words.ctypes.data)
-        return self._addr
+            ref = (words, int(words.ctypes.data), len(words), m)
+            self._wref = ref
+        return ref
 
     def add(self, key: Any) -> None:
         """Insert one key. Complexity: O(k)."""
         t = type(key)
         if t is str and key.isascii() or t is int and -_INT64 <= key < _INT64:
-            addr = self._addr if self._bits.words is self._addr_of else self._words_address()
+            ref = self._wref
+            if ref[0] is not self._bits.words:
+                ref = self._words_ref()
             if t is str:
-                _ENTRY.bits_add_ascii(key, self._str_seed, addr, len(self._addr_of), self._num_hashes, self._m)
+                _ENTRY.bits_add_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3])
             else:
-                _ENTRY.bits_add_int(key, self._int_seed, addr, len(self._addr_of), self._num_hashes, self._m)
+                _ENTRY.bits_add_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3])
             return
         tag, payload = encode_key(key)
         _ENTRY.bits_add_one(payload, self._tag_seeds[tag], self._bits.words, self._num_hashes, self._m64)
@@ -216,10 +232,12 @@ class BloomFilter(Persistable):
         """True if the key may be in the set (never False for an inserted key). Complexity: O(k)."""
         t = type(key)
         if t is str and key.isascii() or t is int and -_INT64 <= key < _INT64:
-            addr = self._addr if self._bits.words is self._addr_of else self._words_address()
+            ref = self._wref
+            if ref[0] is not self._bits.words:
+                ref = self._words_ref()
             if t is str:
-                return _ENTRY.bits_test_ascii(key, self._str_seed, addr, len(self._addr_of), self._num_hashes, self._m)
-            return _ENTRY.bits_test_int(key, self._int_seed, addr, len(self._addr_of), self._num_hashes, self._m)
+                return _ENTRY.bits_test_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3])
+            return _ENTRY.bits_test_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3])
         tag, payload = encode_key(key)
         return _ENTRY.bits_test_one(payload, self._tag_seeds[tag], self._bits.words, self._num_hashes, self._m64)
 
@@ -253,7 +271,7 @@ class BloomFilter(Persistable):
                 f"{mine} and {theirs}"
             )
 
-    def _like(self, store: Any) -> Any:
+    def _like(self, store: Any) -> Self:
         """A filter with this one's parameters over ``store`` (shared, not copied)."""
         out = self.__class__.__new__(self.__class__)
         out.__dict__.update(self.__dict__)
@@ -367,7 +385,7 @@ class BloomFilter(Persistable):
         return params, {"words": self._bits.words}
 
     @classmethod
-    def _restore_common(cls, params: dict[str, Any], seed: int, hash_id: int) -> Any:
+    def _restore_common(cls, params: dict[str, Any], seed: int, hash_id: int) -> Self:
         if hash_id != HASH_XXH64:
             raise FormatError(f"{cls.__name__} supports hash id {HASH_XXH64}, got {hash_id}")
         out = cls.__new__(cls)
@@ -441,7 +459,7 @@ class CountingBloomFilter(BloomFilter):
         return self._counters
 
     @property
-    def bits(self) -> BitArray:  # type: ignore[override]
+    def bits(self) -> BitArray:
         """Bit view: a bit is set where the counter is non-zero (a copy)."""
         return self.to_bloom().bits
 
@@ -543,17 +561,17 @@ class CountingBloomFilter(BloomFilter):
         """Counter-wise minimum. Complexity: O(m)."""
         return self._combine(other, "intersect", np.minimum)
 
-    def __ior__(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override]
+    def __ior__(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override, misc]
         res = self.union(other)
         self._set_storage(res._counters)
         return self
 
-    def __iand__(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override]
+    def __iand__(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override, misc]
         res = self.intersection(other)
         self._set_storage(res._counters)
         return self
 
-    def issubset(self, other: BloomFilter) -> bool:  # type: ignore[override]
+    def issubset(self, other: BloomFilter) -> bool:
         """True if every non-zero counter here is non-zero in ``other``."""
         self._compatible(other, "compare")
         a = self._counters.values() > 0
