@@ -1,6 +1,6 @@
 # bloomkit: two commands do all set-up on a fresh machine with python3 and make.
 #   make demo   creates .venv, installs, runs `bloomkit reproduce --quick` (report in results/)
-#   make test   creates .venv, installs with test extras, runs the whole test suite
+#   make test   creates .venv, installs with test extras, runs ruff, mypy (strict, src/) and the whole test suite
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -35,6 +35,7 @@ demo: $(VENV)/.installed-demo data
 
 test: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check -q src tests benchmarks
+	$(VENV)/bin/mypy --no-error-summary src/bloomkit
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 test-slow: $(VENV)/.installed-test
@@ -46,6 +47,7 @@ bench: $(VENV)/.installed-test
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy src/bloomkit
 
 clean:
-	rm -rf $(VENV) results benchmarks/results .pytest_cache
+	rm -rf $(VENV) results benchmarks/results .pytest_cache .mypy_cache

@@ -292,7 +292,7 @@ def _hash_numpy(arr: np.ndarray, seed: int) -> np.ndarray:
         return K.hash_u64(f.view(np.uint64), np.uint64(tag_seed(seed, TAG_FLOAT)))
     if kind == "S":
         w = arr.dtype.itemsize
-        rows = np.ascontiguousarray(arr).view(np.uint8).reshape(len(arr), w)
+        rows: np.ndarray = np.ascontiguousarray(arr).view(np.uint8).reshape(len(arr), w)
         return K.hash_fixed_bytes(rows, np.uint64(tag_seed(seed, TAG_BYTES)), True)
     if kind == "U":
         w = arr.dtype.itemsize // 4
@@ -385,8 +385,8 @@ def _hash_list(keys: Sequence[Any], seed: int) -> np.ndarray:
         lengths[i + 1] = len(p)
         payloads.append(p)
     offsets = np.cumsum(lengths)
-    data = np.frombuffer(b"".join(payloads), dtype=np.uint8) if offsets[-1] else np.zeros(1, np.uint8)
-    return K.hash_offsets_seeds(data, offsets, seeds)
+    joined = np.frombuffer(b"".join(payloads), dtype=np.uint8) if offsets[-1] else np.zeros(1, np.uint8)
+    return K.hash_offsets_seeds(joined, offsets, seeds)
 
 
 def hash_many(keys: Any, seed: int = 0) -> np.ndarray:

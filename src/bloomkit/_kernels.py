@@ -46,6 +46,9 @@ _jit_mut = numba.njit(cache=True)  # kernels that mutate shared storage keep it 
 _jit_inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
+# numba's stubs type a call of an @intrinsic with its code generator's signature (typingctx
+# first) and leave numba.carray out of the package's exports: call sites of the intrinsics in
+# compiled code carry `type: ignore[call-arg]`, those of numba.carray `[attr-defined]`.
 @intrinsic
 def _mulhi64(typingctx, a, b):  # type: ignore[no-untyped-def]
     """High 64 bits of the 128-bit product a*b (one mul instruction)."""
@@ -94,7 +97,7 @@ def fastmod(x: np.uint64, m: np.uint64, M: np.uint64) -> np.uint64:
 
     q = mulhi(x, M) is floor(x/m) or one less, so one correction suffices.
     """
-    r = x - _mulhi64(x, M) * m
+    r = x - _mulhi64(x, M) * m  # type: ignore[call-arg]
     if r >= m:
         r -= m
     return r
@@ -424,7 +427,7 @@ def _stage(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, k: int,
     for i in range(k):
         x = fastmod(probe(h, i), m, M)
         ring[slot, i] = x
-        prefetch(words, np.int64(x >> U64(6)))
+        prefetch(words, np.int64(x >> U64(6)))  # type: ignore[call-arg]
 
 
 @_jit_mut
@@ -714,7 +717,7 @@ def _test_probes(words: np.ndarray, h1: np.uint64, k: int, m: np.uint64) -> bool
 def _ascii_hash(key: str, seed: np.uint64) -> np.uint64:
     """XXH64 of an ASCII str's characters, which are its UTF-8 (the caller checks isascii())."""
     n = key._length  # type: ignore[attr-defined]
-    return xxh64(numba.carray(_as_u8_ptr(key._data), n), 0, n, seed)  # type: ignore[attr-defined]
+    return xxh64(numba.carray(_as_u8_ptr(key._data), n), 0, n, seed)  # type: ignore[attr-defined, call-arg]
 
 
 @_jit_mut
@@ -732,22 +735,22 @@ def bits_test_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m:
 @_jit_mut
 def bits_add_ascii(key: str, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> None:
     """:func:`bits_add_one` of an ASCII str key, the words given by address."""
-    _set_probes(numba.carray(_as_u64_ptr(addr), nwords), _ascii_hash(key, seed), k, m)
+    _set_probes(numba.carray(_as_u64_ptr(addr), nwords), _ascii_hash(key, seed), k, m)  # type: ignore[attr-defined, call-arg]
 
 
 @_jit_mut
 def bits_test_ascii(key: str, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> bool:
     """:func:`bits_test_one` of an ASCII str key, the words given by address."""
-    return _test_probes(numba.carray(_as_u64_ptr(addr), nwords), _ascii_hash(key, seed), k, m)
+    return _test_probes(numba.carray(_as_u64_ptr(addr), nwords), _ascii_hash(key, seed), k, m)  # type: ignore[attr-defined, call-arg]
 
 
 @_jit_mut
 def bits_add_int(key: int, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> None:
     """:func:`bits_add_one` of an int64 key (payload: its 8 little-endian bytes)."""
-    _set_probes(numba.carray(_as_u64_ptr(addr), nwords), xxh64_u64(U64(key), seed), k, m)
+    _set_probes(numba.carray(_as_u64_ptr(addr), nwords), xxh64_u64(U64(key), seed), k, m)  # type: ignore[attr-defined, call-arg]
 
 
 @_jit_mut
 def bits_test_int(key: int, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> bool:
     """:func:`bits_test_one` of an int64 key (payload: its 8 little-endian bytes)."""
-    return _test_probes(numba.carray(_as_u64_ptr(addr), nwords), xxh64_u64(U64(key), seed), k, m)
+    return _test_probes(numba.carray(_as_u64_ptr(addr), nwords), xxh64_u64(U64(key), seed), k, m)  # type: ignore[attr-defined, call-arg]

@@ -8,7 +8,7 @@ lookups.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 class _LazyModule:
@@ -21,4 +21,9 @@ class _LazyModule:
         return getattr(mod, attr)
 
 
-kernels: Any = _LazyModule("bloomkit._kernels")
+if TYPE_CHECKING:  # type checkers see the module itself, so kernel calls are checked
+    from . import _kernels as kernels
+else:
+    kernels = _LazyModule("bloomkit._kernels")
+
+__all__ = ["kernels"]

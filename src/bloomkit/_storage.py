@@ -14,6 +14,7 @@ Decrementing a zero counter raises InvalidParameterError and leaves the array un
 
 from __future__ import annotations
 
+from types import NotImplementedType
 from typing import Any
 
 import numpy as np
@@ -94,16 +95,17 @@ class BitArray:
     def test_many(self, idx: Any) -> np.ndarray:
         """Bool array: value of each indexed bit. Complexity: O(len(idx))."""
         a = _as_index(idx, self.num_bits, "BitArray")
-        return ((self.words[a >> 6] >> (a & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+        out: np.ndarray = ((self.words[a >> 6] >> (a & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+        return out
 
     def popcount(self) -> int:
         """Number of set bits. Complexity: O(m / 64)."""
         return int(K.popcount_words(self.words))
 
     nonzero_count = popcount  # the name CounterArray uses: code can count either store
-    def _same_size(self, other: Any) -> BitArray:
+    def _same_size(self, other: object) -> BitArray | NotImplementedType:
         if not isinstance(other, BitArray):
-            return NotImplemented  # type: ignore[return-value]
+            return NotImplemented  # type: ignore[no-any-return]  # typeshed: NotImplementedType(Any)
         if other.num_bits != self.num_bits:
             raise IncompatibleFiltersError(
                 f"BitArrays of different sizes cannot be combined: {self.num_bits} and {other.num_bits} bits."

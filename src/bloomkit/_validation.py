@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -91,7 +91,10 @@ def check_float(
     return v
 
 
-def check_choice(value: Any, name: str, owner: str, choices: Iterable[Any]) -> Any:
+_T = TypeVar("_T")
+
+
+def check_choice(value: object, name: str, owner: str, choices: Iterable[_T]) -> _T:
     """Return ``value`` if it is one of ``choices``.
 
     >>> check_choice("basic", "verification", "ParallelBloomFilter", ("basic", "attenuated"))
@@ -104,4 +107,4 @@ def check_choice(value: Any, name: str, owner: str, choices: Iterable[Any]) -> A
         ok = False
     if not ok:
         raise param_error(name, owner, "one of " + ", ".join(repr(c) for c in options), value)
-    return value
+    return cast(_T, value)  # equal to one of the choices

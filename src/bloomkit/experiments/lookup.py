@@ -181,6 +181,7 @@ def fig33(quick: bool, rng: np.random.Generator) -> ExperimentResult:
     n = len(vals)
     gf = GeometricFilter.build(keys, vals, value_bits=V, fpr=EO, storage_ratio=g.storage_ratio)
     tried = gf.trying_set_sizes()
+    assert tried is not None  # build() records the trying sets
     d = 1 - g.storage_ratio * g.load_factor
     rows = []
     for i, m in enumerate(sizes):
@@ -380,15 +381,16 @@ def _seq_runs(quick: bool, seed: int) -> tuple[list[dict[str, Any]], dict[str, A
     n = 500_000 if quick else 20_000_000
     t = zipf_table(n, seed=seed)
     p = P_EX
-    configs = [("eq3.23 r=0.2860", P.storage_ratio_k1(p), s) for s in range(4)]
+    configs: list[tuple[str, float | None, int]] = [("eq3.23 r=0.2860", P.storage_ratio_k1(p), s) for s in range(4)]
     configs += [("thesis r=0.2822", 0.2822, 0), ("default (margin)", None, 0)]
     rows = []
     summary: dict[str, Any] = {}
     for label, r, s in configs:
-        kw = {"storage_ratio": r} if r is not None else {}
+        kw: dict[str, Any] = {"storage_ratio": r} if r is not None else {}
         gf = GeometricFilter.build(t.keys, t.values, value_bits=V, fpr=EO, seed=s, **kw)
         loads = gf.table_load_factors()
         tried = gf.trying_set_sizes()
+        assert tried is not None  # build() records the trying sets
         st = gf.build_stats()
         key = f"{label} seed {s}"
         summary[key] = {"exhausted": int(st["exhausted"]), "overflow": gf.overflow_size, "N": gf.num_tables,
@@ -573,7 +575,7 @@ def fig43(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         Comparison(f"Bloomier / Geometric encode time (|S| = {big})", paper="about 2", measured=ratio_enc),
         Comparison(f"space_G / space_B (|S| = {big})", paper=None, model=P.space_ratio_to_bloomier(32.0),
                    measured=_avg_geo(rows, "trigrams", big, "bits_per_key") / _bl(rows, "trigrams", big, "bits_per_key")),
-        Comparison("Geometric encode ns/key (mean k)", paper=1e9 * np.mean([T42[k][0] + T42[k][1] for k in T42]) / N_THESIS,
+        Comparison("Geometric encode ns/key (mean k)", paper=float(1e9 * np.mean([T42[k][0] + T42[k][1] for k in T42]) / N_THESIS),
                    measured=_avg_geo(rows, "trigrams", big, "encode_ns_per_key"),
                    note="paper: Table 4.2 scans at 4e8 on an E8400"),
     ]

@@ -248,7 +248,7 @@ def fig12(quick: bool, rng: np.random.Generator) -> ExperimentResult:
 @experiment("000-fig13", title="False positive rates with k fixed at 10", source="doc 000, Fig. 13")
 def fig13(quick: bool, rng: np.random.Generator) -> ExperimentResult:
     sizes = list(range(10, 1201, 10)) if quick else list(range(5, 1201))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for n in sizes:
         for sch in SCHEMES:
             o = optimize_single(R_SINGLE, n, M_BITS, sch, num_hashes=10)

@@ -65,7 +65,8 @@ def _alpha_mc(X: np.ndarray, Q: np.ndarray, w: float, k: int, Lc: int) -> np.nda
 
 def _dist(X: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """(queries, objects) Euclidean distances."""
-    return np.sqrt(np.maximum((Q**2).sum(1)[:, None] + (X**2).sum(1)[None, :] - 2 * Q @ X.T, 0.0))
+    out: np.ndarray = np.sqrt(np.maximum((Q**2).sum(1)[:, None] + (X**2).sum(1)[None, :] - 2 * Q @ X.T, 0.0))
+    return out
 
 
 def _seconds_each(fn: Any, args: Any) -> float:

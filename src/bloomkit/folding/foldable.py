@@ -23,7 +23,7 @@ import math
 import struct
 import zlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -109,12 +109,15 @@ class _FoldableMixin:
 
     _store: Any  # BitArray or CounterArray (bloomkit.bloom)
     _set_storage: Any
+    capacity: int | None
+    fpr: float | None
+    set_version: int
 
     def __eq__(self, other: object) -> bool:
         """Equal parameters, equal current storage and the same m_1 (the filters' own test)."""
-        same = super().__eq__(other)  # type: ignore[misc]
+        same = super().__eq__(other)
         if same is NotImplemented or not same:
-            return same  # type: ignore[no-any-return]
+            return same
         return self._m1 == other._m1  # type: ignore[attr-defined,no-any-return]
 
     __hash__ = None  # type: ignore[assignment]
@@ -140,7 +143,7 @@ class _FoldableMixin:
     @classmethod
     def _bare(
         cls, m1: int, k: int, seed: int, store: Any, origin: Any, history: list[int], count: int,
-    ) -> Any:
+    ) -> Self:
         out = cls.__new__(cls)
         out.capacity = None
         out.fpr = None
@@ -159,7 +162,7 @@ class _FoldableMixin:
         """Arguments of :meth:`_bare` after ``count`` (the counter width for counters)."""
         return ()
 
-    def copy(self) -> Any:
+    def copy(self) -> Self:
         """An independent copy (``B_1`` and history included).
 
         Complexity: O(m_1 / 64) for bits, O(m_1) for counters.
@@ -271,7 +274,7 @@ class _FoldableMixin:
         self._apply_fold(f)
         self._history.append(self._current_size())
 
-    def folded(self, factor: int) -> Any:
+    def folded(self, factor: int) -> Self:
         """A folded copy (``phi_factor(B_t)``); this filter is unchanged.
 
         Notes
@@ -279,7 +282,7 @@ class _FoldableMixin:
         Complexity: that of :meth:`copy` plus :meth:`fold`.
         """
         _check_fold_factor(factor, self._current_size(), f"{type(self).__name__}.folded")
-        out = self.copy()  # type: ignore[attr-defined]
+        out = self.copy()
         out.fold(factor)
         return out
 
@@ -797,7 +800,7 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
     ) -> FoldableCountingBloomFilter:
         out = super()._bare(m1, k, seed, counters, origin, history, count)
         out._width = width
-        return out  # type: ignore[no-any-return]
+        return out
 
     def _bare_extra(self) -> tuple[Any, ...]:
         return (self._width,)
@@ -855,7 +858,7 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
             raise _absent_key_error(type(self).__name__, bad)
         self._count = max(0, self._count - int(h1.shape[0]))
 
-    def to_bloom(self) -> FoldableBloomFilter:  # type: ignore[override]
+    def to_bloom(self) -> FoldableBloomFilter:
         """The foldable bit filter of the same keys (bit set where the counter is non-zero).
 
         The support of a sum-fold is the OR-fold of the support, so the result is the bit

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+# prefetch is an @intrinsic: its calls carry type: ignore[call-arg] (numba's stub; see _kernels)
 from .._kernels import prefetch, second_hash
 
 U64 = np.uint64
@@ -224,10 +225,10 @@ def gf_encode(
             x = cur[a]
             first[a] = base + probe(h1s[x], h2s[x], t0, m)
         for a in range(min(dist, ncur)):
-            prefetch(words, (first[a] * c) >> 6)
+            prefetch(words, (first[a] * c) >> 6)  # type: ignore[call-arg]
         for a in range(ncur):
             if a + dist < ncur:
-                prefetch(words, (first[a + dist] * c) >> 6)
+                prefetch(words, (first[a + dist] * c) >> 6)  # type: ignore[call-arg]
             x = cur[a]
             h1 = h1s[x]
             fp = fps[x]
@@ -424,11 +425,11 @@ def gf_query_pipelined(
                 ys[a] += U64(t + 1)
             t += 1
             for a in range(min(PREFETCH_QUERY, ncur)):
-                prefetch(words, (pos[a] * c) >> 6)
+                prefetch(words, (pos[a] * c) >> 6)  # type: ignore[call-arg]
             nn = 0
             for a in range(ncur):
                 if a + PREFETCH_QUERY < ncur:
-                    prefetch(words, (pos[a + PREFETCH_QUERY] * c) >> 6)
+                    prefetch(words, (pos[a + PREFETCH_QUERY] * c) >> 6)  # type: ignore[call-arg]
                 cell = get_cell(words, pos[a], c, mask)
                 key = keys[a]
                 if cell == U64(0):  # Open: absent

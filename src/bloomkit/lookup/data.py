@@ -87,13 +87,14 @@ def read_text(path: str | os.PathLike[str], max_bytes: int | None = None) -> str
     with p.open("rb") as fh:
         magic = fh.read(2)
     opener = gzip.open if magic == b"\x1f\x8b" else open
-    with opener(p, "rb") as fh:  # type: ignore[operator]
+    with opener(p, "rb") as fh:
         raw = fh.read() if max_bytes is None else fh.read(max_bytes)
     return raw.decode("utf-8", errors="replace")
 
 
 def _clip(counts: np.ndarray, value_bits: int) -> np.ndarray:
-    return np.minimum(counts, (1 << value_bits) - 1).astype(np.int64)
+    out: np.ndarray = np.minimum(counts, (1 << value_bits) - 1).astype(np.int64)
+    return out
 
 
 def ngram_table_from_text(

@@ -196,7 +196,7 @@ class GeometricFilter(LookupMapping, Persistable):
         """Keys inserted after encoding that are kept before the tables (see module doc)."""
         return len(self._pinned)
 
-    def _kargs(self) -> tuple[Any, ...]:
+    def _kargs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int, int, np.uint64]:
         return (self._words, self._offsets, self._sizes, self.num_hashes, self._cell_bits, self.value_bits, self._fpmod)
 
     def _walk(self, h1: int) -> tuple[int, int, int, int]:

@@ -75,11 +75,14 @@ def _md5_words(value: Any, seed: int, blocks: int) -> list[int]:
 
 
 def _pylist(column: Any) -> list[Any]:
+    values: list[Any]
     if isinstance(column, np.ndarray):
-        return column.tolist()
-    if isinstance(column, pa.Array | pa.ChunkedArray):
-        return column.to_pylist()
-    return list(column)
+        values = column.tolist()
+    elif isinstance(column, pa.Array | pa.ChunkedArray):
+        values = column.to_pylist()
+    else:
+        values = list(column)
+    return values
 
 
 def hash_material(columns: Sequence[Any], hash_name: str, seed: int, q: int) -> np.ndarray:
@@ -101,8 +104,8 @@ def hash_material(columns: Sequence[Any], hash_name: str, seed: int, q: int) -> 
     n = len(lists[0]) if lists else 0
     out = np.empty((n, p, q), dtype=np.uint64)
     for i, values in enumerate(lists):
-        for r, v in enumerate(values):
-            out[r, i, :] = _md5_words(v, seed, blocks)[:q]
+        for j, v in enumerate(values):
+            out[j, i, :] = _md5_words(v, seed, blocks)[:q]
     return out
 
 

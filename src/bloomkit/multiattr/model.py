@@ -120,7 +120,7 @@ def _pmf_cached(p: int, q: int, m: int, verification: str) -> np.ndarray:
         u = np.zeros(n)
         u[: (m - 1) * int(wj) + 1 : int(wj)] = 1.0 / m
         spec *= sfft.rfft(u)
-    pmf = sfft.irfft(spec**p, n)[: vmax + 1]
+    pmf: np.ndarray = sfft.irfft(spec**p, n)[: vmax + 1]
     pmf = np.clip(pmf, 0.0, None)
     pmf /= pmf.sum()
     pmf.setflags(write=False)
@@ -318,7 +318,8 @@ def _both_set(n_a: Any, n_b: Any, n_ab: Any, m: Any, k: Any) -> np.ndarray:
     z_ab = np.asarray(theory.zero_bit_probability(n_ab, m, k))
     fa = np.asarray(theory.fill_ratio(np.asarray(n_a) - np.asarray(n_ab), m, k))
     fb = np.asarray(theory.fill_ratio(np.asarray(n_b) - np.asarray(n_ab), m, k))
-    return 1.0 - z_ab * (1.0 - fa * fb)
+    out: np.ndarray = 1.0 - z_ab * (1.0 - fa * fb)
+    return out
 
 
 def bf_intersection_fpr(n_a: Any, n_b: Any, n_ab: Any, m: Any, k: Any) -> Any:

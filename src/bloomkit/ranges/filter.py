@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -248,7 +248,8 @@ class RangeBloomFilter(Persistable):
         return np.concatenate([full, pos[-1, : plan.last]])
 
     def _text_positions(self, plan: _Plan, text: str) -> np.ndarray:
-        return key_positions([f"{plan.attr.name}:{text}"], plan.k, self.num_bits, self._hash_id, self.seed)[0]
+        pos: np.ndarray = key_positions([f"{plan.attr.name}:{text}"], plan.k, self.num_bits, self._hash_id, self.seed)[0]
+        return pos
 
     def _small_positions(self, keys: list[str], counts: list[int]) -> np.ndarray:
         width = max(counts)
@@ -384,7 +385,7 @@ class RangeBloomFilter(Persistable):
         pos = self._group_positions(plan, ga, gb + plan.r)
         ok = self.bits.test_many(pos.ravel()).reshape(pos.shape)
         full_ok = ok.all(axis=1)
-        last_ok = ok[:, : plan.last].all(axis=1)
+        last_ok = cast(np.ndarray, ok[:, : plan.last].all(axis=1))  # 2-D .all(axis=1): an array
         ngroups = gb - ga + 1
         # bad[g] = number of failing full groups among g .. g + r - 1
         fails = np.concatenate([[0], np.cumsum(~full_ok)])

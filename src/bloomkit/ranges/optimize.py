@@ -272,7 +272,7 @@ def optimize_single_bruteforce(
     kmax = check_int(k_max, "k_max", "optimize_single_bruteforce", lo=1)
     dm = min(R, check_int(d_max, "d_max", "optimize_single_bruteforce", lo=1) if d_max is not None else max(64, 4 * n // max(1, m) + 64))
     ks = np.arange(1, kmax + 1) if num_hashes is None else np.array([check_int(num_hashes, "num_hashes", "optimize_single_bruteforce", lo=1)])
-    rows = []
+    rows: list[tuple[int, int, int]] = []
     for k in ks:
         k = int(k)
         if sch == "traditional":
@@ -462,7 +462,8 @@ def _result(at: _Attrs, d: np.ndarray, s: np.ndarray, kk: np.ndarray, m: int, ex
 
 
 def _dmax(at: _Attrs) -> np.ndarray:
-    return np.maximum(1.0, at.R - at.n).astype(np.int64)
+    out: np.ndarray = np.maximum(1.0, at.R - at.n).astype(np.int64)
+    return out
 
 
 def optimize_multi(

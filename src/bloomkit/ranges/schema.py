@@ -180,7 +180,8 @@ class Decimal(_Numeric):
         if isinstance(value, bool | np.bool_):
             raise param_error(what, self.name, "a finite number (Decimal attribute)", value)
         if isinstance(value, numbers.Integral):
-            return int(value) * 10**self.places
+            scaled: int = int(value) * 10**self.places  # int ** int is Any to typeshed
+            return scaled
         if isinstance(value, _PyDecimal):
             if not value.is_finite():
                 raise param_error(what, self.name, "a finite number (Decimal attribute)", value)
@@ -208,7 +209,8 @@ class Decimal(_Numeric):
         return self._scale_raw(value, "value")
 
     def unscale(self, value: int) -> float:
-        return value / 10**self.places
+        out: float = value / 10**self.places
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "decimal", "name": self.name, "lo": self.lo, "hi": self.hi, "places": self.places}
@@ -289,13 +291,14 @@ class Schema:
         for it in items:
             if not isinstance(it, dict):
                 raise InvalidParameterError(f"attribute description must be a dict. Got {it!r} instead.")
-            kind = it.get("type")
+            spec: Any = it  # JSON: the attribute constructors validate each field (missing ones too)
+            kind = spec.get("type")
             if kind == "text":
-                attrs.append(Text(it.get("name")))
+                attrs.append(Text(spec.get("name")))
             elif kind == "integer":
-                attrs.append(Integer(it.get("name"), it.get("lo"), it.get("hi")))
+                attrs.append(Integer(spec.get("name"), spec.get("lo"), spec.get("hi")))
             elif kind == "decimal":
-                attrs.append(Decimal(it.get("name"), it.get("lo"), it.get("hi"), it.get("places")))
+                attrs.append(Decimal(spec.get("name"), spec.get("lo"), spec.get("hi"), spec.get("places")))
             else:
                 raise InvalidParameterError(f"unknown attribute type {kind!r}")
         return cls(attrs)

@@ -227,7 +227,7 @@ class AlignableLSH:
         Complexity: O(d num_functions) on the first call, O(1) afterwards (cached).
         """
         assert self.offset is not None
-        if self._scaled is None:
+        if self._scaled is None or self._shift is None:  # set together
             self._scaled = np.ascontiguousarray((self.a / self.w).T)
             self._shift = np.ascontiguousarray((self.a @ self.offset + self.b) / self.w)
         return self._scaled, self._shift
@@ -249,7 +249,8 @@ class AlignableLSH:
 
         Complexity: O(n d num_functions).
         """
-        return np.floor(self.projections(X)).astype(np.int64)
+        out: np.ndarray = np.floor(self.projections(X)).astype(np.int64)
+        return out
 
     def locations(self, X: np.ndarray, num_bits: int) -> np.ndarray:
         """Level-0 addresses bucket & (num_bits - 1); num_bits must be a power of two.

@@ -294,7 +294,7 @@ class _LSHFilter(Persistable):
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self.to_bytes() == other.to_bytes()  # type: ignore[attr-defined]
+        return self.to_bytes() == other.to_bytes()
 
     __hash__ = None  # type: ignore[assignment]
 
