@@ -332,3 +332,52 @@ def test_concurrent_batch_adds_lose_no_keys():
     with ThreadPoolExecutor(4) as ex:
         list(ex.map(bf.add_many, chunks))
     assert bf.contains_many(np.concatenate(chunks)).all()
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threaded_batches_equal_one_thread(monkeypatch, threads):
+    """add_many / contains_many on several threads give the same bits and answers as one
+    thread, for every batch type; a bad key raises the one-thread path's error and changes
+    nothing."""
+    import pyarrow as pa
+
+    import bloomkit
+    from bloomkit import _parallel
+
+    monkeypatch.setattr(_parallel, "MIN_PER_THREAD", 1000)
+    n = 10_007
+    ints = np.arange(n, dtype=np.int64) * 7919
+    strs = [f"s{i}" for i in range(n)]
+    batches = [ints, pa.array(strs), strs, tuple(strs), np.array(strs)]
+    probe_keys = [np.arange(2 * n, dtype=np.int64) * 7919, pa.array([f"s{i}" for i in range(2 * n)])]
+    try:
+        results = {}
+        for t in (1, threads):
+            bloomkit.set_num_threads(t)
+            assert bloomkit.get_num_threads() == t
+            bf = BloomFilter(num_bits=50_000, num_hashes=4)  # probes outnumber words: threaded add
+            for b in batches:
+                bf.add_many(b)
+            results[t] = (bf.bits.words.copy(), [bf.contains_many(p) for p in probe_keys])
+            bad = [*strs[:5000], None, *strs[:5000]]
+            before = bf.bits.words.copy()
+            with pytest.raises(InvalidParameterError) as err:
+                bf.add_many(bad)
+            assert np.array_equal(bf.bits.words, before)
+            results[t] += (str(err.value),)
+        one, many = results[1], results[threads]
+        assert np.array_equal(one[0], many[0])
+        assert all(np.array_equal(a, b) for a, b in zip(one[1], many[1], strict=True))
+        assert one[2] == many[2]
+    finally:
+        bloomkit.set_num_threads(None)
+
+
+def test_set_num_threads_validates():
+    import bloomkit
+
+    for bad in (0, -1, 1.5, "2", True):
+        with pytest.raises(InvalidParameterError):
+            bloomkit.set_num_threads(bad)
+    bloomkit.set_num_threads(None)
+    assert bloomkit.get_num_threads() >= 1

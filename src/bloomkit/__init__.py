@@ -7,6 +7,7 @@ Public names live here; submodules ``ranges``, ``lookup``, ``similarity``, ``fol
 from __future__ import annotations
 
 from ._format import load, loads
+from ._parallel import get_num_threads, set_num_threads
 from .bloom import BloomFilter, CountingBloomFilter
 from .errors import (
     BloomkitError,
@@ -27,6 +28,8 @@ __all__ = [
     "InvalidParameterError",
     "UpdateNotSupportedError",
     "__version__",
+    "get_num_threads",
     "load",
     "loads",
+    "set_num_threads",
 ]

@@ -71,6 +71,7 @@ __all__ = [
     "TAG_STR",
     "TAG_TUPLE",
     "check_seed",
+    "batch_len",
     "encode_key",
     "hash64",
     "hash_bytes_many",
@@ -80,6 +81,7 @@ __all__ = [
     "positions_one",
     "register_hash_id",
     "probe",
+    "slice_keys",
     "tag_seed",
 ]
 
@@ -389,6 +391,26 @@ def _hash_list(keys: Sequence[Any], seed: int) -> np.ndarray:
     offsets = np.cumsum(lengths)
     joined = np.frombuffer(b"".join(payloads), dtype=np.uint8) if offsets[-1] else np.zeros(1, np.uint8)
     return K.hash_offsets_seeds(joined, offsets, seeds)
+
+
+def batch_len(keys: Any) -> int | None:
+    """Number of keys of a batch that can be sliced without copying its keys (numpy array,
+    pyarrow array, list, tuple), else None (iterators, single keys)."""
+    if isinstance(keys, np.ndarray):
+        return len(keys) if keys.ndim >= 1 else None
+    if isinstance(keys, list | tuple) or type(keys).__module__.startswith("pyarrow"):
+        try:
+            return len(keys)
+        except TypeError:
+            return None
+    return None
+
+
+def slice_keys(keys: Any, lo: int, hi: int) -> Any:
+    """``keys[lo:hi]`` of a batch :func:`batch_len` accepts (pyarrow slices are zero-copy)."""
+    if type(keys).__module__.startswith("pyarrow"):
+        return keys.slice(lo, hi - lo)
+    return keys[lo:hi]
 
 
 def hash_many(keys: Any, seed: int = 0) -> np.ndarray:

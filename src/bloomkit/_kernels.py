@@ -430,13 +430,8 @@ def _stage(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, k: int,
         prefetch(words, np.int64(x >> U64(6)))  # type: ignore[call-arg]
 
 
-@_jit_mut
-def bits_set(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
-    """Set the k probe bits of every key (little-endian bit order within uint64 words).
-
-    Positions are computed ``_RING`` keys ahead and their words prefetched, so the cache misses
-    of independent keys overlap (a filter larger than the caches is latency-bound otherwise).
-    """
+@_jit_inline
+def _set_bits(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
     M = reducer(m)
     n = h1.shape[0]
     ring = np.empty((_RING, k), dtype=np.uint64)
@@ -449,6 +444,30 @@ def bits_set(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
             words[x >> U64(6)] |= U64(1) << (x & U64(63))
         if r + _RING < n:
             _stage(ring, slot, words, h1[r + _RING], k, m, M)
+
+
+@_jit_mut
+def bits_set(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
+    """Set the k probe bits of every key (little-endian bit order within uint64 words).
+
+    Positions are computed ``_RING`` keys ahead and their words prefetched, so the cache misses
+    of independent keys overlap (a filter larger than the caches is latency-bound otherwise).
+    """
+    _set_bits(words, h1, k, m)
+
+
+@_jit
+def bits_set_private(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
+    """:func:`bits_set` without the GIL, for a thread's private word array (merged afterwards
+    with :func:`or_into`, which keeps the GIL)."""
+    _set_bits(words, h1, k, m)
+
+
+@_jit_mut
+def or_into(dst: np.ndarray, src: np.ndarray) -> None:
+    """dst |= src, word by word (keeps the GIL: concurrent adds never lose a bit)."""
+    for i in range(dst.shape[0]):
+        dst[i] |= src[i]
 
 
 @_jit

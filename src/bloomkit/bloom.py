@@ -19,13 +19,16 @@ from ._hashing import (
     TAG_INT,
     TAG_STR,
     TAG_TUPLE,
+    batch_len,
     check_seed,
     encode_key,
     hash64,
     hash_many,
+    slice_keys,
     tag_seed,
 )
 from ._lazy import kernels as K
+from ._parallel import map_ranges, ranges
 from ._storage import BitArray, CounterArray
 from ._validation import check_choice, check_float, check_int, param_error
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
@@ -35,6 +38,7 @@ __all__ = ["BloomFilter", "CountingBloomFilter"]
 _MAX_BITS = (1 << 63) - 1
 _MAX_HASHES = 1024
 _INT64 = 1 << 63
+_PRIVATE_BYTES = 1 << 28  # at most 256 MB of private word arrays for a threaded add_many
 
 
 def _resolve_size(
@@ -245,17 +249,66 @@ class BloomFilter(Persistable):
     def _hash(self, keys: Any) -> np.ndarray:
         return hash_many(keys, self.seed)
 
+    def _hash_parallel(self, keys: Any) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        """(h1 of every key, the slices the batch was split into): numpy, pyarrow and list
+        batches are hashed on :func:`bloomkit.get_num_threads` threads. Every key is hashed
+        before anything changes; a bad key raises the error of the one-thread path."""
+        n = batch_len(keys)
+        parts = ranges(n) if n is not None else [(0, 0)]
+        if len(parts) == 1:
+            h = self._hash(keys)
+            return h, [(0, len(h))]
+        out = np.empty(n, dtype=np.uint64)  # type: ignore[arg-type]
+
+        def job(lo: int, hi: int) -> None:
+            out[lo:hi] = self._hash(slice_keys(keys, lo, hi))
+
+        try:
+            map_ranges(job, parts)
+        except InvalidParameterError as e:
+            self._hash(keys)  # the one-thread path names the key with its position in the batch
+            raise e
+        return out, parts
+
     def add_many(self, keys: Any) -> None:
-        """Insert a batch: list, numpy array or pyarrow array. Complexity: O(n k)."""
-        K.bits_set(self._bits.words, self._hash(keys), self._num_hashes, self._m64)
+        """Insert a batch: list, numpy array or pyarrow array. Complexity: O(n k).
+
+        Large batches use several threads (:func:`bloomkit.set_num_threads`): each sets its
+        share of the bits in a private word array, and the arrays are ORed into the filter at
+        the end, holding the GIL (so concurrent adds from other threads never lose a bit).
+        """
+        h, parts = self._hash_parallel(keys)
+        words = self._bits.words
+        k, m = self._num_hashes, self._m64
+        # threads pay a zeroed private array and a merge of m/64 words each: worth it when the
+        # probes outnumber the words, and bounded in memory
+        if len(parts) == 1 or len(h) * k < len(words) * 4 or words.nbytes * len(parts) > _PRIVATE_BYTES:
+            K.bits_set(words, h, k, m)
+            return
+        private = {lo: np.zeros_like(words) for lo, _hi in parts}
+        map_ranges(lambda lo, hi: K.bits_set_private(private[lo], h[lo:hi], k, m), parts)
+        for p in private.values():
+            K.or_into(words, p)
 
     def update(self, keys: Iterable[Any]) -> None:
         """Insert every key of an iterable or array (set-like alias of :meth:`add_many`)."""
         self.add_many(keys)
 
     def contains_many(self, keys: Any) -> np.ndarray:
-        """Bool array: membership of every key of a batch. Complexity: O(n k)."""
-        return K.bits_test(self._bits.words, self._hash(keys), self._num_hashes, self._m64)
+        """Bool array: membership of every key of a batch. Complexity: O(n k).
+
+        Large batches are hashed and tested on several threads (read-only, no copies)."""
+        h, parts = self._hash_parallel(keys)
+        words, k, m = self._bits.words, self._num_hashes, self._m64
+        if len(parts) == 1:
+            return K.bits_test(words, h, k, m)
+        out = np.empty(len(h), dtype=np.bool_)
+
+        def job(lo: int, hi: int) -> None:
+            out[lo:hi] = K.bits_test(words, h[lo:hi], k, m)
+
+        map_ranges(job, parts)
+        return out
 
     # -- set algebra --------------------------------------------------------------------------
     def _compatible(self, other: Any, op: str) -> None:
