@@ -651,3 +651,26 @@ def test_duplicate_named_for_arrow_input() -> None:
     keys = pa.array(["x", "y", "z", "y"])
     with pytest.raises(InvalidParameterError, match="Got 'y' twice \\(second time at index 3\\)"):
         GeometricFilter.build(keys, [1, 2, 3, 4])
+
+
+def test_threaded_get_many_equals_one_thread(monkeypatch) -> None:
+    """get_many hashes and walks slices on several threads; answers (overflow and pinned
+    entries included) and probe counts equal the one-thread path."""
+    import bloomkit
+    from bloomkit import _parallel
+
+    monkeypatch.setattr(_parallel, "MIN_PER_THREAD", 500)
+    keys, vals = _data(8000, v=8)
+    gf = GeometricFilter.build(keys, vals, value_bits=8, error_bits=5, fpr=2.0**-5)
+    assert gf.overflow_size > 0
+    probe_keys = np.concatenate([keys, absent_zipf_keys(8000, 5000)])
+    try:
+        got = {}
+        for t in (1, 3):
+            bloomkit.set_num_threads(t)
+            got[t] = (gf.get_many(probe_keys, default=-1), gf._last_probes, gf.get_many(list(probe_keys.tolist())))
+        assert np.array_equal(got[1][0], got[3][0]) and got[1][1] == got[3][1]
+        assert np.array_equal(got[1][2], got[3][2])
+        assert (got[3][0][: len(keys)] == vals).all()
+    finally:
+        bloomkit.set_num_threads(None)

@@ -38,7 +38,8 @@ import numpy as np
 import pyarrow as pa
 
 from .._format import Persistable
-from .._hashing import HASH_XXH64, check_seed, hash64, hash_many
+from .._hashing import HASH_XXH64, batch_len, check_seed, hash64, hash_many, slice_keys
+from .._parallel import map_ranges, ranges
 from .._validation import check_choice, check_float, check_int, param_error
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as LK
@@ -366,6 +367,36 @@ class GeometricFilter(LookupMapping, Persistable):
         self._build_stats = stats
 
     # ------------------------------------------------------------------ queries
+    def _walk_many(self, keys: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(h1, walk answer, overflow flag) of every key: the batch is hashed and walked in
+        slices on :func:`bloomkit.get_num_threads` threads (read-only kernels, no copies)."""
+        total = batch_len(keys)
+        parts = ranges(total) if total is not None else []
+        threaded = len(parts) > 1
+        if threaded:
+            n = parts[-1][1]
+            h1 = np.empty(n, dtype=np.uint64)
+        else:
+            h1 = hash_many(keys, self.seed)
+            n = len(h1)
+            parts = [(0, n)]
+        out = np.empty(n, dtype=np.int64)
+        flag = np.empty(n, dtype=np.uint8)
+        kargs, ovf = self._kargs(), self._overflow.sorted_h1()
+
+        def job(lo: int, hi: int) -> int:
+            if threaded:
+                h1[lo:hi] = hash_many(slice_keys(keys, lo, hi), self.seed)
+            return int(LK.gf_query_pipelined(h1[lo:hi], *kargs, ovf, out[lo:hi], flag[lo:hi]))
+
+        try:
+            probes: list[int] = map_ranges(job, parts)
+        except InvalidParameterError as e:
+            hash_many(keys, self.seed)  # the one-thread path names the key with its position
+            raise e
+        self._last_probes = sum(probes)
+        return h1, out, flag
+
     def get_many(self, keys: Any, default: int = 0) -> np.ndarray:
         """Values of a batch of keys (Algorithm 4); ``default`` for keys found absent.
 
@@ -384,10 +415,7 @@ class GeometricFilter(LookupMapping, Persistable):
         """
         if not isinstance(keys, list | tuple | np.ndarray | pa.Array | pa.ChunkedArray | str | bytes):
             keys = list(keys)  # iterators: the overflow check needs the keys twice
-        h1 = hash_many(keys, self.seed)
-        out = np.empty(len(h1), dtype=np.int64)
-        flag = np.empty(len(h1), dtype=np.uint8)
-        self._last_probes = LK.gf_query_pipelined(h1, *self._kargs(), self._overflow.sorted_h1(), out, flag)
+        h1, out, flag = self._walk_many(keys)
         idx = np.flatnonzero(flag)
         if len(idx):
             hb = hash_many(subset_keys(keys, idx), alt_seed(self.seed))
