@@ -19,16 +19,14 @@ from ._hashing import (
     TAG_INT,
     TAG_STR,
     TAG_TUPLE,
-    batch_len,
     check_seed,
     encode_key,
     hash64,
     hash_many,
-    slice_keys,
     tag_seed,
 )
 from ._lazy import kernels as K
-from ._parallel import map_ranges, ranges
+from ._parallel import hash_batch, map_ranges
 from ._storage import BitArray, CounterArray
 from ._validation import check_choice, check_float, check_int, param_error
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
@@ -249,27 +247,6 @@ class BloomFilter(Persistable):
     def _hash(self, keys: Any) -> np.ndarray:
         return hash_many(keys, self.seed)
 
-    def _hash_parallel(self, keys: Any) -> tuple[np.ndarray, list[tuple[int, int]]]:
-        """(h1 of every key, the slices the batch was split into): numpy, pyarrow and list
-        batches are hashed on :func:`bloomkit.get_num_threads` threads. Every key is hashed
-        before anything changes; a bad key raises the error of the one-thread path."""
-        n = batch_len(keys)
-        parts = ranges(n) if n is not None else [(0, 0)]
-        if len(parts) == 1:
-            h = self._hash(keys)
-            return h, [(0, len(h))]
-        out = np.empty(n, dtype=np.uint64)  # type: ignore[arg-type]
-
-        def job(lo: int, hi: int) -> None:
-            out[lo:hi] = self._hash(slice_keys(keys, lo, hi))
-
-        try:
-            map_ranges(job, parts)
-        except InvalidParameterError as e:
-            self._hash(keys)  # the one-thread path names the key with its position in the batch
-            raise e
-        return out, parts
-
     def add_many(self, keys: Any) -> None:
         """Insert a batch: list, numpy array or pyarrow array. Complexity: O(n k).
 
@@ -277,7 +254,7 @@ class BloomFilter(Persistable):
         share of the bits in a private word array, and the arrays are ORed into the filter at
         the end, holding the GIL (so concurrent adds from other threads never lose a bit).
         """
-        h, parts = self._hash_parallel(keys)
+        h, parts, _ = hash_batch(keys, self._hash)  # every key hashed before anything changes
         words = self._bits.words
         k, m = self._num_hashes, self._m64
         # threads pay a zeroed private array and a merge of m/64 words each: worth it when the
@@ -298,17 +275,9 @@ class BloomFilter(Persistable):
         """Bool array: membership of every key of a batch. Complexity: O(n k).
 
         Large batches are hashed and tested on several threads (read-only, no copies)."""
-        h, parts = self._hash_parallel(keys)
         words, k, m = self._bits.words, self._num_hashes, self._m64
-        if len(parts) == 1:
-            return K.bits_test(words, h, k, m)
-        out = np.empty(len(h), dtype=np.bool_)
-
-        def job(lo: int, hi: int) -> None:
-            out[lo:hi] = K.bits_test(words, h[lo:hi], k, m)
-
-        map_ranges(job, parts)
-        return out
+        _h, _parts, hits = hash_batch(keys, self._hash, lambda h, lo, hi: K.bits_test(words, h[lo:hi], k, m))
+        return hits[0] if len(hits) == 1 else np.concatenate(hits)
 
     # -- set algebra --------------------------------------------------------------------------
     def _compatible(self, other: Any, op: str) -> None:

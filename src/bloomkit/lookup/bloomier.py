@@ -31,6 +31,7 @@ import numpy as np
 
 from .._format import Persistable
 from .._hashing import HASH_XXH64, check_seed, hash64, hash_many
+from .._parallel import hash_batch
 from .._validation import check_float, check_int, param_error
 from ..errors import BloomkitError, FormatError, InvalidParameterError, UpdateNotSupportedError
 from . import _kernels as LK
@@ -185,9 +186,15 @@ class BloomierFilter(LookupMapping, Persistable):
 
         Complexity: O(n k) with k = 3 cell reads per key.
         """
-        h1 = hash_many(keys, self.seed)
-        out = np.empty(len(h1), dtype=np.int64)
-        LK.bl_query(h1, self._words, np.uint64(self._salt), np.uint64(self._block), self._cell_bits, self.value_bits, out)
+        salt, block = np.uint64(self._salt), np.uint64(self._block)
+
+        def query(h: np.ndarray, lo: int, hi: int) -> np.ndarray:  # on several threads for big batches
+            part = np.empty(hi - lo, dtype=np.int64)
+            LK.bl_query(h[lo:hi], self._words, salt, block, self._cell_bits, self.value_bits, part)
+            return part
+
+        _h1, _parts, res = hash_batch(keys, lambda ks: hash_many(ks, self.seed), query)
+        out = res[0] if len(res) == 1 else np.concatenate(res)
         if default:
             out[out == 0] = default
         return out

@@ -38,8 +38,8 @@ import numpy as np
 import pyarrow as pa
 
 from .._format import Persistable
-from .._hashing import HASH_XXH64, batch_len, check_seed, hash64, hash_many, slice_keys
-from .._parallel import map_ranges, ranges
+from .._hashing import HASH_XXH64, check_seed, hash64, hash_many
+from .._parallel import hash_batch
 from .._validation import check_choice, check_float, check_int, param_error
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as LK
@@ -370,31 +370,17 @@ class GeometricFilter(LookupMapping, Persistable):
     def _walk_many(self, keys: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(h1, walk answer, overflow flag) of every key: the batch is hashed and walked in
         slices on :func:`bloomkit.get_num_threads` threads (read-only kernels, no copies)."""
-        total = batch_len(keys)
-        parts = ranges(total) if total is not None else []
-        threaded = len(parts) > 1
-        if threaded:
-            n = parts[-1][1]
-            h1 = np.empty(n, dtype=np.uint64)
-        else:
-            h1 = hash_many(keys, self.seed)
-            n = len(h1)
-            parts = [(0, n)]
-        out = np.empty(n, dtype=np.int64)
-        flag = np.empty(n, dtype=np.uint8)
         kargs, ovf = self._kargs(), self._overflow.sorted_h1()
 
-        def job(lo: int, hi: int) -> int:
-            if threaded:
-                h1[lo:hi] = hash_many(slice_keys(keys, lo, hi), self.seed)
-            return int(LK.gf_query_pipelined(h1[lo:hi], *kargs, ovf, out[lo:hi], flag[lo:hi]))
+        def walk(h: np.ndarray, lo: int, hi: int) -> tuple[int, np.ndarray, np.ndarray]:
+            out = np.empty(hi - lo, dtype=np.int64)
+            flag = np.empty(hi - lo, dtype=np.uint8)
+            return int(LK.gf_query_pipelined(h[lo:hi], *kargs, ovf, out, flag)), out, flag
 
-        try:
-            probes: list[int] = map_ranges(job, parts)
-        except InvalidParameterError as e:
-            hash_many(keys, self.seed)  # the one-thread path names the key with its position
-            raise e
-        self._last_probes = sum(probes)
+        h1, _parts, res = hash_batch(keys, lambda ks: hash_many(ks, self.seed), walk)
+        self._last_probes = sum(r[0] for r in res)
+        out = res[0][1] if len(res) == 1 else np.concatenate([r[1] for r in res])
+        flag = res[0][2] if len(res) == 1 else np.concatenate([r[2] for r in res])
         return h1, out, flag
 
     def get_many(self, keys: Any, default: int = 0) -> np.ndarray:
