@@ -19,6 +19,7 @@ from ._hashing import (
     TAG_INT,
     TAG_STR,
     TAG_TUPLE,
+    batch_len,
     check_seed,
     encode_key,
     hash64,
@@ -26,7 +27,7 @@ from ._hashing import (
     tag_seed,
 )
 from ._lazy import kernels as K
-from ._parallel import hash_batch, map_ranges
+from ._parallel import hash_batch, ranges
 from ._storage import BitArray, CounterArray
 from ._validation import check_choice, check_float, check_int, param_error
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
@@ -254,18 +255,25 @@ class BloomFilter(Persistable):
         share of the bits in a private word array, and the arrays are ORed into the filter at
         the end, holding the GIL (so concurrent adds from other threads never lose a bit).
         """
-        h, parts, _ = hash_batch(keys, self._hash)  # every key hashed before anything changes
         words = self._bits.words
         k, m = self._num_hashes, self._m64
+        n = batch_len(keys)
+        threads = len(ranges(n)) if n is not None else 1
         # threads pay a zeroed private array and a merge of m/64 words each: worth it when the
         # probes outnumber the words, and bounded in memory
-        if len(parts) == 1 or len(h) * k < len(words) * 4 or words.nbytes * len(parts) > _PRIVATE_BYTES:
-            K.bits_set(words, h, k, m)
+        if n is None or threads == 1 or n * k < len(words) * 4 or words.nbytes * threads > _PRIVATE_BYTES:
+            K.bits_set(words, self._hash(keys), k, m)
             return
-        private = {lo: np.zeros_like(words) for lo, _hi in parts}
-        map_ranges(lambda lo, hi: K.bits_set_private(private[lo], h[lo:hi], k, m), parts)
-        for p in private.values():
-            K.or_into(words, p)
+
+        def set_slice(h: np.ndarray, lo: int, hi: int) -> np.ndarray:  # right after hashing it
+            private = np.zeros_like(words)
+            K.bits_set_private(private, h[lo:hi], k, m)
+            return private
+
+        # a bad key raises before the merge: the filter is unchanged
+        _h, _parts, privates = hash_batch(keys, self._hash, set_slice)
+        for private in privates:
+            K.or_into(words, private)
 
     def update(self, keys: Iterable[Any]) -> None:
         """Insert every key of an iterable or array (set-like alias of :meth:`add_many`)."""
