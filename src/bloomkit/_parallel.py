@@ -20,7 +20,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ._hashing import batch_len, slice_keys
 from ._validation import check_int
+from .errors import InvalidParameterError
 
 __all__ = ["get_num_threads", "hash_batch", "map_ranges", "ranges", "set_num_threads"]
 
@@ -125,9 +127,6 @@ def hash_batch(
     slice order). A bad key raises the error of hashing the whole batch on one thread (same
     message, positions counted in the whole batch).
     """
-    from ._hashing import batch_len, slice_keys
-    from .errors import InvalidParameterError
-
     total = batch_len(keys)
     parts = ranges(total) if total is not None else []
     threaded = len(parts) > 1 and not isinstance(keys, list | tuple)
