@@ -381,3 +381,22 @@ def test_set_num_threads_validates():
             bloomkit.set_num_threads(bad)
     bloomkit.set_num_threads(None)
     assert bloomkit.get_num_threads() >= 1
+
+
+def test_num_threads_environment(monkeypatch):
+    import bloomkit
+    from bloomkit import _parallel
+
+    try:
+        for value, want in (("3", 3), (" 1 ", 1)):
+            monkeypatch.setenv("BLOOMKIT_NUM_THREADS", value)
+            bloomkit.set_num_threads(None)
+            assert bloomkit.get_num_threads() == want
+        for bad in ("0", "abc", "-2", "1.5"):
+            monkeypatch.setenv("BLOOMKIT_NUM_THREADS", bad)
+            bloomkit.set_num_threads(None)
+            with pytest.raises(InvalidParameterError, match="BLOOMKIT_NUM_THREADS"):
+                bloomkit.get_num_threads()
+    finally:
+        monkeypatch.delenv("BLOOMKIT_NUM_THREADS", raising=False)
+        _parallel.set_num_threads(None)
