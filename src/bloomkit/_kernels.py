@@ -32,78 +32,35 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-U64 = np.uint64
+from ._jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, mulhi64, prefetch, splitmix64
 
 P1 = U64(11400714785074694791)
 P2 = U64(14029467366897019727)
 P3 = U64(1609587929392839161)
 P4 = U64(9650029242287828579)
 P5 = U64(2870177450012600261)
-GOLDEN = U64(0x9E3779B97F4A7C15)
-
-_jit = numba.njit(cache=True, nogil=True)  # read-only kernels release the GIL
-_jit_mut = numba.njit(cache=True)  # kernels that mutate shared storage keep it (no lost updates)
-_jit_inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
-# numba's stubs type a call of an @intrinsic with its code generator's signature (typingctx
-# first) and leave numba.carray out of the package's exports: call sites of the intrinsics in
-# compiled code carry `type: ignore[call-arg]`, those of numba.carray `[attr-defined]`.
-@intrinsic
-def _mulhi64(typingctx, a, b):  # type: ignore[no-untyped-def]
-    """High 64 bits of the 128-bit product a*b (one mul instruction)."""
-    sig = types.uint64(types.uint64, types.uint64)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        i128 = ir.IntType(128)
-        prod = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
-        return builder.trunc(builder.lshr(prod, ir.Constant(i128, 64)), ir.IntType(64))
-
-    return sig, codegen
-
-
-@intrinsic
-def prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
-    """``llvm.prefetch`` (read, high locality) of ``arr[idx]``: a hint, never a fault."""
-    sig = types.void(arr, idx)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        aryty, _idxty = signature.args
-        ary, ind = args
-        arr_struct = context.make_array(aryty)(context, builder, ary)
-        ptr = cgutils.get_item_pointer(context, builder, aryty, arr_struct, [ind])
-        i32 = ir.IntType(32)
-        opaque = getattr(ptr.type, "is_opaque", False)
-        if not opaque:
-            ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
-        name = "llvm.prefetch.p0" if opaque else "llvm.prefetch.p0i8"
-        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, name)
-        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@_jit_inline
+@jit_inline
 def reducer(m: np.uint64) -> np.uint64:
     """Barrett constant M = floor((2**64 - 1) / m) for :func:`fastmod`."""
     return U64(0xFFFFFFFFFFFFFFFF) // m
 
 
-@_jit_inline
+@jit_inline
 def fastmod(x: np.uint64, m: np.uint64, M: np.uint64) -> np.uint64:
     """x mod m exactly, by Barrett reduction (a multiply instead of a 64-bit division).
 
     q = mulhi(x, M) is floor(x/m) or one less, so one correction suffices.
     """
-    r = x - _mulhi64(x, M) * m  # type: ignore[call-arg]
+    r = x - mulhi64(x, M) * m  # type: ignore[call-arg]
     if r >= m:
         r -= m
     return r
 
 
-@_jit
+@jit_read
 def fastmod_many(x: np.ndarray, m: np.uint64) -> np.ndarray:
     """x mod m of a uint64 array with :func:`fastmod` (used by tests and modules)."""
     M = reducer(m)
@@ -113,19 +70,19 @@ def fastmod_many(x: np.ndarray, m: np.uint64) -> np.ndarray:
     return out
 
 
-@_jit_inline
+@jit_inline
 def _rotl(x: np.uint64, r: int) -> np.uint64:
     return (x << U64(r)) | (x >> U64(64 - r))
 
 
-@_jit_inline
+@jit_inline
 def _round(acc: np.uint64, lane: np.uint64) -> np.uint64:
     acc = acc + lane * P2
     acc = _rotl(acc, 31)
     return acc * P1
 
 
-@_jit_inline
+@jit_inline
 def _merge(acc: np.uint64, val: np.uint64) -> np.uint64:
     acc = acc ^ _round(U64(0), val)
     return acc * P1 + P4
@@ -155,14 +112,14 @@ if sys.byteorder == "little":
     _read32 = _load_intrinsic(32)
 else:  # pragma: no cover - big-endian hosts assemble the little-endian words byte by byte
 
-    @_jit_inline
+    @jit_inline
     def _read64(buf: np.ndarray, p: int) -> np.uint64:
         v = U64(0)
         for j in range(8):
             v |= U64(buf[p + j]) << U64(8 * j)
         return v
 
-    @_jit_inline
+    @jit_inline
     def _read32(buf: np.ndarray, p: int) -> np.uint64:
         v = U64(0)
         for j in range(4):
@@ -170,7 +127,7 @@ else:  # pragma: no cover - big-endian hosts assemble the little-endian words by
         return v
 
 
-@_jit_inline
+@jit_inline
 def _avalanche(h: np.uint64) -> np.uint64:
     h ^= h >> U64(33)
     h *= P2
@@ -180,7 +137,7 @@ def _avalanche(h: np.uint64) -> np.uint64:
     return h
 
 
-@_jit
+@jit_read
 def xxh64(buf: np.ndarray, start: int, length: int, seed: np.uint64) -> np.uint64:
     """XXH64 of ``buf[start:start+length]`` (uint8 array) with ``seed`` (bit-exact with xxHash)."""
     p = start
@@ -220,7 +177,7 @@ def xxh64(buf: np.ndarray, start: int, length: int, seed: np.uint64) -> np.uint6
     return _avalanche(h)
 
 
-@_jit_inline
+@jit_inline
 def xxh64_u64(value: np.uint64, seed: np.uint64) -> np.uint64:
     """XXH64 of the 8 little-endian bytes of ``value`` (the fixed-width fast path)."""
     h = seed + P5 + U64(8)
@@ -229,26 +186,33 @@ def xxh64_u64(value: np.uint64, seed: np.uint64) -> np.uint64:
     return _avalanche(h)
 
 
-@_jit_inline
+@jit_inline
 def second_hash(h1: np.uint64) -> np.uint64:
     """h1 rotated by 32 bits (a cheap second 64-bit value; not used for probe positions)."""
     return _rotl(h1, 32)
 
 
-@_jit_inline
+@jit_inline
 def probe(h1: np.uint64, i: int) -> np.uint64:
     """G_i = splitmix64(h1 + (i + 1) * golden): the i-th probe value of a key, independent of m."""
-    z = h1 + U64(i + 1) * GOLDEN
-    z = (z ^ (z >> U64(30))) * U64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> U64(27))) * U64(0x94D049BB133111EB)
-    return z ^ (z >> U64(31))
+    return splitmix64(h1 + U64(i + 1) * GOLDEN)
+
+
+@jit_read
+def splitmix64_many(x: np.ndarray, seed: np.uint64) -> np.ndarray:
+    """splitmix64(x + seed * golden) of every element: a bijection of uint64 for each seed."""
+    out = np.empty_like(x)
+    step = seed * GOLDEN
+    for i in range(x.shape[0]):
+        out[i] = splitmix64(x[i] + step)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
 # batch hashing
 
 
-@_jit
+@jit_read
 def hash_offsets(data: np.ndarray, offsets: np.ndarray, seed: np.uint64) -> np.ndarray:
     """h1 of every key ``data[offsets[i]:offsets[i+1]]`` with one seed."""
     n = offsets.shape[0] - 1
@@ -259,7 +223,7 @@ def hash_offsets(data: np.ndarray, offsets: np.ndarray, seed: np.uint64) -> np.n
     return out
 
 
-@_jit
+@jit_read
 def hash_nul_joined(buf: np.ndarray, n: int, seed: np.uint64) -> np.ndarray:
     """h1 of n keys stored NUL-separated in one buffer (the UTF-8 of ``"\\0".join(keys)``).
 
@@ -294,7 +258,7 @@ def hash_nul_joined(buf: np.ndarray, n: int, seed: np.uint64) -> np.ndarray:
     return out
 
 
-@_jit
+@jit_read
 def hash_offsets_seeds(data: np.ndarray, offsets: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     """h1 of every key with its own (type-tag derived) seed."""
     n = offsets.shape[0] - 1
@@ -305,7 +269,7 @@ def hash_offsets_seeds(data: np.ndarray, offsets: np.ndarray, seeds: np.ndarray)
     return out
 
 
-@_jit
+@jit_read
 def hash_u64(values: np.ndarray, seed: np.uint64) -> np.ndarray:
     """h1 of every 8-byte little-endian key (int64 / float64 bit patterns as uint64)."""
     n = values.shape[0]
@@ -315,7 +279,7 @@ def hash_u64(values: np.ndarray, seed: np.uint64) -> np.ndarray:
     return out
 
 
-@_jit
+@jit_read
 def hash_u64_wide(values: np.ndarray, seed8: np.uint64, seed_big: np.uint64) -> np.ndarray:
     """h1 of uint64 integers: values < 2**63 as 8-byte int64, larger ones as 9-byte big ints."""
     n = values.shape[0]
@@ -334,7 +298,7 @@ def hash_u64_wide(values: np.ndarray, seed8: np.uint64, seed_big: np.uint64) -> 
     return out
 
 
-@_jit
+@jit_read
 def hash_u8(values: np.ndarray, seed: np.uint64) -> np.ndarray:
     """h1 of one-byte keys (booleans)."""
     n = values.shape[0]
@@ -346,7 +310,7 @@ def hash_u8(values: np.ndarray, seed: np.uint64) -> np.ndarray:
     return out
 
 
-@_jit
+@jit_read
 def hash_fixed_bytes(rows: np.ndarray, seed: np.uint64, strip_nuls: bool) -> np.ndarray:
     """h1 of fixed-width byte keys (2-D uint8, one row per key).
 
@@ -365,7 +329,7 @@ def hash_fixed_bytes(rows: np.ndarray, seed: np.uint64, strip_nuls: bool) -> np.
     return out
 
 
-@_jit
+@jit_read
 def hash_ucs4(rows: np.ndarray, seed: np.uint64) -> np.ndarray:
     """h1 of numpy 'U' keys (2-D uint32 code points), encoded as UTF-8 (surrogates pass through)."""
     n, w = rows.shape
@@ -404,7 +368,7 @@ def hash_ucs4(rows: np.ndarray, seed: np.uint64) -> np.ndarray:
 # probe positions and bit / counter updates
 
 
-@_jit
+@jit_read
 def positions(h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
     """(n, k) int64 array of probe positions G_i(x) mod m."""
     M = reducer(m)
@@ -420,7 +384,7 @@ def positions(h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
 _RING = 16  # keys in flight: their probe words are prefetched this many keys ahead
 
 
-@_jit_inline
+@jit_inline
 def _stage(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, k: int, m: np.uint64,
            M: np.uint64) -> None:
     """Compute the k probe positions of one key into ``ring[slot]`` and prefetch their words."""
@@ -430,7 +394,7 @@ def _stage(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, k: int,
         prefetch(words, np.int64(x >> U64(6)))  # type: ignore[call-arg]
 
 
-@_jit_inline
+@jit_inline
 def _set_bits(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
     M = reducer(m)
     n = h1.shape[0]
@@ -446,7 +410,7 @@ def _set_bits(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
             _stage(ring, slot, words, h1[r + _RING], k, m, M)
 
 
-@_jit_mut
+@jit_mut
 def bits_set(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
     """Set the k probe bits of every key (little-endian bit order within uint64 words).
 
@@ -456,21 +420,21 @@ def bits_set(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
     _set_bits(words, h1, k, m)
 
 
-@_jit
+@jit_read
 def bits_set_private(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
     """:func:`bits_set` without the GIL, for a thread's private word array (merged afterwards
     with :func:`or_into`, which keeps the GIL)."""
     _set_bits(words, h1, k, m)
 
 
-@_jit_mut
+@jit_mut
 def or_into(dst: np.ndarray, src: np.ndarray) -> None:
     """dst |= src, word by word (keeps the GIL: concurrent adds never lose a bit)."""
     for i in range(dst.shape[0]):
         dst[i] |= src[i]
 
 
-@_jit
+@jit_read
 def bits_test(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
     """True where all k probe bits of a key are set (prefetched like :func:`bits_set`).
 
@@ -495,7 +459,7 @@ def bits_test(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> np.nda
     return out
 
 
-@_jit
+@jit_read
 def popcount_words(words: np.ndarray) -> int:
     """Number of set bits in a uint64 array."""
     total = 0
@@ -507,7 +471,7 @@ def popcount_words(words: np.ndarray) -> int:
     return total
 
 
-@_jit
+@jit_read
 def fold_bits(words: np.ndarray, num_bits: int, factor: int) -> np.ndarray:
     """OR-fold: bit j of the result is the OR of bits j + t*(num_bits/factor), t < factor.
 
@@ -544,7 +508,7 @@ def fold_bits(words: np.ndarray, num_bits: int, factor: int) -> np.ndarray:
 # counters: width 4 is packed two per byte (low nibble = even index); 8/16/32 use uint8/16/32
 
 
-@_jit_inline
+@jit_inline
 def cget(arr: np.ndarray, width: int, i: np.int64) -> np.int64:
     if width == 4:
         b = np.int64(arr[i >> 1])
@@ -552,7 +516,7 @@ def cget(arr: np.ndarray, width: int, i: np.int64) -> np.int64:
     return np.int64(arr[i])
 
 
-@_jit_inline
+@jit_inline
 def cset(arr: np.ndarray, width: int, i: np.int64, v: np.int64) -> None:
     if width == 4:
         j = i >> 1
@@ -563,7 +527,7 @@ def cset(arr: np.ndarray, width: int, i: np.int64, v: np.int64) -> None:
         arr[i] = v
 
 
-@_jit
+@jit_read
 def counters_unpack(arr: np.ndarray, width: int, size: int) -> np.ndarray:
     """All counter values as int64."""
     out = np.empty(size, dtype=np.int64)
@@ -572,14 +536,14 @@ def counters_unpack(arr: np.ndarray, width: int, size: int) -> np.ndarray:
     return out
 
 
-@_jit_mut
+@jit_mut
 def counters_pack(values: np.ndarray, arr: np.ndarray, width: int) -> None:
     """Store int64 ``values`` (already within range) into ``arr``."""
     for i in range(values.shape[0]):
         cset(arr, width, i, values[i])
 
 
-@_jit_mut
+@jit_mut
 def counters_inc_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) -> bool:
     """Saturating increment of the counters at ``idx``; True if any counter saturated."""
     over = False
@@ -593,7 +557,7 @@ def counters_inc_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) 
     return over
 
 
-@_jit_mut
+@jit_mut
 def counters_dec_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) -> np.int64:
     """Decrement the counters at ``idx`` (saturated counters stay saturated).
 
@@ -615,7 +579,7 @@ def counters_dec_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) 
     return -1
 
 
-@_jit_mut
+@jit_mut
 def counters_inc_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k: int, m: np.uint64) -> bool:
     """Counting Bloom filter insert of every key; True if any counter saturated."""
     M = reducer(m)
@@ -632,7 +596,7 @@ def counters_inc_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k:
     return over
 
 
-@_jit
+@jit_read
 def counters_test_h1(arr: np.ndarray, width: int, h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
     """True where all k counters of a key are non-zero."""
     M = reducer(m)
@@ -649,7 +613,7 @@ def counters_test_h1(arr: np.ndarray, width: int, h1: np.ndarray, k: int, m: np.
     return out
 
 
-@_jit_mut
+@jit_mut
 def counters_dec_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k: int, m: np.uint64) -> np.int64:
     """Counting Bloom filter removal of every key, all or nothing.
 
@@ -664,7 +628,7 @@ def counters_dec_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k:
     return bad // k
 
 
-@_jit
+@jit_read
 def counters_fold(arr: np.ndarray, width: int, maxval: int, size: int, factor: int, out: np.ndarray) -> bool:
     """Saturating sum-fold of counters into ``out`` (packed like ``arr``):
     c'_j = min(maxval, sum_t c_{j + t*size/factor}) (doc 003, Eq. 3). True if a sum saturated.
@@ -714,7 +678,7 @@ def _as_u8_ptr(typingctx, ptr):  # type: ignore[no-untyped-def]
     return sig, codegen
 
 
-@_jit_inline
+@jit_inline
 def _set_probes(words: np.ndarray, h1: np.uint64, k: int, m: np.uint64) -> None:
     M = reducer(m)
     for i in range(k):
@@ -722,7 +686,7 @@ def _set_probes(words: np.ndarray, h1: np.uint64, k: int, m: np.uint64) -> None:
         words[x >> U64(6)] |= U64(1) << (x & U64(63))
 
 
-@_jit_inline
+@jit_inline
 def _test_probes(words: np.ndarray, h1: np.uint64, k: int, m: np.uint64) -> bool:
     M = reducer(m)
     for i in range(k):
@@ -732,44 +696,44 @@ def _test_probes(words: np.ndarray, h1: np.uint64, k: int, m: np.uint64) -> bool
     return True
 
 
-@_jit_inline
+@jit_inline
 def _ascii_hash(key: str, seed: np.uint64) -> np.uint64:
     """XXH64 of an ASCII str's characters, which are its UTF-8 (the caller checks isascii())."""
     n = key._length  # type: ignore[attr-defined]
     return xxh64(numba.carray(_as_u8_ptr(key._data), n), 0, n, seed)  # type: ignore[attr-defined, call-arg]
 
 
-@_jit_mut
+@jit_mut
 def bits_add_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64) -> None:
     """Set the k probe bits of one key given its canonical payload and tag seed."""
     _set_probes(words, xxh64(payload, 0, len(payload), seed), k, m)
 
 
-@_jit_mut
+@jit_mut
 def bits_test_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64) -> bool:
     """True if all k probe bits of one key are set."""
     return _test_probes(words, xxh64(payload, 0, len(payload), seed), k, m)
 
 
-@_jit_mut
+@jit_mut
 def bits_add_ascii(key: str, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> None:
     """:func:`bits_add_one` of an ASCII str key, the words given by address."""
     _set_probes(numba.carray(_as_u64_ptr(addr), nwords), _ascii_hash(key, seed), k, m)  # type: ignore[attr-defined, call-arg]
 
 
-@_jit_mut
+@jit_mut
 def bits_test_ascii(key: str, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> bool:
     """:func:`bits_test_one` of an ASCII str key, the words given by address."""
     return _test_probes(numba.carray(_as_u64_ptr(addr), nwords), _ascii_hash(key, seed), k, m)  # type: ignore[attr-defined, call-arg]
 
 
-@_jit_mut
+@jit_mut
 def bits_add_int(key: int, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> None:
     """:func:`bits_add_one` of an int64 key (payload: its 8 little-endian bytes)."""
     _set_probes(numba.carray(_as_u64_ptr(addr), nwords), xxh64_u64(U64(key), seed), k, m)  # type: ignore[attr-defined, call-arg]
 
 
-@_jit_mut
+@jit_mut
 def bits_test_int(key: int, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> bool:
     """:func:`bits_test_one` of an int64 key (payload: its 8 little-endian bytes)."""
     return _test_probes(numba.carray(_as_u64_ptr(addr), nwords), xxh64_u64(U64(key), seed), k, m)  # type: ignore[attr-defined, call-arg]

@@ -6,13 +6,14 @@ counter storage are the foundation's (:mod:`bloomkit._hashing`, :mod:`bloomkit._
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from .._jit import jit_read
 
 __all__ = ["interval_divisor_counts", "log_smooth_sieve"]
 
 
-@numba.njit(cache=True)
+@jit_read
 def log_smooth_sieve(x: int, z: int, primes: np.ndarray, logs: np.ndarray) -> np.ndarray:  # pragma: no cover - jitted
     """Sum of ``log p`` over the prime powers ``p^j <= x + z`` dividing ``x + i``.
 
@@ -40,7 +41,7 @@ def log_smooth_sieve(x: int, z: int, primes: np.ndarray, logs: np.ndarray) -> np
     return w
 
 
-@numba.njit(cache=True)
+@jit_read
 def interval_divisor_counts(x: int, z: int, primes: np.ndarray) -> np.ndarray:  # pragma: no cover - jitted
     """d(m) (Eq. 8 of doc 003) for every m in [x, x + z].
 

@@ -22,14 +22,12 @@ but costs a 64-bit division per probe.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 # prefetch is an @intrinsic: its calls carry type: ignore[call-arg] (numba's stub; see _kernels)
-from .._kernels import prefetch, second_hash
+from .._jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, mulhi64, prefetch
+from .._kernels import second_hash
 
-U64 = np.uint64
-GOLDEN = U64(0x9E3779B97F4A7C15)
 FP_SALT = U64(0xD6E8FEB86659FD93)
 BL_SALT = U64(0xA0761D6478BD642F)
 M32 = U64(0xFFFFFFFF)
@@ -43,28 +41,9 @@ MATCH = 1
 INVALID = 2
 EXHAUSTED = 3
 
-_jit = numba.njit(cache=True, nogil=True)
-_inl = numba.njit(cache=True, nogil=True, inline="always")
 
 
-@_inl
-def mulhi(a: np.uint64, b: np.uint64) -> np.uint64:
-    """High 64 bits of the 128-bit product a*b."""
-    if b <= M32:  # two multiplications suffice (table sizes below 2^32)
-        return ((a >> U64(32)) * b + (((a & M32) * b) >> U64(32))) >> U64(32)
-    a_lo = a & M32
-    a_hi = a >> U64(32)
-    b_lo = b & M32
-    b_hi = b >> U64(32)
-    lo_lo = a_lo * b_lo
-    hi_lo = a_hi * b_lo
-    lo_hi = a_lo * b_hi
-    hi_hi = a_hi * b_hi
-    cross = (lo_lo >> U64(32)) + (hi_lo & M32) + lo_hi
-    return hi_hi + (hi_lo >> U64(32)) + (cross >> U64(32))
-
-
-@_inl
+@jit_inline
 def fmix64(z: np.uint64) -> np.uint64:
     z ^= z >> U64(33)
     z *= U64(0xFF51AFD7ED558CCD)
@@ -74,7 +53,7 @@ def fmix64(z: np.uint64) -> np.uint64:
     return z
 
 
-@_inl
+@jit_inline
 def get_cell(words: np.ndarray, idx: np.int64, c: np.int64, mask: np.uint64) -> np.uint64:
     """Cell ``idx`` of width ``c``, without a branch: every cell array carries one padding
     word after its last cell (checked on load), so ``words[w + 1]`` always exists. A cell
@@ -88,7 +67,7 @@ def get_cell(words: np.ndarray, idx: np.int64, c: np.int64, mask: np.uint64) -> 
     return ((words[w] >> b) | ((words[w + 1] << U64(1)) << (U64(63) - b))) & mask
 
 
-@_inl
+@jit_inline
 def set_cell(words: np.ndarray, idx: np.int64, c: np.int64, mask: np.uint64, val: np.uint64) -> None:
     bit = idx * c
     w = bit >> 6
@@ -100,7 +79,7 @@ def set_cell(words: np.ndarray, idx: np.int64, c: np.int64, mask: np.uint64, val
         words[w + 1] = (words[w + 1] & ~hmask) | ((val & mask) >> U64(r))
 
 
-@_jit
+@jit_read
 def get_cells(words: np.ndarray, idx: np.ndarray, c: int, mask: np.uint64) -> np.ndarray:
     out = np.empty(idx.shape[0], dtype=np.uint64)
     for n in range(idx.shape[0]):
@@ -108,12 +87,12 @@ def get_cells(words: np.ndarray, idx: np.ndarray, c: int, mask: np.uint64) -> np
     return out
 
 
-@_jit
+@jit_mut
 def set_one_cell(words: np.ndarray, idx: int, c: int, mask: np.uint64, val: np.uint64) -> None:
     set_cell(words, idx, c, mask, val)
 
 
-@_jit
+@jit_read
 def all_cells(words: np.ndarray, ncells: int, c: int, mask: np.uint64) -> np.ndarray:
     out = np.empty(ncells, dtype=np.uint64)
     for n in range(ncells):
@@ -124,19 +103,19 @@ def all_cells(words: np.ndarray, ncells: int, c: int, mask: np.uint64) -> np.nda
 # --------------------------------------------------------------------------- Geometric filter
 
 
-@_inl
+@jit_inline
 def fingerprint(h1: np.uint64, fpmod: np.uint64) -> np.uint64:
     """f(x) in [1, 2^E - 1] (Assumption 3.2.1), fpmod = 2^E - 1."""
-    return U64(1) + mulhi(fmix64(h1 ^ FP_SALT), fpmod)
+    return U64(1) + mulhi64(fmix64(h1 ^ FP_SALT), fpmod)  # type: ignore[call-arg]
 
 
-@_inl
+@jit_inline
 def probe(h1: np.uint64, h2: np.uint64, t: np.int64, m: np.uint64) -> np.int64:
     g = h1 + U64(t) * h2 + U64((t * t * t - t) // 6)
-    return np.int64(mulhi(fmix64(g), m))
+    return np.int64(mulhi64(fmix64(g), m))  # type: ignore[call-arg]
 
 
-@_inl
+@jit_inline
 def walk(
     h1: np.uint64,
     fp: np.uint64,
@@ -168,7 +147,7 @@ def walk(
     return EXHAUSTED, np.int64(-1), U64(0), sizes.shape[0], t
 
 
-@_jit
+@jit_mut
 def gf_encode(
     h1s: np.ndarray,
     values: np.ndarray,
@@ -285,7 +264,7 @@ def gf_encode(
     return stored, invalidated, ncur, unstored, inv_cells, inv_fps
 
 
-@_jit
+@jit_read
 def gf_find_owners(
     h1s: np.ndarray,
     inv_fps: np.ndarray,
@@ -316,7 +295,7 @@ def gf_find_owners(
     return out[:no].copy()
 
 
-@_inl
+@jit_inline
 def _bsearch(arr: np.ndarray, x: np.uint64 | np.int64) -> np.int64:
     """Index of ``x`` in the sorted array ``arr`` (uint64 or int64; numba specializes), or -1."""
     lo = 0
@@ -332,7 +311,7 @@ def _bsearch(arr: np.ndarray, x: np.uint64 | np.int64) -> np.int64:
     return -1
 
 
-@_jit
+@jit_read
 def gf_query(
     h1s: np.ndarray,
     words: np.ndarray,
@@ -367,7 +346,7 @@ def gf_query(
     return probes
 
 
-@_jit
+@jit_read
 def gf_query_pipelined(
     h1s: np.ndarray,
     words: np.ndarray,
@@ -420,7 +399,7 @@ def gf_query_pipelined(
             base = offsets[tab]
             for a in range(ncur):  # cells of probe t, then advance to t + 1
                 x = xs[a]
-                pos[a] = base + np.int64(mulhi(fmix64(x), m))
+                pos[a] = base + np.int64(mulhi64(fmix64(x), m))  # type: ignore[call-arg]
                 xs[a] = x + ys[a]
                 ys[a] += U64(t + 1)
             t += 1
@@ -457,7 +436,7 @@ def gf_query_pipelined(
     return probes
 
 
-@_jit
+@jit_read
 def gf_walk_one(
     h1: np.uint64,
     words: np.ndarray,
@@ -475,7 +454,7 @@ def gf_walk_one(
     return st, idx, cell, fp, tab
 
 
-@_jit
+@jit_read
 def gf_fingerprints(h1s: np.ndarray, fpmod: np.uint64) -> np.ndarray:
     out = np.empty(h1s.shape[0], dtype=np.uint64)
     for n in range(h1s.shape[0]):
@@ -483,7 +462,7 @@ def gf_fingerprints(h1s: np.ndarray, fpmod: np.uint64) -> np.ndarray:
     return out
 
 
-@_jit
+@jit_read
 def gf_positions(h1s: np.ndarray, sizes: np.ndarray, k: int) -> np.ndarray:
     """(n, N*k) cell indices *within* each table, probe order (for the reference model)."""
     nt = sizes.shape[0]
@@ -496,7 +475,7 @@ def gf_positions(h1s: np.ndarray, sizes: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-@_jit
+@jit_read
 def gf_table_stats(
     words: np.ndarray, offsets: np.ndarray, c: int, v_bits: int
 ) -> tuple[np.ndarray, np.ndarray, np.int64]:
@@ -523,18 +502,18 @@ def gf_table_stats(
 # --------------------------------------------------------------------------- Bloomier filter
 
 
-@_inl
+@jit_inline
 def bl_pos(h1: np.uint64, salt: np.uint64, j: np.int64, block: np.uint64) -> np.int64:
     g = fmix64(h1 + (salt * U64(3) + U64(j) + U64(1)) * GOLDEN)
-    return np.int64(j) * np.int64(block) + np.int64(mulhi(g, block))
+    return np.int64(j) * np.int64(block) + np.int64(mulhi64(g, block))  # type: ignore[call-arg]
 
 
-@_inl
+@jit_inline
 def bl_fp(h1: np.uint64, salt: np.uint64, mask: np.uint64) -> np.uint64:
     return fmix64(h1 ^ BL_SALT ^ (salt * GOLDEN)) & mask
 
 
-@_jit
+@jit_read
 def bl_peel(h1s: np.ndarray, salt: np.uint64, block: np.uint64) -> tuple[np.ndarray, np.ndarray, int]:
     """Ordered matching (Algorithm 1) by peeling degree-one cells, with per-cell counts and
     the XOR of incident key indices instead of adjacency lists. Returns (keys, cells, count);
@@ -576,7 +555,7 @@ def bl_peel(h1s: np.ndarray, salt: np.uint64, block: np.uint64) -> tuple[np.ndar
     return order_k, order_c, count
 
 
-@_jit
+@jit_mut
 def bl_assign(
     h1s: np.ndarray,
     values: np.ndarray,
@@ -601,7 +580,7 @@ def bl_assign(
         set_cell(words, crit, c, mask, acc)
 
 
-@_jit
+@jit_read
 def bl_query(
     h1s: np.ndarray, words: np.ndarray, salt: np.uint64, block: np.uint64, c: int, v_bits: int, out: np.ndarray
 ) -> None:
@@ -619,16 +598,16 @@ def bl_query(
 # --------------------------------------------------------------------------- Monte Carlo
 
 
-@_inl
+@jit_inline
 def _draw(state: np.uint64, m: np.uint64, rng_range: np.uint64) -> tuple[np.uint64, np.uint64]:
     state = state + GOLDEN
     z = fmix64(state)
     if rng_range == U64(0):
-        return state, mulhi(z, m)
-    return state, mulhi(z, rng_range) % m
+        return state, mulhi64(z, m)  # type: ignore[call-arg]
+    return state, mulhi64(z, rng_range) % m  # type: ignore[call-arg]
 
 
-@_jit
+@jit_read
 def mc_load_factor(m: int, k: int, n: int, rng_range: np.uint64, seed: np.uint64) -> int:
     """Algorithm 6: n keys, k attempts each, on m bits; returns the number of set bits."""
     bits = np.zeros((m + 63) // 64, dtype=np.uint64)
@@ -647,7 +626,7 @@ def mc_load_factor(m: int, k: int, n: int, rng_range: np.uint64, seed: np.uint64
     return c
 
 
-@_jit
+@jit_read
 def mc_storage_ratio(m: int, k: int, target: int, rng_range: np.uint64, seed: np.uint64) -> int:
     """Algorithm 7 (corrected): number of keys tried until ``target`` of m bits are set."""
     bits = np.zeros((m + 63) // 64, dtype=np.uint64)
@@ -668,7 +647,7 @@ def mc_storage_ratio(m: int, k: int, target: int, rng_range: np.uint64, seed: np
     return tried
 
 
-@_jit
+@jit_read
 def mc_table_loads(sizes: np.ndarray, k: int, n: int, seed: np.uint64, rng_range: np.uint64) -> np.ndarray:
     """Simulation of a whole table sequence with the generator of Algorithms 6/7 (uniform
     when rng_range = 0, else ``random() mod M_i``): occupied cells per table after n keys."""

@@ -42,7 +42,6 @@ __all__ = [
 
 GCIDE_PATH = Path(os.environ.get("BLOOMKIT_GCIDE", "/usr/share/dictd/gcide.dict.dz"))
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)*")
-_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 @dataclass
@@ -203,15 +202,10 @@ def trigram_table(
 
 
 def _mix_keys(idx: np.ndarray, seed: int) -> np.ndarray:
-    """A bijection of uint64 (splitmix64 finalizer of idx + seed*golden)."""
-    with np.errstate(over="ignore"):
-        z = idx.astype(np.uint64) + np.uint64(seed & ((1 << 64) - 1)) * _MIX
-        z ^= z >> np.uint64(30)
-        z *= np.uint64(0xBF58476D1CE4E5B9)
-        z ^= z >> np.uint64(27)
-        z *= np.uint64(0x94D049BB133111EB)
-        z ^= z >> np.uint64(31)
-    return z
+    """A bijection of uint64: the SplitMix64 finalizer of idx + seed * golden."""
+    from .._lazy import kernels as K
+
+    return K.splitmix64_many(idx.astype(np.uint64), np.uint64(seed & ((1 << 64) - 1)))
 
 
 def zipf_table(

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
 from .. import _kernels as K
+from .._jit import GOLDEN, jit_inline, jit_mut, jit_read, splitmix64
 
 U64 = np.uint64
 
-_jit = numba.njit(cache=True, nogil=True)
-_jit_inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -29,7 +27,7 @@ _jit_inline = numba.njit(cache=True, nogil=True, inline="always")
 # experiments)
 
 
-@_jit
+@jit_read
 def verification_values(pos: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """V_a = sum_i sum_j w_j * H_ij(a_i) for every item (int64)."""
     n, p, q = pos.shape
@@ -43,7 +41,7 @@ def verification_values(pos: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return out
 
 
-@_jit
+@jit_mut
 def pbf_add(data: np.ndarray, width: int, maxval: int, pos: np.ndarray, m: int,
             weights: np.ndarray, vals: np.ndarray) -> bool:
     """Fig. 2: PBF[H_ij(a_i)]++ for every item and V_a into ``vals``; True if a counter saturated."""
@@ -65,7 +63,7 @@ def pbf_add(data: np.ndarray, width: int, maxval: int, pos: np.ndarray, m: int,
     return over
 
 
-@_jit
+@jit_read
 def pbf_probe(data: np.ndarray, width: int, pos: np.ndarray, m: int,
               weights: np.ndarray, passed: np.ndarray, vals: np.ndarray) -> None:
     """First step of Fig. 3: ``passed[r]`` iff all p*q counters are non-zero; V_a into ``vals``."""
@@ -83,7 +81,7 @@ def pbf_probe(data: np.ndarray, width: int, pos: np.ndarray, m: int,
         vals[r] = v
 
 
-@_jit
+@jit_read
 def attribute_probe(data: np.ndarray, width: int, pos: np.ndarray, i: int, q: int, m: int) -> np.ndarray:
     """True where all q counters of submatrix i are non-zero for (n, q) positions ``pos``."""
     n = pos.shape[0]
@@ -98,7 +96,7 @@ def attribute_probe(data: np.ndarray, width: int, pos: np.ndarray, i: int, q: in
     return out
 
 
-@_jit
+@jit_read
 def array_stats(data: np.ndarray, width: int, arrays: int, m: int) -> tuple[np.ndarray, np.ndarray]:
     """Sum and number of non-zero counters of each of the p*q arrays (one pass)."""
     sums = np.zeros(arrays, dtype=np.int64)
@@ -122,16 +120,12 @@ def array_stats(data: np.ndarray, width: int, arrays: int, m: int) -> tuple[np.n
 # A key whose count dropped to 0 keeps its slot (so probe chains stay intact) until a rebuild.
 
 
-@_jit_inline
+@jit_inline
 def _slot(v: np.int64, mask: np.uint64) -> np.int64:
-    z = U64(v) + U64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> U64(30))) * U64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> U64(27))) * U64(0x94D049BB133111EB)
-    z = z ^ (z >> U64(31))
-    return np.int64(z & mask)
+    return np.int64(splitmix64(U64(v) + GOLDEN) & mask)
 
 
-@_jit_inline
+@jit_inline
 def _find(keys: np.ndarray, v: np.int64, mask: np.uint64, empty: Any) -> np.int64:
     """Slot holding v, or the empty slot where v would go."""
     s = _slot(v, mask)
@@ -142,7 +136,7 @@ def _find(keys: np.ndarray, v: np.int64, mask: np.uint64, empty: Any) -> np.int6
         s = (s + 1) & np.int64(mask)
 
 
-@_jit
+@jit_mut
 def table_add(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray, mult: np.ndarray, empty: Any) -> np.int64:
     """Add ``mult[t]`` copies of ``vals[t]``; returns ``new_slots * 2^32 + newly_live_keys``.
 
@@ -162,7 +156,7 @@ def table_add(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray, mult: np.n
     return new * (np.int64(1) << 32) + live
 
 
-@_jit
+@jit_read
 def table_count(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray, empty: Any) -> np.ndarray:
     """Multiplicity of every value (0 if absent)."""
     mask = U64(keys.shape[0] - 1)
@@ -174,7 +168,7 @@ def table_count(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray, empty: A
     return out
 
 
-@_jit
+@jit_read
 def table_contains_masked(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray,
                           passed: np.ndarray, empty: Any) -> np.ndarray:
     """Second step of Fig. 3: True where ``passed`` and the value has a positive count."""
@@ -187,7 +181,7 @@ def table_contains_masked(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray
     return out
 
 
-@_jit
+@jit_mut
 def table_remove(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray, empty: Any) -> np.int64:
     """Remove one copy of each value, all or nothing; -1 on success, else the failing index."""
     mask = U64(keys.shape[0] - 1)
@@ -201,7 +195,7 @@ def table_remove(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray, empty: 
     return -1
 
 
-@_jit
+@jit_read
 def table_rehash(keys: np.ndarray, counts: np.ndarray, new_keys: np.ndarray, new_counts: np.ndarray,
                  empty: Any) -> np.int64:
     """Move every live (count > 0) entry into the new arrays; returns the number moved."""
@@ -216,7 +210,7 @@ def table_rehash(keys: np.ndarray, counts: np.ndarray, new_keys: np.ndarray, new
     return moved
 
 
-@_jit
+@jit_read
 def table_probe_ok(keys: np.ndarray, empty: Any) -> np.int64:
     """-1 if every used key is reachable from its home slot without crossing an empty slot."""
     mask = U64(keys.shape[0] - 1)
@@ -231,7 +225,7 @@ def table_probe_ok(keys: np.ndarray, empty: Any) -> np.int64:
 # the default hash ("xxh64"): the foundation's probe positions, fused with the counter updates
 
 
-@_jit
+@jit_read
 def positions_xxh64(h1: np.ndarray, q: int, m: np.uint64) -> np.ndarray:
     """(n, p, q) int64 positions from a (p, n) uint64 array of per-attribute h1 values.
 
@@ -250,7 +244,7 @@ def positions_xxh64(h1: np.ndarray, q: int, m: np.uint64) -> np.ndarray:
     return out
 
 
-@_jit
+@jit_mut
 def pbf_add_xxh64(data: np.ndarray, width: int, maxval: int, h1: np.ndarray, q: int, m: np.uint64,
                   weights: np.ndarray, vals: np.ndarray) -> bool:
     """:func:`pbf_add` fused with :func:`positions_xxh64` (no position array).
@@ -280,7 +274,7 @@ def pbf_add_xxh64(data: np.ndarray, width: int, maxval: int, h1: np.ndarray, q: 
     return over
 
 
-@_jit
+@jit_read
 def pbf_probe_xxh64(data: np.ndarray, width: int, h1: np.ndarray, q: int, m: np.uint64,
                     weights: np.ndarray, passed: np.ndarray, vals: np.ndarray) -> None:
     """:func:`pbf_probe` fused with :func:`positions_xxh64`, array-major; items that met a

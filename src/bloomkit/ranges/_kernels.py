@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
-_jit = numba.njit(cache=True, nogil=True)
+from .._jit import jit_mut, jit_read
 
 
-@_jit
+@jit_read
 def fgo_fill(R: float, n: float, d: float, s: float, k: float, q: float) -> float:
     """Eq. (14) with fill probability q = 1 - p (scalar twin of model.f_go_fill)."""
     out_count = R - n
@@ -35,7 +34,7 @@ def fgo_fill(R: float, n: float, d: float, s: float, k: float, q: float) -> floa
     return min(f, 1.0)
 
 
-@_jit
+@jit_read
 def fill_of(b: float, m: float, exact: bool) -> float:
     """1 - p after b hashed positions: Eq. (36) / m."""
     if exact:
@@ -43,7 +42,7 @@ def fill_of(b: float, m: float, exact: bool) -> float:
     return 1.0 - math.exp(-b / m)
 
 
-@_jit
+@jit_read
 def attr_bits(n: float, d: float, s: float, k: float, text: bool) -> float:
     """b_i: Eq. (11) for numeric attributes (Eqs. 21, 28), k for text."""
     if text:
@@ -51,14 +50,14 @@ def attr_bits(n: float, d: float, s: float, k: float, text: bool) -> float:
     return (n - 1.0) * s / d + k
 
 
-@_jit
+@jit_read
 def attr_fpr(R: float, n: float, d: float, s: float, k: float, text: bool, q: float) -> float:
     if text:
         return q**k
     return fgo_fill(R, n, d, s, k, q)
 
 
-@_jit
+@jit_read
 def total_fpr(
     R: np.ndarray, n: np.ndarray, text: np.ndarray, d: np.ndarray, s: np.ndarray, kk: np.ndarray, m: float, exact: bool
 ) -> tuple[float, float]:
@@ -73,7 +72,7 @@ def total_fpr(
     return f, b
 
 
-@_jit
+@jit_read
 def _step_up(d: int, s: int, k: int, coarse: float) -> tuple[int, int, bool]:
     # one step towards more hashed positions on (..., (3,1), (2,1), (1,1), (1,2), ...)
     if d > 1:
@@ -84,7 +83,7 @@ def _step_up(d: int, s: int, k: int, coarse: float) -> tuple[int, int, bool]:
     return d, s, False
 
 
-@_jit
+@jit_read
 def _step_down(d: int, s: int, dmax: int, coarse: float) -> tuple[int, int, bool]:
     if d == 1 and s > 1:
         return 1, s - 1, True
@@ -94,7 +93,7 @@ def _step_down(d: int, s: int, dmax: int, coarse: float) -> tuple[int, int, bool
     return d, s, False
 
 
-@_jit
+@jit_read
 def _derivs(
     R: np.ndarray, n: np.ndarray, text: np.ndarray, d: np.ndarray, s: np.ndarray, kk: np.ndarray, q: float
 ) -> tuple[float, float]:
@@ -127,7 +126,7 @@ def _derivs(
     return d1, d2
 
 
-@_jit
+@jit_read
 def phase2(
     R: np.ndarray, n: np.ndarray, text: np.ndarray, d: np.ndarray, s: np.ndarray, kk: np.ndarray, m: float,
     exact: bool, dmax: np.ndarray, k_moves: bool, kmax: int, max_steps: int, coarse: float,
@@ -239,7 +238,7 @@ def phase2(
     return f, b, steps
 
 
-@_jit
+@jit_read
 def coord_best(
     R: np.ndarray, n: np.ndarray, text: np.ndarray, d: np.ndarray, s: np.ndarray, kk: np.ndarray, m: float,
     exact: bool, i: int, opt_d: np.ndarray, opt_s: np.ndarray, opt_k: np.ndarray,
@@ -273,7 +272,7 @@ def coord_best(
 # simulation (Section V)
 
 
-@_jit
+@jit_read
 def simulate_ranges(
     pos: np.ndarray, R: int, n: int, d: int, s: int, k: int, m: int, starts: np.ndarray
 ) -> tuple[float, np.ndarray]:
@@ -337,7 +336,7 @@ def simulate_ranges(
 # bit-sliced profile index
 
 
-@_jit
+@jit_read
 def sliced_and_blocks(slices: np.ndarray, rows: np.ndarray, active: np.ndarray, block: int) -> np.ndarray:
     """AND of bit rows ``rows`` of ``slices`` (m x words) and of ``active``, block by block.
 
@@ -364,7 +363,7 @@ def sliced_and_blocks(slices: np.ndarray, rows: np.ndarray, active: np.ndarray, 
     return out
 
 
-@_jit
+@jit_mut
 def set_columns(slices: np.ndarray, bit_rows: np.ndarray, slots: np.ndarray) -> None:
     """Set bit ``slots[i]`` in row ``bit_rows[i]`` for every i."""
     for i in range(bit_rows.shape[0]):
@@ -372,7 +371,7 @@ def set_columns(slices: np.ndarray, bit_rows: np.ndarray, slots: np.ndarray) -> 
         slices[bit_rows[i], slot >> 6] |= np.uint64(1) << np.uint64(slot & 63)
 
 
-@_jit
+@jit_mut
 def transpose_into(slices: np.ndarray, filters: np.ndarray, first_slot: int, m: int) -> None:
     """Write filters (N x words, bit j of filter i) into columns first_slot.. of slices."""
     for i in range(filters.shape[0]):
@@ -384,7 +383,7 @@ def transpose_into(slices: np.ndarray, filters: np.ndarray, first_slot: int, m: 
                 slices[j, w] |= bit
 
 
-@_jit
+@jit_read
 def or_of_ands(slices: np.ndarray, rows: np.ndarray, offsets: np.ndarray, base: np.ndarray, block: int) -> np.ndarray:
     """``base & OR_g (AND of rows[offsets[g]:offsets[g+1]])``, block by block with early exits.
 

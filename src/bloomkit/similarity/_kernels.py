@@ -23,17 +23,15 @@ bits a*2^theta .. (a+1)*2^theta - 1 is set.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from .. import _kernels as K
+from .._jit import GOLDEN, jit_inline, jit_mut, jit_read
 
 U64 = np.uint64
-_jit = numba.njit(cache=True, nogil=True)
-_jit_inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
-@_jit_inline
+@jit_inline
 def _any_set(words: np.ndarray, start: np.int64, length: np.int64) -> bool:
     """True if any bit in [start, start + length) is set; length a power of two, start a
     multiple of length."""
@@ -51,7 +49,7 @@ def _any_set(words: np.ndarray, start: np.int64, length: np.int64) -> bool:
     return False
 
 
-@_jit_inline
+@jit_inline
 def _coarse_hash(loc: np.ndarray, r: int, col0: int, jval: np.int64, k: int, shift: int,
                  seed_c: np.uint64) -> np.uint64:
     """Hash of the words (j, s1_1, ..., s1_k): XXH64 of each 8-byte little-endian word,
@@ -62,7 +60,7 @@ def _coarse_hash(loc: np.ndarray, r: int, col0: int, jval: np.int64, k: int, shi
     return h
 
 
-@_jit_inline
+@jit_inline
 def _mvbf_addresses(loc: np.ndarray, r: int, col0: int, jval: np.int64, k: int, S: int,
                     upto: int, kp: int, mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64,
                     out: np.ndarray) -> None:
@@ -82,7 +80,7 @@ def _mvbf_addresses(loc: np.ndarray, r: int, col0: int, jval: np.int64, k: int, 
     _mvbf_suffixes(loc, r, col0, k, S, upto, kp, seed_s, out)
 
 
-@_jit_inline
+@jit_inline
 def _mvbf_suffixes(loc: np.ndarray, r: int, col0: int, k: int, S: int, upto: int, kp: int,
                    seed_s: np.uint64, out: np.ndarray) -> None:
     """Append the suffix bits of levels S-2 .. ``upto`` to the VVBF S-1 addresses in out:
@@ -92,12 +90,12 @@ def _mvbf_suffixes(loc: np.ndarray, r: int, col0: int, k: int, S: int, upto: int
         bitpos = S - 1 - v
         for t in range(k):
             sl |= U64((loc[r, col0 + t] >> bitpos) & 1) << U64(t)
-        hs = K.xxh64_u64(sl, seed_s + U64(v) * K.GOLDEN)
+        hs = K.xxh64_u64(sl, seed_s + U64(v) * GOLDEN)
         for i in range(kp):
             out[i] = (out[i] << 1) | np.int64((hs >> U64(i)) & U64(1))
 
 
-@_jit_inline
+@jit_inline
 def _project_row(X: np.ndarray, r: int, At: np.ndarray, shift: np.ndarray,
                  out: np.ndarray) -> None:
     """out[t] = (sum_i X[r, i] At[i, t]) + shift[t]: the scaled projection
@@ -116,7 +114,7 @@ def _project_row(X: np.ndarray, r: int, At: np.ndarray, shift: np.ndarray,
         out[t] += shift[t]
 
 
-@_jit
+@jit_read
 def projections(X: np.ndarray, A: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """(n, num_functions) scaled projections (see _project_row)."""
     n = X.shape[0]
@@ -129,7 +127,7 @@ def projections(X: np.ndarray, A: np.ndarray, shift: np.ndarray) -> np.ndarray:
     return out
 
 
-@_jit
+@jit_read
 def locations(X: np.ndarray, A: np.ndarray, shift: np.ndarray, mask: np.int64) -> np.ndarray:
     """(n, num_functions) level-0 addresses floor(projection) & mask."""
     n = X.shape[0]
@@ -142,7 +140,7 @@ def locations(X: np.ndarray, A: np.ndarray, shift: np.ndarray, mask: np.int64) -
     return out
 
 
-@_jit
+@jit_read
 def buckets_to_locations(proj: np.ndarray, mask: np.int64) -> np.ndarray:
     """loc_0 = floor(proj) & mask as int64 (two's complement: floor division by 2^theta and
     masking commute)."""
@@ -154,7 +152,7 @@ def buckets_to_locations(proj: np.ndarray, mask: np.int64) -> np.ndarray:
     return out
 
 
-@_jit
+@jit_mut
 def insert(loc: np.ndarray, k: int, L: int, S: int, bml_words: np.ndarray, physical: bool,
            mv_words: np.ndarray, kp: int, mc: np.uint64, seed_c: np.uint64,
            seed_s: np.uint64) -> None:
@@ -172,7 +170,7 @@ def insert(loc: np.ndarray, k: int, L: int, S: int, bml_words: np.ndarray, physi
                 mv_words[a >> 6] |= U64(1) << U64(a & 63)
 
 
-@numba.njit(cache=True, nogil=True, inline="never")
+@jit_read
 def _bml_pass(loc: np.ndarray, r: int, col0: int, k: int, level: int, bml_words: np.ndarray,
               span: np.int64) -> bool:
     """All k VLBF-theta locations of one AND-construction set?"""
@@ -183,7 +181,7 @@ def _bml_pass(loc: np.ndarray, r: int, col0: int, k: int, level: int, bml_words:
     return True
 
 
-@_jit_inline
+@jit_inline
 def _query_row(loc: np.ndarray, r: int, k: int, L: int, S: int, level: int,
                bml_words: np.ndarray, physical: bool, mv_words: np.ndarray, kp: int,
                mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64, use_verify: bool,
@@ -214,7 +212,7 @@ def _query_row(loc: np.ndarray, r: int, k: int, L: int, S: int, level: int,
     return False
 
 
-@_jit
+@jit_read
 def query(loc: np.ndarray, k: int, L: int, S: int, level: int, bml_words: np.ndarray,
           physical: bool, mv_words: np.ndarray, kp: int, mc: np.uint64, seed_c: np.uint64,
           seed_s: np.uint64, use_verify: bool) -> np.ndarray:
@@ -229,7 +227,7 @@ def query(loc: np.ndarray, k: int, L: int, S: int, level: int, bml_words: np.nda
     return out
 
 
-@_jit
+@jit_read
 def query_vectors(X: np.ndarray, A: np.ndarray, shift: np.ndarray, mask: np.int64, k: int,
                   L: int, S: int, level: int, bml_words: np.ndarray, physical: bool,
                   mv_words: np.ndarray, kp: int, mc: np.uint64, seed_c: np.uint64,
@@ -249,7 +247,7 @@ def query_vectors(X: np.ndarray, A: np.ndarray, shift: np.ndarray, mask: np.int6
     return out
 
 
-@_jit
+@jit_read
 def and_pass(loc: np.ndarray, k: int, L: int, level: int, bml_words: np.ndarray) -> np.ndarray:
     """(n, L) bool: does g_j(q) pass the BMLBF alone at VLBF theta (Theorems 5-6)."""
     n = loc.shape[0]
@@ -267,7 +265,7 @@ def and_pass(loc: np.ndarray, k: int, L: int, level: int, bml_words: np.ndarray)
     return out
 
 
-@_jit
+@jit_read
 def verify_elements(words: np.ndarray, jvals: np.ndarray, loc: np.ndarray, S: int, level: int,
                     kp: int, mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64,
                     insert_: bool) -> np.ndarray:

@@ -1,0 +1,102 @@
+"""The numba decorators, mixers and intrinsics every ``_kernels.py`` of bloomkit uses: declared once.
+
+Thread-safety rule (DESIGN convention 11)
+-----------------------------------------
+* :data:`jit_read`: kernels that only *read* structure storage (or write arrays they allocate
+  themselves, or a caller's private scratch array). They release the GIL (``nogil=True``), so
+  batch queries run on several threads.
+* :data:`jit_mut`: kernels that *write* storage a structure shares between threads (bits,
+  counters, cells, hash-table slots). They keep the GIL: two threads adding at once run one after
+  the other and no update is lost. The only exception is a write into a private array that is
+  merged under the GIL afterwards (``bloomkit._kernels.bits_set_private`` + ``or_into``).
+* :data:`jit_inline`: small helpers inlined into their callers (they take the caller's GIL rule).
+
+Every kernel is compiled on first use and cached on disk (``cache=True``), never at import.
+
+Mixers
+------
+:func:`splitmix64` is the SplitMix64 finalizer (Steele, Lea, Flood 2014) and :data:`GOLDEN` its
+increment ``0x9E3779B97F4A7C15``; the probe values of every structure are
+``G_i = splitmix64(h1 + (i + 1) * GOLDEN)`` (:func:`bloomkit._kernels.probe`).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+__all__ = [
+    "GOLDEN",
+    "U64",
+    "jit_inline",
+    "jit_mut",
+    "jit_read",
+    "mulhi64",
+    "prefetch",
+    "splitmix64",
+]
+
+U64 = np.uint64
+GOLDEN = U64(0x9E3779B97F4A7C15)
+
+jit_read = numba.njit(cache=True, nogil=True)
+"""Read-only kernels (and kernels writing only arrays they own): the GIL is released."""
+
+jit_mut = numba.njit(cache=True)
+"""Kernels that mutate shared structure storage: the GIL is kept (no lost updates)."""
+
+jit_inline = numba.njit(cache=True, nogil=True, inline="always")
+"""Helpers inlined into their callers."""
+
+
+@jit_inline
+def splitmix64(z: np.uint64) -> np.uint64:
+    """The SplitMix64 finalizer of ``z`` (a bijection of uint64).
+
+    >>> int(splitmix64(np.uint64(0x9E3779B97F4A7C15))) == 0xE220A8397B1DCDAF
+    True
+    """
+    z = (z ^ (z >> U64(30))) * U64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> U64(27))) * U64(0x94D049BB133111EB)
+    return z ^ (z >> U64(31))
+
+
+# numba's stubs type a call of an @intrinsic with its code generator's signature (typingctx
+# first): call sites in compiled code carry `type: ignore[call-arg]`.
+@intrinsic
+def mulhi64(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """High 64 bits of the 128-bit product a*b (one mul instruction)."""
+    sig = types.uint64(types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i128 = ir.IntType(128)
+        prod = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
+        return builder.trunc(builder.lshr(prod, ir.Constant(i128, 64)), ir.IntType(64))
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
+    """``llvm.prefetch`` (read, high locality) of ``arr[idx]``: a hint, never a fault."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        aryty, _idxty = signature.args
+        ary, ind = args
+        arr_struct = context.make_array(aryty)(context, builder, ary)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, arr_struct, [ind])
+        i32 = ir.IntType(32)
+        opaque = getattr(ptr.type, "is_opaque", False)
+        if not opaque:
+            ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+        name = "llvm.prefetch.p0" if opaque else "llvm.prefetch.p0i8"
+        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
