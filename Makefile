@@ -3,23 +3,24 @@
 #   make test   creates .venv, installs with test extras, runs ruff, mypy (strict, src/) and the whole test suite
 PYTHON ?= python3
 VENV   := .venv
+CONSTRAINTS := constraints.txt
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 GCIDE  := /usr/share/dictd/gcide.dict.dz
 
-.PHONY: demo test test-slow bench lint data clean
+.PHONY: demo test test-slow test-latest constraints bench lint data clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --upgrade pip
+	$(PIP) install -c $(CONSTRAINTS) --upgrade pip
 	touch $@
 
-$(VENV)/.installed-demo: $(VENV)/.created pyproject.toml
-	$(PIP) install -e ".[experiments]"
+$(VENV)/.installed-demo: $(VENV)/.created pyproject.toml $(CONSTRAINTS)
+	$(PIP) install -c $(CONSTRAINTS) -e ".[experiments]"
 	touch $@
 
-$(VENV)/.installed-test: $(VENV)/.created pyproject.toml
-	$(PIP) install -e ".[test]"
+$(VENV)/.installed-test: $(VENV)/.created pyproject.toml $(CONSTRAINTS)
+	$(PIP) install -c $(CONSTRAINTS) -e ".[test]"
 	touch $@
 
 # Real English text for the n-gram experiments of document 001 (Debian package dict-gcide).
@@ -42,12 +43,25 @@ test-slow: $(VENV)/.installed-test
 	$(PY) -m pytest -q -n 2 --dist loadfile -m slow
 
 bench: $(VENV)/.installed-test
-	$(PIP) install -e ".[bench]"
+	$(PIP) install -c $(CONSTRAINTS) -e ".[bench]"
 	$(PY) benchmarks/bench_bloom.py
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy src/bloomkit
 
+# the newest release of every dependency (no constraints), in a separate environment
+test-latest:
+	$(PYTHON) -m venv .venv-latest
+	.venv-latest/bin/python -m pip --disable-pip-version-check -q install -U pip
+	.venv-latest/bin/python -m pip --disable-pip-version-check -q install -U -e ".[test]"
+	.venv-latest/bin/python -m pytest -q -n 2 --dist loadfile
+
+# rewrite the constraints from what the test + bench environment holds now
+constraints: $(VENV)/.installed-test
+	$(PIP) install -c $(CONSTRAINTS) -e ".[test,bench]"
+	(head -2 $(CONSTRAINTS); $(PY) -m pip freeze --all --exclude-editable | grep -v -E '^(bloomkit|setuptools|wheel)==') > $(CONSTRAINTS).new
+	mv $(CONSTRAINTS).new $(CONSTRAINTS)
+
 clean:
-	rm -rf $(VENV) results benchmarks/results .pytest_cache .mypy_cache
+	rm -rf $(VENV) .venv-latest results benchmarks/results .pytest_cache .mypy_cache

@@ -400,3 +400,84 @@ def test_num_threads_environment(monkeypatch):
     finally:
         monkeypatch.delenv("BLOOMKIT_NUM_THREADS", raising=False)
         _parallel.set_num_threads(None)
+
+
+# -- the shared protocol (issue 12) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter])
+def test_clear_keeps_parameters_and_empties(cls):
+    bf = cls(capacity=1000, fpr=0.01, seed=4)
+    bf.add_many([f"k{i}" for i in range(500)])
+    words_before = bf._store
+    bf.clear()
+    assert bf._store is words_before  # in place: the single-key fast path stays valid
+    assert not bf and bf.fill_ratio() == 0 and bf.key_types == ()
+    assert not bf.contains_many([f"k{i}" for i in range(500)]).any()
+    bf.add("again")
+    assert "again" in bf and bf.key_types == ("str",)
+    bf._check()
+
+
+@pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter])
+@pytest.mark.parametrize("factor", [2, 3, 5, 12])
+def test_fold_equals_the_filter_built_at_the_smaller_size(cls, factor):
+    keys = np.arange(2000)
+    big = cls(num_bits=720 * 64, num_hashes=4, seed=9)
+    big.add_many(keys)
+    small = cls(num_bits=720 * 64 // factor, num_hashes=4, seed=9)
+    small.add_many(keys)
+    folded = big.folded(factor)
+    assert folded == small and big.num_bits == 720 * 64
+    big.fold(factor)
+    assert big == small and big.contains_many(keys).all()
+    big._check()
+    with pytest.raises(InvalidParameterError, match="divide"):
+        big.fold(7)
+
+
+def test_full_set_protocol():
+    a = BloomFilter(num_bits=4096, num_hashes=3, seed=1)
+    b = BloomFilter(num_bits=4096, num_hashes=3, seed=1)
+    a.add_many(["x", "y"])
+    b.add_many(["y"])
+    assert b <= a and b < a and a >= b and a > b and not a < a and a <= a.copy()
+    assert b.issubset(a) and a.issuperset(b)
+    c = b.copy()
+    c.update(a, [1, 2, 3])  # filters merge, iterables insert
+    assert {"x", "y"} <= {k for k in ("x", "y") if k in c} and 2 in c
+    assert c.key_types == ("int", "str")
+    c.intersection_update(a)
+    assert "x" in c and bool(c) and not bool(BloomFilter(num_bits=64, num_hashes=1))
+    assert (a | b).key_types == ("str",) and (a & b) == (b & a)
+
+
+def test_key_types_are_recorded_and_saved():
+    bf = BloomFilter(capacity=100, fpr=0.01)
+    assert bf.key_types == ()
+    bf.add("a")
+    bf.add(5)
+    bf.add_many(np.array([1.5, 2.5]))
+    bf.add(("t", 1))
+    bf.add_many(pa.array([b"x"]))
+    assert bf.key_types == ("bytes", "float", "int", "str", "tuple")
+    assert bloomkit.loads(bf.to_bytes()).key_types == bf.key_types
+    bad = BloomFilter(capacity=100, fpr=0.01)
+    with pytest.raises(InvalidParameterError):
+        bad.add_many(["a", float("nan")])
+    assert bad.key_types == ()  # nothing added, nothing recorded
+    big = BloomFilter(capacity=10**6, fpr=0.01)
+    big.add_many(np.arange(200_000, dtype=np.uint64) + (1 << 63))  # threaded path, uint64 > int64
+    assert big.key_types == ("int",)
+
+
+def test_info_for_requirements_and_overfill():
+    bf = BloomFilter.for_requirements(1000, 0.01, seed=2)
+    assert (bf.num_bits, bf.num_hashes, bf.seed) == (9586, 7, 2)
+    info = bf.info()
+    assert info["structure"] == "bloom.BloomFilter" and info["overfilled"] is False
+    assert info["size_in_bits"] == bf.size_in_bits == 9586
+    bf.add_many(np.arange(20_000))
+    info = bf.info()
+    assert info["overfilled"] is True and info["predicted_fpr"] > 0.5
+    c = CountingBloomFilter.for_requirements(1000, 0.01, counter_bits=8)
+    assert c.size_in_bits == 9586 * 8 and c.info()["counter_bits"] == 8

@@ -13,7 +13,8 @@ from bloomkit._validation import check_choice, check_float, check_int
 
 
 @pytest.mark.parametrize(
-    "module", ["bloomkit.theory", "bloomkit._validation", "bloomkit._hashing", "bloomkit.bloom"]
+    "module", ["bloomkit.theory", "bloomkit._validation", "bloomkit._hashing", "bloomkit.bloom", "bloomkit._columns",
+               "bloomkit._jit"]
 )
 def test_doctests(module):
     res = doctest.testmod(importlib.import_module(module))

@@ -4,7 +4,7 @@ Layout (all integers little-endian)::
 
     offset  size  field
     0       8     magic b"BLOOMKIT"
-    8       2     format version (FORMAT_VERSION)
+    8       2     format version (FORMAT_VERSION; files of every version in READABLE_VERSIONS load)
     10      2     flags (0; reserved)
     12      32    structure tag, ASCII, NUL-padded (e.g. "bloom.BloomFilter")
     44      2     hash algorithm id (1 = XXH64 + SplitMix64 probes)
@@ -18,36 +18,74 @@ Layout (all integers little-endian)::
     ...     D     data block: each array's little-endian bytes, each padded to 8 bytes
     end-4   4     CRC-32 (zlib) of every byte before it
 
-A file whose length, magic, version, tag, JSON, array descriptors or checksum do not agree
-raises :class:`~bloomkit.errors.FormatError`; nothing is ever unpickled. Any single flipped
-byte is caught by the CRC-32 (or by the magic/length checks before it).
+Loading is defensive: a file is untrusted input. Beyond the checksum, the loader refuses JSON
+nested deeper than :data:`MAX_JSON_DEPTH`, numbers outside 64 bits, NaN / infinities, duplicate
+keys or array names, array shapes that do not fit the data block, parameters and arrays the
+structure does not declare (its ``_PARAMS`` / ``_ARRAYS`` specs, the same constraint objects its
+constructor uses), and allocations beyond the *load budget*: while a file of N bytes is being
+turned into an object, the storage layer allocates at most ``LOAD_EXPANSION * N + LOAD_SLACK``
+bytes beyond the arrays of the file itself (and never more than :data:`MAX_LOAD_BYTES`). Every
+refusal is a :class:`~bloomkit.errors.FormatError` naming the field; nothing is ever unpickled.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
 import json
+import math
 import os
+import secrets
+import stat
 import struct
+import threading
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ._hashing import HASH_XXH64
+from ._hashing import HASH_XXH64, hash_name
+from ._storage import LOAD_EXPANSION, LOAD_SLACK, MAX_LOAD_BYTES, aligned_copy, load_budget, reserve
+from ._validation import Spec, check_params
 from .errors import FormatError, InvalidParameterError
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "Container", "Persistable", "load", "loads", "pack", "unpack"]
+__all__ = [
+    "FORMAT_VERSION",
+    "LOAD_EXPANSION",
+    "LOAD_SLACK",
+    "MAGIC",
+    "MAX_JSON_DEPTH",
+    "MAX_LOAD_BYTES",
+    "READABLE_VERSIONS",
+    "ArraySpec",
+    "Container",
+    "Persistable",
+    "load",
+    "load_budget",
+    "loads",
+    "pack",
+    "reserve",
+    "unpack",
+    "write_atomic",
+]
 
 MAGIC = b"BLOOMKIT"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 _HEADER = struct.Struct("<8sHH32sHHQIQ")
 _ALLOWED_DTYPES = {
     "|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f4", "<f8",
 }
-_MAX_JSON = 1 << 26
+MAX_PARAMS_BYTES = 1 << 26
+"""Largest parameter block a file may have (64 MiB)."""
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of lists / objects in a parameter block."""
+MAX_ARRAY_DIMS = 4
+MAX_ARRAYS = 64
 
 
 @dataclass(frozen=True)
@@ -60,10 +98,58 @@ class Container:
     seed: int
     params: dict[str, Any]
     arrays: dict[str, np.ndarray]
+    nbytes: int = 0
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """What a structure accepts for one saved array: dtype (little-endian numpy string, e.g.
+    ``"<u8"``), number of dimensions, whether it may be absent, and bounds its values must lie in
+    (checked before the structure sees the array)."""
+
+    dtype: str | None
+    ndim: int = 1
+    optional: bool = False
+    lo: int | float | None = None
+    hi: int | float | None = None
 
 
 def _pad8(n: int) -> int:
     return (-n) % 8
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+
+
+def _pack_parts(
+    structure: str, params: dict[str, Any], arrays: dict[str, np.ndarray], hash_id: int, seed: int,
+) -> list[bytes | memoryview]:
+    """The container as a list of byte chunks (without the trailing CRC): arrays are not copied
+    into one buffer, so :meth:`Persistable.save` streams them to disk."""
+    tag = structure.encode("ascii")
+    if not 0 < len(tag) <= 32:
+        raise ValueError(f"structure tag must be 1..32 ASCII bytes: {structure!r}")
+    if "__arrays__" in params:
+        raise ValueError("'__arrays__' is a reserved parameter name")
+    descr = []
+    chunks: list[bytes | memoryview] = []
+    for name, arr in arrays.items():
+        a = np.ascontiguousarray(arr)
+        le = a.dtype.newbyteorder("<") if a.dtype.byteorder not in "|" else a.dtype
+        a = a.astype(le, copy=False)
+        if le.str not in _ALLOWED_DTYPES:
+            raise ValueError(f"array {name!r} has unsupported dtype {a.dtype}")
+        descr.append([name, le.str, list(a.shape)])
+        chunks.append(memoryview(a.reshape(-1)).cast("B") if a.size else b"")  # type: ignore[arg-type]
+        if _pad8(a.nbytes):
+            chunks.append(b"\0" * _pad8(a.nbytes))
+    meta = dict(params)
+    meta["__arrays__"] = descr
+    pjson = json.dumps(meta, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    dlen = sum(len(c) for c in chunks)
+    head = _HEADER.pack(MAGIC, FORMAT_VERSION, 0, tag, hash_id, 0, seed, len(pjson), dlen)
+    return [head, pjson, b"\0" * _pad8(len(head) + len(pjson)), *chunks]
 
 
 def pack(
@@ -75,29 +161,129 @@ def pack(
     seed: int = 0,
 ) -> bytes:
     """Serialize one structure into the container format."""
-    tag = structure.encode("ascii")
-    if not 0 < len(tag) <= 32:
-        raise ValueError(f"structure tag must be 1..32 ASCII bytes: {structure!r}")
-    if "__arrays__" in params:
-        raise ValueError("'__arrays__' is a reserved parameter name")
-    descr = []
-    chunks = []
-    for name, arr in arrays.items():
-        a = np.ascontiguousarray(arr)
-        le = a.dtype.newbyteorder("<") if a.dtype.byteorder not in "|" else a.dtype
-        a = a.astype(le, copy=False)
-        if le.str not in _ALLOWED_DTYPES:
-            raise ValueError(f"array {name!r} has unsupported dtype {a.dtype}")
-        descr.append([name, le.str, list(a.shape)])
-        raw = a.tobytes()
-        chunks.append(raw + b"\0" * _pad8(len(raw)))
-    meta = dict(params)
-    meta["__arrays__"] = descr
-    pjson = json.dumps(meta, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
-    data = b"".join(chunks)
-    head = _HEADER.pack(MAGIC, FORMAT_VERSION, 0, tag, hash_id, 0, seed, len(pjson), len(data))
-    body = head + pjson + b"\0" * _pad8(len(head) + len(pjson)) + data
+    body = b"".join(_pack_parts(structure, params, arrays, hash_id, seed))
     return body + struct.pack("<I", zlib.crc32(body))
+
+
+_SAVE_CHUNK = 1 << 24
+
+
+def _with_crc(parts: Iterable[bytes | memoryview]) -> Iterator[bytes]:
+    """The parts in chunks of at most 16 MiB, each copied before its CRC is taken (a thread that
+    adds to a filter while it is saved cannot make the bytes written differ from the bytes
+    summed), then the CRC-32. Memory: one chunk, not a second copy of the filter."""
+    crc = 0
+    for p in parts:
+        view = memoryview(p).cast("B")
+        for lo in range(0, len(view), _SAVE_CHUNK):
+            chunk = bytes(view[lo : lo + _SAVE_CHUNK])
+            crc = zlib.crc32(chunk, crc)
+            yield chunk
+    yield struct.pack("<I", crc)
+
+
+def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryview]) -> None:
+    """Write ``parts`` to ``path`` durably and atomically.
+
+    A unique temporary file in the target's directory receives the bytes, is flushed and
+    ``fsync``-ed, takes the mode of the file it replaces (a new file gets ``0o666`` less the
+    umask), and is renamed over the target; the directory is ``fsync``-ed after the rename. A
+    symbolic link is followed: its target is replaced and the link stays. On any failure
+    (including KeyboardInterrupt) the temporary file is removed and the target is untouched. A
+    process killed with SIGKILL mid-write can leave a ``.<name>.<random>.tmp`` file behind; the
+    target is still the old file or the new one, never a mix.
+
+    Raises
+    ------
+    IsADirectoryError
+        If ``path`` is a directory.
+    OSError
+        If the directory does not exist or is not writable, or the disk is full.
+    """
+    target = os.path.realpath(os.fspath(path))
+    if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, "cannot save to a directory; give a file path", os.fspath(path))
+    folder = os.path.dirname(target) or "."
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)  # the umask applies, as for a file created anew
+            break
+        except FileExistsError:  # pragma: no cover - 48 random bits
+            continue
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for p in parts:
+                fh.write(p)
+            fh.flush()
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # directories cannot be opened / synced everywhere
+        dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+def _parse_params(raw: bytes) -> dict[str, Any]:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in items:
+            if k in out:
+                raise FormatError(f"parameter block has the key {k!r} twice")
+            out[k] = v
+        return out
+
+    def constant(name: str) -> Any:
+        raise FormatError(f"parameter block holds {name}, which is not a number bloomkit writes")
+
+    def integer(text: str) -> int:
+        if len(text.lstrip("-")) > 20:
+            raise FormatError(f"parameter block holds an integer of {len(text)} digits")
+        v = int(text)
+        if not -(1 << 63) <= v < (1 << 64):
+            raise FormatError(f"parameter block holds the integer {v}, outside 64 bits")
+        return v
+
+    def real(text: str) -> float:
+        v = float(text)
+        if not math.isfinite(v):
+            raise FormatError(f"parameter block holds {text}, which overflows a float")
+        return v
+
+    try:
+        obj = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant,
+                         parse_int=integer, parse_float=real)
+    except RecursionError:
+        raise FormatError("parameter block is nested too deeply") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise FormatError(f"invalid container parameter block: {e}") from None
+    if not isinstance(obj, dict):
+        raise FormatError("invalid container parameter block: not a JSON object")
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise FormatError(f"parameter block is nested deeper than {MAX_JSON_DEPTH} levels")
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return obj
 
 
 def unpack(blob: bytes | bytearray | memoryview) -> Container:
@@ -115,11 +301,11 @@ def unpack(blob: bytes | bytearray | memoryview) -> Container:
         raise FormatError(
             f"container format version {version} is newer than this bloomkit supports ({FORMAT_VERSION})"
         )
-    if version < 1:
+    if version not in READABLE_VERSIONS:
         raise FormatError(f"invalid container format version {version}")
     start = _HEADER.size + plen
     total = start + _pad8(start) + dlen + 4
-    if plen > _MAX_JSON or len(buf) != total:
+    if plen > MAX_PARAMS_BYTES or len(buf) != total:
         raise FormatError(f"container length {len(buf)} does not match its header ({total}): truncated or padded")
     (crc,) = struct.unpack_from("<I", buf, len(buf) - 4)
     if zlib.crc32(memoryview(buf)[:-4]) != crc:
@@ -128,47 +314,74 @@ def unpack(blob: bytes | bytearray | memoryview) -> Container:
         raise FormatError("reserved header fields are not zero")
     try:
         structure = tag.rstrip(b"\0").decode("ascii")
-        params = json.loads(buf[_HEADER.size:start].decode("utf-8"))
-        descr = params.pop("__arrays__")
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, AttributeError, TypeError) as e:
-        raise FormatError(f"invalid container header: {e}") from None
-    if not isinstance(params, dict) or not isinstance(descr, list):
-        raise FormatError("invalid container parameter block")
+    except UnicodeDecodeError:
+        raise FormatError("structure tag is not ASCII") from None
+    if not structure or "\0" in structure:
+        raise FormatError("invalid structure tag")
+    params = _parse_params(buf[_HEADER.size:start])
+    descr = params.pop("__arrays__", None)
+    if not isinstance(descr, list) or len(descr) > MAX_ARRAYS:
+        raise FormatError("invalid container parameter block: '__arrays__' is missing or malformed")
     arrays: dict[str, np.ndarray] = {}
     pos = start + _pad8(start)
     end = pos + dlen
-    try:
-        for name, dtype, shape in descr:
-            if dtype not in _ALLOWED_DTYPES or not all(isinstance(s, int) and s >= 0 for s in shape):
-                raise FormatError(f"invalid array descriptor for {name!r}")
-            dt = np.dtype(dtype)
-            nbytes = dt.itemsize * int(np.prod(shape, dtype=np.int64))
-            if pos + nbytes > end:
-                raise FormatError(f"array {name!r} runs past the data block")
-            arr = np.frombuffer(buf, dtype=dt, count=nbytes // dt.itemsize, offset=pos).reshape(shape)
-            arrays[str(name)] = arr.astype(dt.newbyteorder("="), copy=True)
-            pos += nbytes + _pad8(nbytes)
-    except (ValueError, TypeError) as e:
-        if isinstance(e, FormatError):
-            raise
-        raise FormatError(f"invalid array descriptors: {e}") from None
+    for item in descr:
+        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
+                and isinstance(item[1], str) and isinstance(item[2], list)):
+            raise FormatError(f"invalid array descriptor {str(item)[:80]}")
+        name, dtype, shape = item
+        if name in arrays:
+            raise FormatError(f"array {name!r} appears twice")
+        if dtype not in _ALLOWED_DTYPES:
+            raise FormatError(f"array {name!r} has an unsupported dtype {dtype!r}")
+        if len(shape) > MAX_ARRAY_DIMS or not all(type(s) is int and 0 <= s for s in shape):
+            raise FormatError(f"array {name!r} has an invalid shape {shape}")
+        dt = np.dtype(dtype)
+        nbytes = dt.itemsize * math.prod(shape)  # Python ints: no overflow
+        if nbytes > end - pos:
+            raise FormatError(f"array {name!r} ({nbytes} bytes) runs past the data block")
+        arr = np.frombuffer(buf, dtype=dt, count=nbytes // dt.itemsize, offset=pos).reshape(shape)
+        arrays[name] = aligned_copy(arr.astype(dt.newbyteorder("="), copy=False))
+        pos += nbytes + _pad8(nbytes)
     if pos != end:
         raise FormatError("data block length does not match the array descriptors")
-    return Container(structure, version, hash_id, seed, params, arrays)
+    return Container(structure, version, hash_id, seed, params, arrays, len(buf))
 
+
+# ---------------------------------------------------------------------------------------------
+# the persistence mixin
 
 _STRUCTURES: dict[str, type[Persistable]] = {}
+_LOCK_GUARD = threading.Lock()
+
+# what a load turns into FormatError: every way bad data can make parsing code fail
+_PARSE_ERRORS = (KeyError, TypeError, ValueError, IndexError, OverflowError, RecursionError,
+                 ZeroDivisionError, AssertionError, InvalidParameterError)
 
 
 class Persistable:
-    """Mixin: persistence through the container format.
+    """Mixin: persistence through the container format, and the per-object lock.
 
-    A subclass sets ``_STRUCTURE`` (a unique ASCII tag) and implements ``_to_state()`` and
-    ``_from_state()``; it gets ``to_bytes``/``from_bytes``/``save``/``load`` and pickling
-    through the format (``__reduce__``).
+    A subclass sets
+
+    * ``_STRUCTURE``: a unique ASCII tag (registering the class for :func:`bloomkit.load`);
+    * ``_PARAMS``: the spec of its saved parameters (:mod:`bloomkit._validation` constraints,
+      the ones its ``__init__`` checks its arguments with);
+    * ``_ARRAYS``: name -> :class:`ArraySpec` of its saved arrays;
+    * ``_HASH_IDS``: the hash algorithm ids it implements;
+
+    and implements ``_to_state() -> (params, arrays)`` and the classmethod
+    ``_from_state(params, arrays, seed, hash_id)``, which receives parameters already checked
+    against ``_PARAMS`` and arrays already checked against ``_ARRAYS`` and must check every
+    relation between them (sizes against array shapes) *before* allocating. ``_upgrade(params,
+    version)`` maps the parameters of older format versions. The loader runs ``_check()`` on
+    the new object; an invariant that fails is a FormatError.
     """
 
     _STRUCTURE: ClassVar[str] = ""
+    _PARAMS: ClassVar[Spec | None] = None
+    _ARRAYS: ClassVar[dict[str, ArraySpec] | None] = None
+    _HASH_IDS: ClassVar[tuple[int, ...]] = (HASH_XXH64,)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -178,6 +391,16 @@ class Persistable:
             if prev is not None and prev.__qualname__ != cls.__qualname__:
                 raise ValueError(f"structure tag {tag!r} used by {prev.__qualname__} and {cls.__qualname__}")
             _STRUCTURES[tag] = cls
+
+    # -- the lock ------------------------------------------------------------------------------
+    @property
+    def _lock(self) -> threading.RLock:
+        """This object's re-entrant lock (created on first use; never shared with copies)."""
+        lock = self.__dict__.get("_bk_lock")
+        if lock is None:
+            with _LOCK_GUARD:
+                lock = self.__dict__.setdefault("_bk_lock", threading.RLock())
+        return lock  # type: ignore[no-any-return]
 
     # -- to implement -------------------------------------------------------------------------
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -189,6 +412,14 @@ class Persistable:
     ) -> Persistable:
         raise NotImplementedError
 
+    @classmethod
+    def _upgrade(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
+        """Parameters of a file of format ``version`` as the current format has them."""
+        return params
+
+    def _check(self) -> None:
+        """Assert the invariants (tests call it after mutations; the loader after loading)."""
+
     def _header_seed(self) -> int:
         return int(getattr(self, "seed", 0))
 
@@ -196,21 +427,44 @@ class Persistable:
         return int(getattr(self, "_hash_id", HASH_XXH64))
 
     # -- provided -----------------------------------------------------------------------------
+
     def to_bytes(self) -> bytes:
-        """Serialize to the bloomkit container format (docs/format.md)."""
-        params, arrays = self._to_state()
-        return pack(self._STRUCTURE, params, arrays, hash_id=self._header_hash_id(), seed=self._header_seed())
+        """Serialize to the bloomkit container format (docs/format.md). Complexity: O(size)."""
+        with self._lock:
+            params, arrays = self._to_state()
+            return pack(self._STRUCTURE, params, arrays, hash_id=self._header_hash_id(), seed=self._header_seed())
 
     @classmethod
     def _from_container(cls, c: Container) -> Any:
+        owner = cls.__name__
         if c.structure != cls._STRUCTURE:
             raise FormatError(f"container holds a {c.structure!r}, not a {cls._STRUCTURE!r}")
+        if c.hash_id not in cls._HASH_IDS:
+            raise FormatError(
+                f"{owner} implements hash id(s) {', '.join(map(str, cls._HASH_IDS))}; the file says "
+                f"{c.hash_id} ({hash_name(c.hash_id)})"
+            )
         try:
-            return cls._from_state(c.params, c.arrays, c.seed, c.hash_id)
+            params = cls._upgrade(dict(c.params), c.version)
+            if cls._PARAMS is not None:
+                params = check_params(cls._PARAMS, params, owner)
         except FormatError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError, InvalidParameterError) as e:
-            raise FormatError(f"inconsistent {c.structure} container: {e}") from None
+        except _PARSE_ERRORS as e:
+            raise FormatError(f"invalid {owner} parameters: {e}") from None
+        arrays = dict(c.arrays)
+        if cls._ARRAYS is not None:
+            _check_arrays(cls._ARRAYS, arrays, owner)
+        try:
+            with load_budget(c.nbytes):
+                obj = cls._from_state(params, arrays, c.seed, c.hash_id)
+                obj._check()
+        except FormatError:
+            raise
+        except _PARSE_ERRORS as e:
+            what = "inconsistent contents" if isinstance(e, AssertionError) else str(e)
+            raise FormatError(f"inconsistent {c.structure} container: {what}") from None
+        return obj
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Any:
@@ -218,11 +472,14 @@ class Persistable:
         return cls._from_container(unpack(data))
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write to ``path`` (atomically: a temporary file then a rename)."""
-        p = Path(path)
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_bytes(self.to_bytes())
-        os.replace(tmp, p)
+        """Write to ``path`` durably and atomically (:func:`write_atomic`): a unique temporary
+        file in the same directory, fsync, rename; the file's mode and symlinks are kept.
+
+        Complexity: O(size)."""
+        with self._lock:  # writers that take the lock wait; lock-free bit setters only add bits
+            params, arrays = self._to_state()
+            parts = _pack_parts(self._STRUCTURE, params, arrays, self._header_hash_id(), self._header_seed())
+            write_atomic(path, _with_crc(parts))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
@@ -233,7 +490,30 @@ class Persistable:
         return (loads, (self.to_bytes(),))
 
 
-_SUBPACKAGES = ("bloom", "ranges", "lookup", "similarity", "folding", "multiattr")
+def _check_arrays(spec: dict[str, ArraySpec], arrays: dict[str, np.ndarray], owner: str) -> None:
+    unknown = sorted(set(arrays) - set(spec))
+    if unknown:
+        raise FormatError(f"{owner} has no array {unknown[0]!r} (known: {', '.join(sorted(spec))})")
+    for name, s in spec.items():
+        a = arrays.get(name)
+        if a is None:
+            if not s.optional:
+                raise FormatError(f"the {name!r} array of {owner} is missing")
+            continue
+        if (s.dtype is not None and a.dtype != np.dtype(s.dtype).newbyteorder("=")) or a.ndim != s.ndim:
+            want = "" if s.dtype is None else f" {np.dtype(s.dtype)}"
+            raise FormatError(f"the {name!r} array of {owner} must be {s.ndim}-D{want}; got {a.ndim}-D {a.dtype}")
+        if a.size and (s.lo is not None or s.hi is not None):
+            lo, hi = a.min(), a.max()
+            if (s.lo is not None and lo < s.lo) or (s.hi is not None and hi > s.hi):
+                raise FormatError(
+                    f"the {name!r} array of {owner} holds values in [{lo}, {hi}], outside [{s.lo}, {s.hi}]"
+                )
+            if a.dtype.kind == "f" and not np.isfinite(a).all():
+                raise FormatError(f"the {name!r} array of {owner} holds NaN or infinite values")
+
+
+_SUBPACKAGES = ("bloom", "scalable", "splitblock", "ranges", "lookup", "similarity", "folding", "multiattr")
 
 
 def _import_all() -> None:
@@ -243,6 +523,12 @@ def _import_all() -> None:
         except ModuleNotFoundError as e:
             if e.name != f"bloomkit.{name}":
                 raise
+
+
+def registered_structures() -> dict[str, type[Persistable]]:
+    """Every persistable structure class by its tag (imports all subpackages first)."""
+    _import_all()
+    return dict(_STRUCTURES)
 
 
 def loads(data: bytes) -> Any:

@@ -43,12 +43,14 @@ from __future__ import annotations
 
 import math
 import struct
+import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._lazy import kernels as K
+from ._validation import KEY_TYPE_CHOICES, MAX_HASHES
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -70,18 +72,26 @@ __all__ = [
     "TAG_BIGINT",
     "TAG_STR",
     "TAG_TUPLE",
+    "KEY_TYPE_CHOICES",
+    "KEY_TYPES_UNKNOWN",
+    "KeyTypesMixin",
+    "MAX_HASHES",
+    "check_hash_id",
     "check_seed",
-    "batch_len",
     "encode_key",
     "hash64",
+    "hash64_tag",
     "hash_bytes_many",
+    "hash_keys",
     "hash_many",
+    "key_tags",
+    "key_type_mask",
+    "key_type_names",
     "hash_name",
     "positions",
     "positions_one",
     "register_hash_id",
     "probe",
-    "slice_keys",
     "tag_seed",
 ]
 
@@ -89,6 +99,73 @@ HASH_XXH64 = 1
 _HASH_NAMES: dict[int, str] = {HASH_XXH64: "xxh64-splitmix"}
 
 TAG_STR, TAG_BYTES, TAG_BOOL, TAG_INT, TAG_BIGINT, TAG_FLOAT, TAG_TUPLE = 1, 2, 3, 4, 5, 6, 7
+
+# Key types: every structure records which kinds of keys it holds, as a bit mask (bit t for
+# tag t; bit 0: "unknown", a structure read from a format-1 file). The CLI parses query
+# arguments by it.
+_TYPE_NAMES = {TAG_STR: "str", TAG_BYTES: "bytes", TAG_BOOL: "bool", TAG_INT: "int", TAG_BIGINT: "int",
+               TAG_FLOAT: "float", TAG_TUPLE: "tuple"}
+KEY_TYPES_UNKNOWN = 1
+
+
+def key_type_names(mask: int) -> list[str]:
+    """Sorted names of the key types in a tag mask.
+
+    >>> key_type_names((1 << TAG_STR) | (1 << TAG_INT) | (1 << TAG_BIGINT))
+    ['int', 'str']
+    """
+    names = {_TYPE_NAMES[t] for t in _TYPE_NAMES if mask >> t & 1}
+    if mask & KEY_TYPES_UNKNOWN:
+        names.add("unknown")
+    return sorted(names)
+
+
+def key_type_mask(names: Iterable[str]) -> int:
+    """Inverse of :func:`key_type_names` (``"int"`` sets the int64 tag).
+
+    >>> key_type_names(key_type_mask(["str", "int"]))
+    ['int', 'str']
+    """
+    by_name = {"str": TAG_STR, "bytes": TAG_BYTES, "bool": TAG_BOOL, "int": TAG_INT, "float": TAG_FLOAT,
+               "tuple": TAG_TUPLE}
+    mask = 0
+    for n in names:
+        mask |= KEY_TYPES_UNKNOWN if n == "unknown" else 1 << by_name[n]
+    return mask
+
+
+class KeyTypesMixin:
+    """Records the kinds of keys a structure holds (``key_types``), saved with it.
+
+    ``_note_keys(mask)`` ORs a tag mask in; masks only grow (until ``clear``), so a check
+    without the lock followed by the locked update loses nothing.
+    """
+
+    _key_mask: int = 0
+
+    def _note_keys(self, mask: int) -> None:
+        if mask & ~self._key_mask:
+            with _KEY_LOCK:
+                self._key_mask |= mask
+
+    @property
+    def key_types(self) -> tuple[str, ...]:
+        """The kinds of keys added so far: names from "bool", "bytes", "float", "int", "str",
+        "tuple" ("unknown" if the structure was read from a format-1 file)."""
+        return tuple(key_type_names(self._key_mask))
+
+
+_KEY_LOCK = threading.Lock()
+
+
+def check_hash_id(hash_id: int, allowed: Iterable[int], owner: str) -> int:
+    """``hash_id`` if ``owner`` implements it, else InvalidParameterError naming both."""
+    ids = tuple(allowed)
+    if hash_id not in ids:
+        raise InvalidParameterError(
+            f"{owner} implements hash id(s) {', '.join(map(str, ids))}. Got {hash_id} ({hash_name(hash_id)}) instead."
+        )
+    return hash_id
 
 _MASK = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -190,6 +267,12 @@ def hash64(key: Any, seed: int = 0) -> int:
     """
     tag, payload = encode_key(key)
     return _h1(payload, tag_seed(seed, tag))
+
+
+def hash64_tag(key: Any, seed: int = 0) -> tuple[int, int]:
+    """(h1, tag) of one key: :func:`hash64` and the key's type tag."""
+    tag, payload = encode_key(key)
+    return _h1(payload, tag_seed(seed, tag)), tag
 
 
 def probe(h1: int, i: int) -> int:
@@ -303,7 +386,7 @@ def _hash_numpy(arr: np.ndarray, seed: int) -> np.ndarray:
         rows = np.ascontiguousarray(arr, dtype=f"<U{max(w, 1)}").view(np.uint32).reshape(len(arr), max(w, 1))
         return K.hash_ucs4(rows, np.uint64(tag_seed(seed, TAG_STR)))
     if kind == "O":
-        return _hash_list(arr.tolist(), seed)
+        return _hash_list(arr.tolist(), seed)[0]
     raise InvalidParameterError(
         "The 'keys' parameter must be an array of ints, floats, bools, bytes ('S') or str ('U'). "
         f"Got dtype {arr.dtype} instead."
@@ -346,15 +429,16 @@ def _hash_str_list(keys: Sequence[Any], seed: int) -> np.ndarray | None:
     return out
 
 
-def _hash_list(keys: Sequence[Any], seed: int) -> np.ndarray:
+def _hash_list(keys: Sequence[Any], seed: int) -> tuple[np.ndarray, int]:
+    """h1 of a list of keys and the mask of their tags."""
     n = len(keys)
     if n == 0:
-        return np.zeros(0, np.uint64)
+        return np.zeros(0, np.uint64), 0
     first = type(keys[0])
     if first is str:
         h = _hash_str_list(keys, seed)
         if h is not None:
-            return h
+            return h, 1 << TAG_STR
     elif first is bytes:
         try:  # bytes.join checks the types (bytes-like keys are bytes keys)
             data = b"".join(keys)
@@ -365,7 +449,7 @@ def _hash_list(keys: Sequence[Any], seed: int) -> np.ndarray:
             np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=n), out=offsets[1:])
             if offsets[-1] == len(data):  # memoryviews of non-byte items would differ
                 buf = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(0, np.uint8)
-                return K.hash_offsets(buf, offsets, np.uint64(tag_seed(seed, TAG_BYTES)))
+                return K.hash_offsets(buf, offsets, np.uint64(tag_seed(seed, TAG_BYTES))), 1 << TAG_BYTES
     elif first is int:
         try:
             arr = np.fromiter(keys, dtype=np.int64, count=n)
@@ -373,44 +457,75 @@ def _hash_list(keys: Sequence[Any], seed: int) -> np.ndarray:
             arr = None
         # np.fromiter accepts bools and floats with integral values: only use it for pure ints
         if arr is not None and all(type(k) is int for k in keys):
-            return _hash_numpy(arr, seed)
+            return _hash_numpy(arr, seed), 1 << TAG_INT
     elif first is float:
         if all(type(k) is float for k in keys):
-            return _hash_numpy(np.fromiter(keys, dtype=np.float64, count=n), seed)
+            return _hash_numpy(np.fromiter(keys, dtype=np.float64, count=n), seed), 1 << TAG_FLOAT
     # general path: canonical encoding of every key, one buffer + offsets + per-key seeds
     seeds = np.empty(n, dtype=np.uint64)
     lengths = np.empty(n + 1, dtype=np.int64)
     lengths[0] = 0
     payloads = []
     tag_seeds = {t: tag_seed(seed, t) for t in range(1, 8)}
+    mask = 0
     for i, key in enumerate(keys):
-        t, p = encode_key(key)
+        try:
+            t, p = encode_key(key)
+        except InvalidParameterError as e:
+            raise InvalidParameterError(f"{e} (key at position {i} of the batch)") from None
+        mask |= 1 << t
         seeds[i] = tag_seeds[t]
         lengths[i + 1] = len(p)
         payloads.append(p)
     offsets = np.cumsum(lengths)
     joined = np.frombuffer(b"".join(payloads), dtype=np.uint8) if offsets[-1] else np.zeros(1, np.uint8)
-    return K.hash_offsets_seeds(joined, offsets, seeds)
+    return K.hash_offsets_seeds(joined, offsets, seeds), mask
 
 
-def batch_len(keys: Any) -> int | None:
-    """Number of keys of a batch that can be sliced without copying its keys (numpy array,
-    pyarrow array, list, tuple), else None (iterators, single keys)."""
+def key_tags(keys: Any) -> int | None:
+    """The tag mask of a typed canonical batch (numpy array, pyarrow string / binary array),
+    read from its type without touching the keys; None for lists (their hashing finds it)."""
     if isinstance(keys, np.ndarray):
-        return len(keys) if keys.ndim >= 1 else None
-    if isinstance(keys, list | tuple) or type(keys).__module__.startswith("pyarrow"):
-        try:
-            return len(keys)
-        except TypeError:
+        if keys.ndim == 2 and keys.dtype == np.uint8:
+            return 1 << TAG_BYTES
+        kind = keys.dtype.kind
+        tag = {"b": TAG_BOOL, "i": TAG_INT, "u": TAG_INT, "f": TAG_FLOAT, "S": TAG_BYTES, "U": TAG_STR}.get(kind)
+        if tag is None:
             return None
+        if kind == "u" and keys.dtype.itemsize == 8 and keys.size and int(keys.max()) >> 63:
+            return (1 << TAG_INT) | (1 << TAG_BIGINT) if int(keys.min()) >> 63 == 0 else 1 << TAG_BIGINT
+        return 1 << tag if keys.size else 0
+    if type(keys).__module__.startswith("pyarrow"):
+        pa = _pa()
+        t = keys.type
+        if len(keys) == 0:
+            return 0
+        if pa.types.is_string(t) or pa.types.is_large_string(t):
+            return 1 << TAG_STR
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+            return 1 << TAG_BYTES
     return None
 
 
-def slice_keys(keys: Any, lo: int, hi: int) -> Any:
-    """``keys[lo:hi]`` of a batch :func:`batch_len` accepts (pyarrow slices are zero-copy)."""
-    if type(keys).__module__.startswith("pyarrow"):
-        return keys.slice(lo, hi - lo)
-    return keys[lo:hi]
+def hash_keys(keys: Any, seed: int = 0, *, name: str = "keys", owner: str | None = None) -> tuple[np.ndarray, int]:
+    """h1 of every key of a batch and the mask of their key types (see :func:`key_type_names`).
+
+    The batch goes through the data front door first (:func:`bloomkit._columns.as_keys`:
+    pandas / polars / arrow tables by position, nulls refused naming ``name`` and ``owner``).
+
+    Complexity: O(total payload bytes).
+    """
+    from ._columns import as_keys
+
+    keys = as_keys(keys, name, owner)
+    if isinstance(keys, list):
+        return _hash_list(keys, seed)
+    tags = key_tags(keys)
+    if isinstance(keys, np.ndarray):
+        h = _hash_numpy(keys, seed)
+    else:
+        h = _hash_arrow(keys, seed)
+    return h, (tags or 0)
 
 
 def hash_many(keys: Any, seed: int = 0) -> np.ndarray:
@@ -418,8 +533,9 @@ def hash_many(keys: Any, seed: int = 0) -> np.ndarray:
 
     Parameters
     ----------
-    keys : list, tuple, numpy array, pyarrow Array / ChunkedArray, or any iterable
-        The keys. Lists are converted once to a contiguous buffer + offsets.
+    keys : list, tuple, numpy array, pyarrow Array / ChunkedArray, pandas / polars Series, or
+        any iterable
+        The keys (through :func:`bloomkit._columns.as_keys`: by position, never by label).
     seed : int
         The structure's seed.
 
@@ -429,24 +545,4 @@ def hash_many(keys: Any, seed: int = 0) -> np.ndarray:
 
     Complexity: O(total payload bytes).
     """
-    if isinstance(keys, np.ndarray):
-        return _hash_numpy(keys, seed)
-    if type(keys).__module__.startswith("pyarrow"):
-        pa = _pa()
-        if isinstance(keys, pa.Array | pa.ChunkedArray):
-            return _hash_arrow(keys, seed)
-    if isinstance(keys, str | bytes):
-        raise InvalidParameterError(
-            "The 'keys' parameter must be a collection of keys, not a single "
-            f"{type(keys).__name__}. Got {keys!r} instead; use add()/in for one key."
-        )
-    if not isinstance(keys, list | tuple):
-        if hasattr(keys, "__array__") and not isinstance(keys, Iterable):
-            return _hash_numpy(np.asarray(keys), seed)
-        try:
-            keys = list(keys)
-        except TypeError:
-            raise InvalidParameterError(
-                f"The 'keys' parameter must be an iterable of keys. Got {type(keys).__name__} instead."
-            ) from None
-    return _hash_list(keys, seed)
+    return hash_keys(keys, seed)[0]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ._hashing import batch_len, slice_keys
+from ._columns import batch_len, slice_keys
 from ._validation import check_int
 from .errors import InvalidParameterError
 

@@ -14,6 +14,10 @@ Decrementing a zero counter raises InvalidParameterError and leaves the array un
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import sys
+from collections.abc import Iterator
 from types import NotImplementedType
 from typing import Any
 
@@ -23,7 +27,96 @@ from ._lazy import kernels as K
 from ._validation import check_choice, check_int
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 
-__all__ = ["BitArray", "CounterArray"]
+__all__ = [
+    "ALIGNMENT",
+    "LOAD_EXPANSION",
+    "LOAD_SLACK",
+    "MAX_LOAD_BYTES",
+    "BitArray",
+    "CounterArray",
+    "aligned_copy",
+    "aligned_empty",
+    "aligned_zeros",
+    "load_budget",
+    "reserve",
+]
+
+# ---------------------------------------------------------------------------------------------
+# allocation: aligned, and bounded while a file is being loaded
+
+ALIGNMENT = 64
+"""Storage arrays start on a cache-line boundary (numpy alone gives 16 bytes: a 64-byte block
+of a blocked filter would straddle two lines)."""
+
+LOAD_EXPANSION = 8
+"""While a file of N bytes is loaded, storage may allocate LOAD_EXPANSION * N ..."""
+LOAD_SLACK = 1 << 20
+"""... plus LOAD_SLACK bytes (small files, fixed-size scratch) ..."""
+MAX_LOAD_BYTES = 1 << 36
+"""... and never more than MAX_LOAD_BYTES (64 GiB) in all."""
+
+_BUDGET: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("bloomkit_load_budget", default=None)
+
+
+@contextlib.contextmanager
+def load_budget(source_bytes: int) -> Iterator[None]:
+    """While active (the loader of :mod:`bloomkit._format` and folding's wire decoder set it),
+    :func:`reserve` lets storage allocate at most
+    ``min(LOAD_EXPANSION * source_bytes + LOAD_SLACK, MAX_LOAD_BYTES)`` bytes in all."""
+    token = _BUDGET.set([min(LOAD_EXPANSION * int(source_bytes) + LOAD_SLACK, MAX_LOAD_BYTES), int(source_bytes)])
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def reserve(nbytes: int, what: str) -> None:
+    """Account for an allocation of ``nbytes`` made while loading; FormatError (before anything
+    is allocated) when the declared sizes of a file would take more than its load budget.
+    Outside a load this does nothing."""
+    budget = _BUDGET.get()
+    if budget is None:
+        return
+    if nbytes > budget[0]:
+        raise FormatError(
+            f"{what} would allocate {nbytes} bytes, more than a file of {budget[1]} bytes may make "
+            f"bloomkit allocate (at most {LOAD_EXPANSION} x its size + {LOAD_SLACK} bytes): the "
+            "declared sizes do not match the data"
+        )
+    budget[0] -= nbytes
+
+
+def aligned_empty(shape: int | tuple[int, ...], dtype: Any, what: str = "an array") -> np.ndarray:
+    """An uninitialised C-contiguous array starting on an :data:`ALIGNMENT`-byte boundary,
+    charged to the load budget. Complexity: O(1) (the pages are touched when written)."""
+    dt = np.dtype(dtype)
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    n = 1
+    for d in dims:
+        n *= int(d)
+    nbytes = n * dt.itemsize
+    reserve(nbytes, what)
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    off = (-raw.ctypes.data) % ALIGNMENT
+    out: np.ndarray = raw[off : off + nbytes].view(dt).reshape(dims)
+    return out
+
+
+def aligned_zeros(shape: int | tuple[int, ...], dtype: Any, what: str = "an array") -> np.ndarray:
+    """:func:`aligned_empty`, zero-filled. Complexity: O(size)."""
+    out = aligned_empty(shape, dtype, what)
+    out.fill(0)
+    return out
+
+
+def aligned_copy(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous aligned copy of ``a`` (not charged: it copies data that exist)."""
+    dt = a.dtype
+    raw = np.empty(a.nbytes + ALIGNMENT, dtype=np.uint8)
+    off = (-raw.ctypes.data) % ALIGNMENT
+    out = raw[off : off + a.nbytes].view(dt).reshape(a.shape)
+    np.copyto(out, a)
+    return out
 
 
 def _as_index(idx: Any, size: int, owner: str) -> np.ndarray:
@@ -65,7 +158,7 @@ class BitArray:
         self.num_bits = check_int(num_bits, "num_bits", "BitArray", lo=1)
         nw = (self.num_bits + 63) // 64
         if words is None:
-            self.words = np.zeros(nw, dtype=np.uint64)
+            self.words = aligned_zeros(nw, np.uint64, f"a BitArray of {self.num_bits} bits")
         else:
             if words.dtype != np.uint64 or words.shape != (nw,):
                 raise InvalidParameterError(
@@ -103,6 +196,10 @@ class BitArray:
         return int(K.popcount_words(self.words))
 
     nonzero_count = popcount  # the name CounterArray uses: code can count either store
+
+    def clear(self) -> None:
+        """All bits zero, in place. Complexity: O(m / 64)."""
+        self.words.fill(0)
     def _same_size(self, other: object) -> BitArray | NotImplementedType:
         if not isinstance(other, BitArray):
             return NotImplemented  # type: ignore[no-any-return]  # typeshed: NotImplementedType(Any)
@@ -147,7 +244,7 @@ class BitArray:
 
     def copy(self) -> BitArray:
         """An independent copy. Complexity: O(m / 64)."""
-        return BitArray(self.num_bits, self.words.copy())
+        return BitArray(self.num_bits, aligned_copy(self.words))
 
     def fold(self, factor: int) -> BitArray:
         """OR-fold by a divisor of the size: bit j of the result is OR_t bit (j + t*m/factor).
@@ -169,9 +266,10 @@ class BitArray:
         if len(data) != need:
             raise FormatError(f"BitArray of {num_bits} bits needs {need} bytes, got {len(data)}")
         nw = (num_bits + 63) // 64
-        buf = bytearray(nw * 8)
-        buf[:need] = data
-        words = np.frombuffer(bytes(buf), dtype="<u8").astype(np.uint64)
+        words = aligned_zeros(nw, np.uint64)
+        words.view(np.uint8)[:need] = np.frombuffer(data, dtype=np.uint8)
+        if sys.byteorder != "little":  # pragma: no cover - the bytes are little-endian words
+            words.byteswap(inplace=True)
         out = cls(num_bits, words)
         rem = num_bits & 63
         if rem and int(words[-1]) >> rem:
@@ -201,7 +299,7 @@ class CounterArray:
         n = (self.size + 1) // 2 if self.width == 4 else self.size
         dtype = _DTYPES[self.width]
         if data is None:
-            self.data = np.zeros(n, dtype=dtype)
+            self.data = aligned_zeros(n, dtype, f"a CounterArray of {self.size} counters")
         else:
             if data.dtype != dtype or data.shape != (n,):
                 raise InvalidParameterError(
@@ -209,6 +307,16 @@ class CounterArray:
                     f"({n},). Got {data.dtype} {data.shape} instead."
                 )
             self.data = data
+        self.overflowed = False
+
+    @staticmethod
+    def storage_shape(size: int, width: int) -> tuple[int, Any]:
+        """(length, dtype) of the array holding ``size`` counters of ``width`` bits."""
+        return ((size + 1) // 2 if width == 4 else size), np.dtype(_DTYPES[width])
+
+    def clear(self) -> None:
+        """All counters zero (and not overflowed), in place. Complexity: O(size)."""
+        self.data.fill(0)
         self.overflowed = False
 
     @property
@@ -281,7 +389,7 @@ class CounterArray:
         return out
 
     def copy(self) -> CounterArray:
-        out = CounterArray(self.size, self.width, self.data.copy())
+        out = CounterArray(self.size, self.width, aligned_copy(self.data))
         out.overflowed = self.overflowed
         return out
 
@@ -303,11 +411,13 @@ class CounterArray:
     @classmethod
     def from_bytes(cls, data: bytes, size: int, width: int) -> CounterArray:
         """Inverse of :meth:`to_bytes`; FormatError on a wrong length."""
-        out = cls(size, width)
-        need = out.data.nbytes
-        if len(data) != need:
+        size = check_int(size, "size", "CounterArray", lo=1)
+        width = check_choice(width, "width", "CounterArray", (4, 8, 16, 32))
+        dtype = np.dtype(_DTYPES[width])
+        need = ((size + 1) // 2 if width == 4 else size) * dtype.itemsize
+        if len(data) != need:  # checked before anything of the declared size is allocated
             raise FormatError(f"CounterArray of {size} x {width}-bit counters needs {need} bytes, got {len(data)}")
-        out.data = np.frombuffer(data, dtype=out.data.dtype.newbyteorder("<")).astype(out.data.dtype)
-        if width == 4 and size % 2 and out.data[-1] >> 4:
+        arr = aligned_copy(np.frombuffer(data, dtype=dtype.newbyteorder("<")).astype(dtype, copy=False))
+        if width == 4 and size % 2 and arr[-1] >> 4:
             raise FormatError("CounterArray payload has a non-zero padding nibble")
-        return out
+        return cls(size, width, arr)

@@ -17,7 +17,11 @@ import numpy as np
 
 from .errors import InvalidParameterError
 
-__all__ = ["check_choice", "check_float", "check_int", "param_error"]
+__all__ = [
+    "CAPACITY", "FPR", "KEY_TYPES", "KEY_TYPE_CHOICES", "MAX_HASHES", "NUM_HASHES", "SEED", "UINT64_MAX",
+    "Bool", "Check", "Constraint", "Int", "ListOf", "Optional", "Options", "Real", "Spec", "Str",
+    "check_choice", "check_float", "check_int", "check_params", "param_error",
+]
 
 
 def param_error(name: str, owner: str, allowed: str, got: Any) -> InvalidParameterError:
@@ -27,8 +31,19 @@ def param_error(name: str, owner: str, allowed: str, got: Any) -> InvalidParamet
     "The 'fpr' parameter of BloomFilter must be in (0, 1). Got 1.5 instead."
     """
     return InvalidParameterError(
-        f"The {name!r} parameter of {owner} must be {allowed}. Got {got!r} instead."
+        f"The {name!r} parameter of {owner} must be {allowed}. Got {_safe_repr(got)} instead."
     )
+
+
+def _safe_repr(value: Any, limit: int = 200) -> str:
+    """repr() for messages: long reprs cut, huge ints described (repr would raise)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"<an integer of {value.bit_length()} bits>"
+    try:
+        r = repr(value)
+    except Exception:  # a broken __repr__ must not hide the real error
+        return f"<{type(value).__name__}>"
+    return r if len(r) <= limit else r[:limit] + "..."
 
 
 def _interval(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> str:
@@ -108,3 +123,176 @@ def check_choice(value: object, name: str, owner: str, choices: Iterable[_T]) ->
     if not ok:
         raise param_error(name, owner, "one of " + ", ".join(repr(c) for c in options), value)
     return cast(_T, value)  # equal to one of the choices
+
+
+# ---------------------------------------------------------------------------------------------
+# Declarative parameter specs (after scikit-learn's ``_parameter_constraints``).
+#
+# A structure declares ``_PARAMS = {"num_bits": Int(1, MAX_BITS), "fpr": Real(0, 1, ...), ...}``:
+# the parameters it saves. ``__init__`` checks each argument with the same constraint objects
+# (``_PARAMS["fpr"](fpr, "fpr", owner)``) and the loader checks a file's whole parameter block
+# with :func:`check_params` (bloomkit._format), so a file can never hold a value the constructor
+# would refuse.
+
+INT64_MAX = (1 << 63) - 1
+UINT64_MAX = (1 << 64) - 1
+
+
+class Constraint:
+    """One allowed set of values. ``c(value, name, owner)`` returns the value, normalised (a
+    Python int / float / bool / str / list), or raises InvalidParameterError in the standard
+    form. ``c.allowed`` describes the set for messages and docs."""
+
+    allowed = "any value"
+
+    def __call__(self, value: Any, name: str, owner: str) -> Any:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{self.allowed}>"
+
+
+class Int(Constraint):
+    """An integer in [lo, hi] (bools and floats refused); ``hi`` defaults to 2**63 - 1."""
+
+    def __init__(self, lo: int | None = None, hi: int | None = INT64_MAX) -> None:
+        self.lo, self.hi = lo, hi
+        self.allowed = "an integer" + ("" if lo is None and hi is None else " " + _interval(lo, hi, False, False))
+
+    def __call__(self, value: Any, name: str, owner: str) -> int:
+        return check_int(value, name, owner, self.lo, self.hi)
+
+
+class Real(Constraint):
+    """A finite real number in an interval (NaN, infinities, bools and non-numbers refused)."""
+
+    def __init__(self, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+                 hi_open: bool = False) -> None:
+        self.lo, self.hi, self.lo_open, self.hi_open = lo, hi, lo_open, hi_open
+        self.allowed = _interval(lo, hi, lo_open, hi_open)
+
+    def __call__(self, value: Any, name: str, owner: str) -> float:
+        return check_float(value, name, owner, self.lo, self.hi, self.lo_open, self.hi_open)
+
+
+class Options(Constraint):
+    """One of a fixed set of values (compared with ``==`` and the same type: ``True`` is not 1)."""
+
+    def __init__(self, *choices: Any) -> None:
+        self.choices = choices
+        self.allowed = "one of " + ", ".join(repr(c) for c in choices)
+
+    def __call__(self, value: Any, name: str, owner: str) -> Any:
+        for c in self.choices:
+            if type(value) is type(c) and value == c:
+                return c
+            if isinstance(c, int) and not isinstance(c, bool) and isinstance(value, numbers.Integral) \
+                    and not isinstance(value, bool | np.bool_) and int(value) == c:
+                return c
+        raise param_error(name, owner, self.allowed, value)
+
+
+class Bool(Constraint):
+    """``True`` or ``False`` (numpy bools too); ``"x"``, 0 and 1 are refused."""
+
+    allowed = "a bool"
+
+    def __call__(self, value: Any, name: str, owner: str) -> bool:
+        if isinstance(value, bool | np.bool_):
+            return bool(value)
+        raise param_error(name, owner, self.allowed, value)
+
+
+class Str(Constraint):
+    """A str of at most ``max_len`` characters (at least ``min_len``)."""
+
+    def __init__(self, min_len: int = 0, max_len: int = 1 << 16) -> None:
+        self.min_len, self.max_len = min_len, max_len
+        self.allowed = f"a str of {min_len} to {max_len} characters"
+
+    def __call__(self, value: Any, name: str, owner: str) -> str:
+        if not isinstance(value, str) or not self.min_len <= len(value) <= self.max_len:
+            raise param_error(name, owner, self.allowed, value)
+        return value
+
+
+class Optional(Constraint):
+    """``None`` or a value of ``inner``."""
+
+    def __init__(self, inner: Constraint) -> None:
+        self.inner = inner
+        self.allowed = f"None or {inner.allowed}"
+
+    def __call__(self, value: Any, name: str, owner: str) -> Any:
+        if value is None:
+            return None
+        try:
+            return self.inner(value, name, owner)
+        except InvalidParameterError:
+            raise param_error(name, owner, self.allowed, value) from None
+
+
+class ListOf(Constraint):
+    """A list (or tuple) of ``min_len`` .. ``max_len`` items of ``inner``; returns a list."""
+
+    def __init__(self, inner: Constraint, min_len: int = 0, max_len: int = 1 << 20, *,
+                 unique: bool = False) -> None:
+        self.inner, self.min_len, self.max_len, self.unique = inner, min_len, max_len, unique
+        self.allowed = f"a list of {min_len} to {max_len}{' distinct' if unique else ''} items, each {inner.allowed}"
+
+    def __call__(self, value: Any, name: str, owner: str) -> list[Any]:
+        if not isinstance(value, list | tuple) or not self.min_len <= len(value) <= self.max_len:
+            raise param_error(name, owner, self.allowed, value)
+        out = [self.inner(v, f"{name}[{i}]", owner) for i, v in enumerate(value)]
+        if self.unique and len({repr(v) for v in out}) != len(out):
+            raise param_error(name, owner, self.allowed, value)
+        return out
+
+
+class Check(Constraint):
+    """A constraint given by a function ``fn(value, name, owner) -> value`` (raising
+    InvalidParameterError), for nested parameters a structure validates itself (a schema)."""
+
+    def __init__(self, fn: Any, allowed: str) -> None:
+        self.fn, self.allowed = fn, allowed
+
+    def __call__(self, value: Any, name: str, owner: str) -> Any:
+        return self.fn(value, name, owner)
+
+
+Spec = dict[str, Constraint]
+
+
+def check_params(spec: Spec, params: Any, owner: str) -> dict[str, Any]:
+    """Validate a whole parameter mapping against ``spec``: every declared parameter present,
+    nothing else, each value allowed. Returns the normalised values; raises
+    InvalidParameterError naming the first bad field (the loader turns it into FormatError).
+
+    >>> check_params({"k": Int(1, 8)}, {"k": 3}, "Thing")
+    {'k': 3}
+    """
+    if not isinstance(params, dict):
+        raise InvalidParameterError(f"The parameters of {owner} must be a mapping. Got {type(params).__name__} instead.")
+    unknown = sorted(set(params) - set(spec), key=str)
+    if unknown:
+        raise InvalidParameterError(f"{owner} has no parameter {unknown[0]!r} (known: {', '.join(sorted(spec))}).")
+    missing = [k for k in spec if k not in params]
+    if missing:
+        raise InvalidParameterError(f"The {missing[0]!r} parameter of {owner} is missing.")
+    return {k: c(params[k], k, owner) for k, c in spec.items()}
+
+
+# the shared vocabulary (DESIGN convention 1): one constraint per concept, used by every structure
+CAPACITY = Int(1)
+"""n, the number of keys a structure is sized for."""
+FPR = Real(0, 1, lo_open=True, hi_open=True)
+"""A target false positive rate."""
+SEED = Int(0, UINT64_MAX)
+"""A hash seed."""
+MAX_HASHES = 1024
+"""Largest number of probes (k) any structure accepts."""
+NUM_HASHES = Int(1, MAX_HASHES)
+"""k, probes per key."""
+KEY_TYPE_CHOICES = ("bool", "bytes", "float", "int", "str", "tuple", "unknown")
+KEY_TYPES = ListOf(Options(*KEY_TYPE_CHOICES), 0, len(KEY_TYPE_CHOICES), unique=True)
+"""The saved ``key_types`` of a structure (bloomkit._hashing.key_type_names)."""

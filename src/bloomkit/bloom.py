@@ -7,36 +7,55 @@ equals the filter built at that size (document 003).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Self
+from collections.abc import Callable
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from . import theory
-from ._format import Persistable
+from ._columns import as_keys, batch_len
+from ._format import ArraySpec, Persistable
 from ._hashing import (
     HASH_XXH64,
     TAG_INT,
     TAG_STR,
     TAG_TUPLE,
-    batch_len,
+    KeyTypesMixin,
     check_seed,
     encode_key,
     hash64,
-    hash_many,
+    hash64_tag,
+    hash_keys,
+    key_tags,
+    key_type_mask,
+    key_type_names,
     tag_seed,
 )
 from ._lazy import kernels as K
 from ._parallel import hash_batch, ranges
 from ._storage import BitArray, CounterArray
-from ._validation import check_choice, check_float, check_int, param_error
+from ._validation import (
+    CAPACITY,
+    FPR,
+    KEY_TYPES,
+    MAX_HASHES,
+    NUM_HASHES,
+    Bool,
+    Int,
+    Optional,
+    Options,
+    check_float,
+    param_error,
+)
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 
 __all__ = ["BloomFilter", "CountingBloomFilter"]
 
 _MAX_BITS = (1 << 63) - 1
-_MAX_HASHES = 1024
+NUM_BITS = Int(1, _MAX_BITS)
+COUNTER_BITS = Options(4, 8, 16, 32)
 _INT64 = 1 << 63
+_STR_BIT, _INT_BIT = 1 << TAG_STR, 1 << TAG_INT
 _PRIVATE_BYTES = 1 << 28  # at most 256 MB of private word arrays for a threaded add_many
 
 
@@ -44,8 +63,8 @@ def _resolve_size(
     owner: str, capacity: Any, fpr: Any, num_bits: Any, num_hashes: Any
 ) -> tuple[int, int, int | None, float | None]:
     """(m, k, capacity, fpr) from either (capacity, fpr) or (num_bits[, num_hashes])."""
-    cap = None if capacity is None else check_int(capacity, "capacity", owner, lo=1)
-    rate = None if fpr is None else check_float(fpr, "fpr", owner, 0, 1, lo_open=True, hi_open=True)
+    cap = None if capacity is None else CAPACITY(capacity, "capacity", owner)
+    rate = None if fpr is None else FPR(fpr, "fpr", owner)
     if num_bits is None:
         if cap is None or rate is None:
             raise InvalidParameterError(
@@ -58,7 +77,7 @@ def _resolve_size(
             raise InvalidParameterError(
                 f"{owner} takes either fpr or num_bits, not both. Got fpr={fpr!r}, num_bits={num_bits!r} instead."
             )
-        m = check_int(num_bits, "num_bits", owner, lo=1, hi=_MAX_BITS)
+        m = NUM_BITS(num_bits, "num_bits", owner)
     if num_hashes is None:
         if cap is None:
             raise InvalidParameterError(
@@ -67,10 +86,10 @@ def _resolve_size(
             )
         k = int(theory.optimal_num_hashes(cap, m))
     else:
-        kf = check_float(num_hashes, "num_hashes", owner, lo=0.5, hi=_MAX_HASHES)
+        kf = check_float(num_hashes, "num_hashes", owner, lo=0.5, hi=MAX_HASHES)
         k = int(round(kf))
         if k < 1:
-            raise param_error("num_hashes", owner, f"a number that rounds to [1, {_MAX_HASHES}]", num_hashes)
+            raise param_error("num_hashes", owner, f"a number that rounds to [1, {MAX_HASHES}]", num_hashes)
     return m, k, cap, rate
 
 
@@ -121,7 +140,7 @@ def _tag_seeds(seed: int) -> dict[int, np.uint64]:
     return {t: np.uint64(tag_seed(seed, t)) for t in range(TAG_STR, TAG_TUPLE + 1)}
 
 
-class BloomFilter(Persistable):
+class BloomFilter(KeyTypesMixin, Persistable):
     """A Bloom filter over bits: no false negatives, false positives at rate ``predicted_fpr()``.
 
     Parameters
@@ -138,6 +157,18 @@ class BloomFilter(Persistable):
     seed : int in [0, 2**64)
         Hash seed; filters combine only with filters of the same seed.
 
+    Notes
+    -----
+    The whole set protocol of Python (``add``, ``in``, ``update``, ``|``, ``&``, ``|=``, ``&=``,
+    ``union``, ``intersection``, ``issubset``, ``<=``, ``copy``, ``clear``, ``bool``, ...) plus
+    ``add_many`` / ``contains_many`` for batches. ``len()`` is the Swamidass-Baldi *estimate*
+    of the number of distinct keys (``exact_len`` is False).
+
+    Thread safety: any number of threads may add and query at once. Single-key kernels keep the
+    GIL; batch adds set bits in private arrays merged under the GIL, so no bit is ever lost;
+    queries release the GIL. ``fold`` / ``clear`` / ``|=`` while other threads add can lose those
+    concurrent adds (they replace or reset the storage): do them from one thread.
+
     Examples
     --------
     >>> bf = BloomFilter(capacity=1000, fpr=0.01)
@@ -148,6 +179,12 @@ class BloomFilter(Persistable):
     """
 
     _STRUCTURE = "bloom.BloomFilter"
+    _PARAMS: ClassVar[Any] = {
+        "num_bits": NUM_BITS, "num_hashes": NUM_HASHES, "capacity": Optional(CAPACITY),
+        "fpr": Optional(FPR), "key_types": KEY_TYPES,
+    }
+    _ARRAYS: ClassVar[Any] = {"words": ArraySpec("<u8")}
+    exact_len: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -164,6 +201,12 @@ class BloomFilter(Persistable):
         self._hash_id = HASH_XXH64
         self._num_hashes = k
         self._set_storage(self._new_storage(m))
+
+    @classmethod
+    def for_requirements(cls, capacity: int, fpr: float, *, seed: int = 0) -> Self:
+        """The smallest filter (optimal k) holding ``capacity`` keys at false positive rate
+        ``fpr``: ``m = ceil(-n ln(fpr) / ln(2)^2)`` (doc 000 Eqs. 1-2). Complexity: O(m / 64)."""
+        return cls(capacity, fpr, seed=seed)
 
     # -- storage ------------------------------------------------------------------------------
     def _new_storage(self, m: int) -> Any:
@@ -193,6 +236,11 @@ class BloomFilter(Persistable):
     def num_hashes(self) -> int:
         """k, the number of probes per key."""
         return self._num_hashes
+
+    @property
+    def size_in_bits(self) -> int:
+        """Bits of the filter's payload: m."""
+        return self.num_bits
 
     # -- single keys --------------------------------------------------------------------------
     def _words_ref(self) -> _WordsRef:
@@ -225,11 +273,16 @@ class BloomFilter(Persistable):
                 ref = self._words_ref()
             if t is str:
                 _ENTRY.bits_add_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3])
+                if not self._key_mask & _STR_BIT:
+                    self._note_keys(_STR_BIT)
             else:
                 _ENTRY.bits_add_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3])
+                if not self._key_mask & _INT_BIT:
+                    self._note_keys(_INT_BIT)
             return
         tag, payload = encode_key(key)
         _ENTRY.bits_add_one(payload, self._tag_seeds[tag], self._bits.words, self._num_hashes, self._m64)
+        self._note_keys(1 << tag)
 
     def __contains__(self, key: Any) -> bool:
         """True if the key may be in the set (never False for an inserted key). Complexity: O(k)."""
@@ -245,16 +298,19 @@ class BloomFilter(Persistable):
         return _ENTRY.bits_test_one(payload, self._tag_seeds[tag], self._bits.words, self._num_hashes, self._m64)
 
     # -- batches ------------------------------------------------------------------------------
-    def _hash(self, keys: Any) -> np.ndarray:
-        return hash_many(keys, self.seed)
+    def _hash(self, keys: Any) -> tuple[np.ndarray, int]:
+        """(h1, key tag mask) of a batch, through the data front door."""
+        return hash_keys(keys, self.seed, owner=type(self).__name__)
 
     def add_many(self, keys: Any) -> None:
-        """Insert a batch: list, numpy array or pyarrow array. Complexity: O(n k).
+        """Insert a batch: list, numpy, pyarrow, pandas or polars (by position). Complexity: O(n k).
 
         Large batches use several threads (:func:`bloomkit.set_num_threads`): each sets its
         share of the bits in a private word array, and the arrays are ORed into the filter at
-        the end, holding the GIL (so concurrent adds from other threads never lose a bit).
+        the end, holding the GIL (so concurrent adds from other threads never lose a bit). A
+        bad key (NaN, None, an unsupported type) raises before any bit is set.
         """
+        keys = as_keys(keys, "keys", f"{type(self).__name__}.add_many")
         words = self._bits.words
         k, m = self._num_hashes, self._m64
         n = batch_len(keys)
@@ -262,8 +318,16 @@ class BloomFilter(Persistable):
         # threads pay a zeroed private array and a merge of m/64 words each: worth it when the
         # probes outnumber the words, and bounded in memory
         if n is None or threads == 1 or n * k < len(words) * 4 or words.nbytes * threads > _PRIVATE_BYTES:
-            K.bits_set(words, self._hash(keys), k, m)
+            h, tags = self._hash(keys)
+            K.bits_set(words, h, k, m)
+            self._note_keys(tags)
             return
+        found = [key_tags(keys) or 0]
+
+        def hash_part(part: Any) -> np.ndarray:
+            h, tags = self._hash(part)
+            found[0] |= tags
+            return h
 
         def set_slice(h: np.ndarray, lo: int, hi: int) -> np.ndarray:  # right after hashing it
             private = np.zeros_like(words)
@@ -271,21 +335,51 @@ class BloomFilter(Persistable):
             return private
 
         # a bad key raises before the merge: the filter is unchanged
-        _h, _parts, privates = hash_batch(keys, self._hash, set_slice)
+        _h, _parts, privates = hash_batch(keys, hash_part, set_slice)
         for private in privates:
             K.or_into(words, private)
+        self._note_keys(found[0])
 
-    def update(self, keys: Iterable[Any]) -> None:
-        """Insert every key of an iterable or array (set-like alias of :meth:`add_many`)."""
-        self.add_many(keys)
+    def update(self, *others: Any) -> None:
+        """Insert the keys of every argument (iterables / arrays), or merge filters of the same
+        parameters (``|=``): ``set.update`` semantics. Complexity: O(n k) per batch."""
+        for other in others:
+            if isinstance(other, BloomFilter):
+                self |= other
+            else:
+                self.add_many(other)
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key of a batch. Complexity: O(n k).
 
         Large batches are hashed and tested on several threads (read-only, no copies)."""
+        keys = as_keys(keys, "keys", f"{type(self).__name__}.contains_many")
         words, k, m = self._bits.words, self._num_hashes, self._m64
-        _h, _parts, hits = hash_batch(keys, self._hash, lambda h, lo, hi: K.bits_test(words, h[lo:hi], k, m))
+        _h, _parts, hits = hash_batch(keys, lambda ks: self._hash(ks)[0],
+                                      lambda h, lo, hi: K.bits_test(words, h[lo:hi], k, m))
         return hits[0] if len(hits) == 1 else np.concatenate(hits)
+
+    def clear(self) -> None:
+        """Remove every key (all bits zero, key types forgotten); parameters stay. Complexity: O(m / 64)."""
+        self._store.clear()
+        self._key_mask = 0
+
+    # -- folding (document 003) ---------------------------------------------------------------
+    def fold(self, factor: int) -> None:
+        """Fold in place by ``factor``, a divisor of m (document 003, Eq. 3): bit j of the
+        result is the OR of bits ``j + t m / factor``; counters are summed (saturating).
+
+        The result is bit for bit the filter built at ``m / factor`` bits from the same keys
+        (probe positions are ``G_i mod m`` with ``G_i`` independent of m), with a higher false
+        positive rate. :class:`bloomkit.folding.FoldableBloomFilter` keeps the original to
+        unfold. Complexity: O(m / 64) words (bits), O(m) (counters).
+        """
+        with self._lock:
+            self._set_storage(self._store.fold(factor))
+
+    def folded(self, factor: int) -> Self:
+        """A copy folded by ``factor`` (:meth:`fold`); this filter is unchanged."""
+        return self._like(self._store.fold(factor))
 
     # -- set algebra --------------------------------------------------------------------------
     def _compatible(self, other: Any, op: str) -> None:
@@ -301,46 +395,73 @@ class BloomFilter(Persistable):
                 f"{mine} and {theirs}"
             )
 
-    def _like(self, store: Any) -> Self:
+    def _like(self, store: Any, key_mask: int | None = None) -> Self:
         """A filter with this one's parameters over ``store`` (shared, not copied)."""
         out = self.__class__.__new__(self.__class__)
-        out.__dict__.update(self.__dict__)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_bk_lock"})
         out._set_storage(store)
+        if key_mask is not None:
+            out._key_mask = key_mask
         return out
 
-    def union(self, other: BloomFilter) -> BloomFilter:
+    def union(self, other: BloomFilter) -> Self:
         """Filter of the union of both sets (bitwise OR). Complexity: O(m / 64)."""
         self._compatible(other, "union")
-        return self._like(self._bits | other._bits)
+        return self._like(self._bits | other._bits, self._key_mask | other._key_mask)
 
-    def intersection(self, other: BloomFilter) -> BloomFilter:
+    def intersection(self, other: BloomFilter) -> Self:
         """Bitwise AND: contains every key of both sets (FPR at least that of either).
 
         Complexity: O(m / 64).
         """
         self._compatible(other, "intersect")
-        return self._like(self._bits & other._bits)
+        return self._like(self._bits & other._bits, self._key_mask & other._key_mask)
 
-    def __or__(self, other: BloomFilter) -> BloomFilter:
+    def __or__(self, other: BloomFilter) -> Self:
         return self.union(other)
 
-    def __and__(self, other: BloomFilter) -> BloomFilter:
+    def __and__(self, other: BloomFilter) -> Self:
         return self.intersection(other)
 
-    def __ior__(self, other: BloomFilter) -> BloomFilter:
+    def __ior__(self, other: BloomFilter) -> Self:
         self._compatible(other, "union")
         self._bits |= other._bits
+        self._note_keys(other._key_mask)
         return self
 
-    def __iand__(self, other: BloomFilter) -> BloomFilter:
+    def __iand__(self, other: BloomFilter) -> Self:
         self._compatible(other, "intersect")
         self._bits &= other._bits
         return self
+
+    def intersection_update(self, other: BloomFilter) -> None:
+        """``self &= other``."""
+        self &= other
 
     def issubset(self, other: BloomFilter) -> bool:
         """True if every set bit of this filter is set in ``other`` (BF(S1) subset of BF(S2))."""
         self._compatible(other, "compare")
         return bool(np.array_equal(self._bits.words & other._bits.words, self._bits.words))
+
+    def issuperset(self, other: BloomFilter) -> bool:
+        """``other.issubset(self)``."""
+        return other.issubset(self)
+
+    def __le__(self, other: BloomFilter) -> bool:
+        return self.issubset(other)
+
+    def __ge__(self, other: BloomFilter) -> bool:
+        return self.issuperset(other)
+
+    def __lt__(self, other: BloomFilter) -> bool:
+        return self.issubset(other) and self != other
+
+    def __gt__(self, other: BloomFilter) -> bool:
+        return self.issuperset(other) and self != other
+
+    def __bool__(self) -> bool:
+        """False for a filter with nothing set."""
+        return self._set_count() > 0
 
     @property
     def _store(self) -> Any:
@@ -351,11 +472,12 @@ class BloomFilter(Persistable):
         """Number of set bits (non-zero counters in the counting filter)."""
         return int(self._store.nonzero_count())
 
-    def copy(self) -> BloomFilter:
+    def copy(self) -> Self:
         """An independent copy. Complexity: O(m)."""
         return self._like(self._store.copy())
 
     def __eq__(self, other: object) -> bool:
+        """Same parameters and the same bits (key types are not compared)."""
         if type(other) is not type(self):
             return NotImplemented
         assert isinstance(other, BloomFilter)
@@ -390,9 +512,25 @@ class BloomFilter(Persistable):
         return float(theory.false_positive_rate(n, self.num_bits, self._num_hashes))
 
     def __len__(self) -> int:
-        """Rounded Swamidass-Baldi estimate of the number of keys."""
+        """Rounded Swamidass-Baldi *estimate* of the number of distinct keys."""
         n = self.estimated_count()
         return int(round(n)) if np.isfinite(n) else self.num_bits
+
+    def info(self) -> dict[str, Any]:
+        """Parameters, sizes, fill and predicted rates (what ``bloomkit info`` prints).
+
+        ``overfilled`` is True once the estimated count exceeds ``capacity``: the filter no
+        longer meets its ``fpr``."""
+        est = self.estimated_count()
+        cap = self.capacity
+        return {
+            "structure": self._STRUCTURE, "class": type(self).__name__, "seed": self.seed,
+            "num_bits": self.num_bits, "num_hashes": self._num_hashes, "capacity": cap, "fpr": self.fpr,
+            "size_in_bits": self.size_in_bits, "key_types": list(self.key_types),
+            "fill_ratio": self.fill_ratio(), "estimated_count": est if np.isfinite(est) else None,
+            "count_is_exact": False, "predicted_fpr": self.predicted_fpr(),
+            "overfilled": bool(cap is not None and (not np.isfinite(est) or est > cap)),
+        }
 
     def __repr__(self) -> str:
         return (
@@ -406,36 +544,44 @@ class BloomFilter(Persistable):
         assert b.words.dtype == np.uint64 and b.words.shape == ((b.num_bits + 63) // 64,)
         rem = b.num_bits & 63
         assert rem == 0 or int(b.words[-1]) >> rem == 0, "bits set beyond num_bits"
-        assert 1 <= self._num_hashes <= _MAX_HASHES
+        assert 1 <= self._num_hashes <= MAX_HASHES
+        assert key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0
 
     # -- persistence --------------------------------------------------------------------------
+    def _params(self) -> dict[str, Any]:
+        return {"num_bits": self.num_bits, "num_hashes": self._num_hashes, "capacity": self.capacity,
+                "fpr": self.fpr, "key_types": list(self.key_types)}
+
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        params = {"num_bits": self.num_bits, "num_hashes": self._num_hashes,
-                  "capacity": self.capacity, "fpr": self.fpr}
-        return params, {"words": self._bits.words}
+        return self._params(), {"words": self._bits.words}
+
+    @classmethod
+    def _upgrade(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
+        if version == 1:  # format 1 did not record key types
+            params["key_types"] = ["unknown"]
+        return params
 
     @classmethod
     def _restore_common(cls, params: dict[str, Any], seed: int, hash_id: int) -> Self:
-        if hash_id != HASH_XXH64:
-            raise FormatError(f"{cls.__name__} supports hash id {HASH_XXH64}, got {hash_id}")
         out = cls.__new__(cls)
         out.capacity = params["capacity"]
         out.fpr = params["fpr"]
-        out.seed = check_seed(seed, cls.__name__)
+        out.seed = seed
         out._hash_id = hash_id
-        out._num_hashes = check_int(params["num_hashes"], "num_hashes", cls.__name__, 1, _MAX_HASHES)
+        out._num_hashes = params["num_hashes"]
+        out._key_mask = key_type_mask(params["key_types"])
         return out
 
     @classmethod
     def _from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int) -> Any:
         out = cls._restore_common(params, seed, hash_id)
-        m = check_int(params["num_bits"], "num_bits", cls.__name__, 1, _MAX_BITS)
+        m = params["num_bits"]
         words = arrays["words"]
-        if words.dtype != np.uint64 or words.shape != ((m + 63) // 64,):
-            raise FormatError("BloomFilter words array has the wrong shape")
+        if words.shape != ((m + 63) // 64,):
+            raise FormatError(f"{cls.__name__} words array has {words.shape[0]} words; num_bits = {m} needs {(m + 63) // 64}")
         rem = m & 63
         if rem and int(words[-1]) >> rem:
-            raise FormatError("BloomFilter payload has bits set beyond num_bits")
+            raise FormatError(f"{cls.__name__} payload has bits set beyond num_bits")
         out._set_storage(BitArray(m, words))
         return out
 
@@ -458,9 +604,14 @@ class CountingBloomFilter(BloomFilter):
     ``remove`` raises InvalidParameterError when the key is certainly absent (one of its
     counters is zero); it cannot detect removal of a false positive, which corrupts the filter
     as in every counting Bloom filter.
+
+    Thread safety: every counter update (add, remove, batch or single) is one compiled call that
+    keeps the GIL, so concurrent adds and removes from any number of threads lose nothing.
     """
 
     _STRUCTURE = "bloom.CountingBloomFilter"
+    _PARAMS: ClassVar[Any] = {**BloomFilter._PARAMS, "counter_bits": COUNTER_BITS, "overflowed": Bool()}
+    _ARRAYS: ClassVar[Any] = {"counters": ArraySpec(None)}
 
     def __init__(
         self,
@@ -472,8 +623,13 @@ class CountingBloomFilter(BloomFilter):
         seed: int = 0,
         counter_bits: int = 4,
     ) -> None:
-        self._width = check_choice(counter_bits, "counter_bits", "CountingBloomFilter", (4, 8, 16, 32))
+        self._width: int = COUNTER_BITS(counter_bits, "counter_bits", "CountingBloomFilter")
         super().__init__(capacity, fpr, num_bits=num_bits, num_hashes=num_hashes, seed=seed)
+
+    @classmethod
+    def for_requirements(cls, capacity: int, fpr: float, *, seed: int = 0, counter_bits: int = 4) -> Self:
+        """As :meth:`BloomFilter.for_requirements`, with ``counter_bits``-bit counters."""
+        return cls(capacity, fpr, seed=seed, counter_bits=counter_bits)
 
     def _new_storage(self, m: int) -> CounterArray:
         return CounterArray(m, self._width)
@@ -499,6 +655,11 @@ class CountingBloomFilter(BloomFilter):
         return self._counters.size
 
     @property
+    def size_in_bits(self) -> int:
+        """Bits of the filter's payload: m counters of ``counter_bits`` bits."""
+        return self._counters.size * self._width
+
+    @property
     def counter_bits(self) -> int:
         """Width of each counter in bits."""
         return self._width
@@ -515,8 +676,11 @@ class CountingBloomFilter(BloomFilter):
     def add(self, key: Any) -> None:
         """Insert one key. Complexity: O(k)."""
         c = self._counters
-        over = K.counters_inc_h1(c.data, c.width, c.max_value, self._h1_one(key), self._num_hashes, self._m64)
+        h1, tag = hash64_tag(key, self.seed)
+        over = K.counters_inc_h1(c.data, c.width, c.max_value, np.array([h1], dtype=np.uint64),
+                                 self._num_hashes, self._m64)
         c.overflowed |= bool(over)
+        self._note_keys(1 << tag)
 
     def __contains__(self, key: Any) -> bool:
         """True if the key may be in the set. Complexity: O(k)."""
@@ -524,15 +688,17 @@ class CountingBloomFilter(BloomFilter):
         return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, self._m64)[0])
 
     def add_many(self, keys: Any) -> None:
-        """Insert a batch. Complexity: O(n k)."""
+        """Insert a batch (list, numpy, pyarrow, pandas, polars). Complexity: O(n k)."""
         c = self._counters
-        over = K.counters_inc_h1(c.data, c.width, c.max_value, self._hash(keys), self._num_hashes, self._m64)
+        h, tags = self._hash(keys)
+        over = K.counters_inc_h1(c.data, c.width, c.max_value, h, self._num_hashes, self._m64)
         c.overflowed |= bool(over)
+        self._note_keys(tags)
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key. Complexity: O(n k)."""
         c = self._counters
-        return K.counters_test_h1(c.data, c.width, self._hash(keys), self._num_hashes, self._m64)
+        return K.counters_test_h1(c.data, c.width, self._hash(keys)[0], self._num_hashes, self._m64)
 
     def remove(self, key: Any) -> None:
         """Remove one key; InvalidParameterError (filter unchanged) if it is certainly absent.
@@ -553,7 +719,7 @@ class CountingBloomFilter(BloomFilter):
         Complexity: O(n k).
         """
         c = self._counters
-        h1 = self._hash(keys)
+        h1 = self._hash(keys)[0]
         bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, self._num_hashes, self._m64))
         if bad >= 0:
             raise InvalidParameterError(
@@ -567,6 +733,7 @@ class CountingBloomFilter(BloomFilter):
         bf.capacity, bf.fpr = self.capacity, self.fpr
         nz = np.flatnonzero(self._counters.values())
         bf.bits.set_many(nz)
+        bf._key_mask = self._key_mask
         return bf
 
     def _compatible(self, other: Any, op: str) -> None:
@@ -576,27 +743,28 @@ class CountingBloomFilter(BloomFilter):
                 f"cannot {op} counting filters with {self._width}- and {other._width}-bit counters"
             )
 
-    def _combine(self, other: CountingBloomFilter, op: str, fn: Any) -> CountingBloomFilter:
+    def _combine(self, other: CountingBloomFilter, op: str, fn: Any, key_mask: int) -> Self:
         self._compatible(other, op)
         vals = fn(self._counters.values(), other._counters.values())
         out = CounterArray.from_values(vals, self._width)
         out.overflowed |= self._counters.overflowed or other._counters.overflowed
-        return self._like(out)
+        return self._like(out, key_mask)
 
-    def union(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override]
+    def union(self, other: CountingBloomFilter) -> Self:  # type: ignore[override]
         """Multiset sum of both filters (counters added, saturating). Complexity: O(m)."""
-        return self._combine(other, "union", np.add)
+        return self._combine(other, "union", np.add, self._key_mask | other._key_mask)
 
-    def intersection(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override]
+    def intersection(self, other: CountingBloomFilter) -> Self:  # type: ignore[override]
         """Counter-wise minimum. Complexity: O(m)."""
-        return self._combine(other, "intersect", np.minimum)
+        return self._combine(other, "intersect", np.minimum, self._key_mask & other._key_mask)
 
-    def __ior__(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override, misc]
+    def __ior__(self, other: CountingBloomFilter) -> Self:  # type: ignore[override, misc]
         res = self.union(other)
         self._set_storage(res._counters)
+        self._note_keys(other._key_mask)
         return self
 
-    def __iand__(self, other: CountingBloomFilter) -> CountingBloomFilter:  # type: ignore[override, misc]
+    def __iand__(self, other: CountingBloomFilter) -> Self:  # type: ignore[override, misc]
         res = self.intersection(other)
         self._set_storage(res._counters)
         return self
@@ -612,27 +780,38 @@ class CountingBloomFilter(BloomFilter):
     def _store(self) -> Any:
         return self._counters
 
+    def info(self) -> dict[str, Any]:
+        out = super().info()
+        out.update(counter_bits=self._width, overflowed=self.overflowed)
+        return out
+
     def _check(self) -> None:
         c = self._counters
         assert c.size >= 1 and c.width == self._width
         assert c.data.shape == (((c.size + 1) // 2) if c.width == 4 else c.size,)
         if c.width == 4 and c.size % 2:
             assert int(c.data[-1]) >> 4 == 0, "padding nibble is not zero"
-        assert 1 <= self._num_hashes <= _MAX_HASHES
+        assert 1 <= self._num_hashes <= MAX_HASHES
 
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        params = {"num_bits": self.num_bits, "num_hashes": self._num_hashes, "capacity": self.capacity,
-                  "fpr": self.fpr, "counter_bits": self._width, "overflowed": self.overflowed}
+        params = {**self._params(), "counter_bits": self._width, "overflowed": self.overflowed}
         return params, {"counters": self._counters.data}
 
     @classmethod
     def _from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int) -> Any:
         out = cls._restore_common(params, seed, hash_id)
-        out._width = check_choice(params["counter_bits"], "counter_bits", cls.__name__, (4, 8, 16, 32))
-        m = check_int(params["num_bits"], "num_bits", cls.__name__, 1, _MAX_BITS)
-        c = CounterArray(m, out._width, arrays["counters"])
+        out._width = params["counter_bits"]
+        m = params["num_bits"]
+        data = arrays["counters"]
+        need = CounterArray.storage_shape(m, out._width)
+        if data.dtype != need[1] or data.shape != (need[0],):
+            raise FormatError(
+                f"{cls.__name__} counters must be {need[0]} x {np.dtype(need[1])} for {m} {out._width}-bit "
+                f"counters; got {data.shape} {data.dtype}"
+            )
+        c = CounterArray(m, out._width, data)
         if out._width == 4 and m % 2 and int(c.data[-1]) >> 4:
-            raise FormatError("CountingBloomFilter payload has a non-zero padding nibble")
-        c.overflowed = bool(params["overflowed"])
+            raise FormatError(f"{cls.__name__} payload has a non-zero padding nibble")
+        c.overflowed = params["overflowed"]
         out._set_storage(c)
         return out

@@ -12,11 +12,14 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "binomial_sd",
     "estimate_count",
     "false_positive_rate",
     "fill_ratio",
+    "fpr_sd",
     "num_bits_for",
     "optimal_num_hashes",
+    "wilson_interval",
     "zero_bit_probability",
 ]
 
@@ -110,3 +113,48 @@ def estimate_count(set_bits: Any, m: Any, k: Any) -> Any:
     m = np.asarray(m, dtype=float)
     with np.errstate(divide="ignore"):
         return _ret(-m / np.asarray(k, dtype=float) * np.log1p(-x / m))
+
+
+# ---------------------------------------------------------------------------------------------
+# statistics of measured rates: the tolerances of the seeded statistical tests
+
+
+def binomial_sd(p: float, trials: int) -> float:
+    """Standard deviation of a proportion measured over ``trials`` Bernoulli(p) trials:
+    ``sqrt(p (1 - p) / trials)``.
+
+    >>> round(binomial_sd(0.01, 10_000), 5)
+    0.00099
+    """
+    return float(np.sqrt(p * (1.0 - p) / max(int(trials), 1)))
+
+
+def wilson_interval(successes: int, trials: int, z: float = 3.0) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion (``z`` standard deviations).
+
+    >>> lo, hi = wilson_interval(10, 1000)
+    >>> round(lo, 4), round(hi, 4)
+    (0.004, 0.0247)
+    """
+    if trials <= 0:
+        return 0.0, 1.0
+    p = successes / trials
+    d = 1 + z * z / trials
+    c = (p + z * z / (2 * trials)) / d
+    h = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / d
+    return max(0.0, float(c - h)), min(1.0, float(c + h))
+
+
+def fpr_sd(n: int, m: int, k: int, probes: int) -> float:
+    """Standard deviation of the FPR measured on one filter of n keys with ``probes`` absent
+    keys: the binomial sd of the probes combined with the filter-to-filter spread of the fill
+    ratio (delta method: FPR = fill^k, and the number of set bits has variance at most
+    m p (1 - p), p = doc 000 Eq. (1)).
+
+    >>> round(fpr_sd(1000, 9586, 7, 100_000), 5)
+    0.00076
+    """
+    f = float(false_positive_rate(n, m, k))
+    fill = f ** (1.0 / k)
+    sd_fill = np.sqrt(fill * (1 - fill) / m)
+    return float(np.sqrt(f * (1 - f) / probes + (k * f * sd_fill / fill) ** 2))

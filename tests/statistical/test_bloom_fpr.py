@@ -4,7 +4,7 @@ Two checks per grid point, each with a binomial tolerance:
 
 * the number of set bits against Eq. (1): E[X] = m (1 - p), sd <= sqrt(m p (1 - p));
 * the measured FPR of >= 1e5 never-inserted keys against ``predicted_fpr()`` with the sd of
-  :func:`bloomkit.experiments.foundation.fpr_sd` (binomial sd of the probes combined with the
+  :func:`bloomkit.theory.fpr_sd` (binomial sd of the probes combined with the
   filter-to-filter spread of the fill ratio), and against ``fill_ratio() ** k`` (the rate given
   this filter) with the plain binomial sd.
 
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from bloomkit import BloomFilter, CountingBloomFilter, theory
-from bloomkit.experiments.foundation import fpr_sd
+from bloomkit.theory import fpr_sd
 
 Z = 5.0
 

@@ -8,29 +8,8 @@ import numpy as np
 from scipy import stats
 
 from ..bloom import BloomFilter
-from ..theory import false_positive_rate
+from ..theory import false_positive_rate, fpr_sd, wilson_interval
 from .registry import Comparison, ExperimentResult, experiment
-
-
-def wilson_interval(successes: int, trials: int, z: float = 3.0) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (z standard deviations)."""
-    if trials <= 0:
-        return 0.0, 1.0
-    p = successes / trials
-    d = 1 + z * z / trials
-    c = (p + z * z / (2 * trials)) / d
-    h = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / d
-    return max(0.0, c - h), min(1.0, c + h)
-
-
-def fpr_sd(n: int, m: int, k: int, probes: int) -> float:
-    """Standard deviation of a measured FPR: binomial sd of ``probes`` probes combined with the
-    filter-to-filter spread of the fill ratio (delta method: FPR = fill^k, and the number of set
-    bits has variance at most m p (1 - p), p = Eq. (1))."""
-    f = float(false_positive_rate(n, m, k))
-    fill = f ** (1.0 / k)
-    sd_fill = np.sqrt(fill * (1 - fill) / m)
-    return float(np.sqrt(f * (1 - f) / probes + (k * f * sd_fill / fill) ** 2))
 
 
 @experiment(

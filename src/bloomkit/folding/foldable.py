@@ -624,6 +624,8 @@ class FoldableBloomFilter(_FoldableMixin, BloomFilter):
     """
 
     _STRUCTURE = "folding.FoldableBloomFilter"
+    _PARAMS = None  # not yet declared (issue 11)
+    _ARRAYS = None
 
     def __init__(self, num_bits: int, num_hashes: int, seed: int = 0, *, retain_original: bool = True) -> None:
         owner = type(self).__name__
@@ -647,11 +649,12 @@ class FoldableBloomFilter(_FoldableMixin, BloomFilter):
     # -- updates --------------------------------------------------------------------------------
     def add_many(self, keys: Any) -> None:
         """Insert a batch (list, numpy or pyarrow array). Complexity: O(n k)."""
-        h1 = self._hash(keys)
+        h1, tags = self._hash(keys)
         K.bits_set(self._bits.words, h1, self._num_hashes, self._m64)
         if self._origin is not None:
             K.bits_set(self._origin.words, h1, self._num_hashes, np.uint64(self._m1))
         self._count += int(h1.shape[0])
+        self._note_keys(tags)
 
     # -- set algebra ----------------------------------------------------------------------------
     def union(self, other: FoldableBloomFilter) -> FoldableBloomFilter:  # type: ignore[override]
@@ -776,6 +779,8 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
     """
 
     _STRUCTURE = "folding.FoldableCounting"
+    _PARAMS = None  # not yet declared (issue 11)
+    _ARRAYS = None
 
     def __init__(
         self, num_bits: int, num_hashes: int, seed: int = 0, *, counter_bits: int = 8,
@@ -813,7 +818,8 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
 
     def add_many(self, keys: Any) -> None:
         """Insert a batch into ``B_t`` and ``B_1``. Complexity: O(n k)."""
-        h1 = self._hash(keys)
+        h1, tags = self._hash(keys)
+        self._note_keys(tags)
         c = self._counters
         over = K.counters_inc_h1(c.data, c.width, c.max_value, h1, self._num_hashes, self._m64)
         c.overflowed |= bool(over)
@@ -842,7 +848,7 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
         -----
         Complexity: O(n k).
         """
-        h1 = self._hash(keys)
+        h1 = self._hash(keys)[0]
         k = self._num_hashes
         if self._origin is not None:
             o = self._origin
@@ -880,7 +886,7 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
         out.set_version = self.set_version
         return out
 
-    def _combine(self, other: CountingBloomFilter, op: str, fn: Any) -> FoldableCountingBloomFilter:
+    def _combine(self, other: CountingBloomFilter, op: str, fn: Any, key_mask: int) -> FoldableCountingBloomFilter:
         self._compatible(other, op)
         assert isinstance(other, FoldableCountingBloomFilter)
         out = self.copy()
@@ -896,6 +902,7 @@ class FoldableCountingBloomFilter(_FoldableMixin, CountingBloomFilter):
         else:
             out._origin = None
         out._count = self._count + other._count if op == "union" else min(self._count, other._count)
+        out._key_mask = key_mask
         return out
 
     def __repr__(self) -> str:

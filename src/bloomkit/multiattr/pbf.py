@@ -123,6 +123,7 @@ class ParallelBloomFilter(Persistable):
     """
 
     _STRUCTURE = "multiattr.ParallelBloomFilter"
+    _HASH_IDS = tuple(HASHES.values())
 
     def __init__(
         self,

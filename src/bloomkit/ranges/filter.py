@@ -189,6 +189,7 @@ class RangeBloomFilter(Persistable):
     """
 
     _STRUCTURE = "ranges.RangeBloomFilter"
+    _HASH_IDS = tuple(_HASH_NAMES)
 
     def __init__(
         self,

@@ -56,6 +56,7 @@ class ProfileIndex(Persistable):
     """
 
     _STRUCTURE = "ranges.ProfileIndex"
+    _HASH_IDS = tuple(_HASH_NAMES)
 
     def __init__(
         self,

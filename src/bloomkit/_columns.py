@@ -1,0 +1,397 @@
+"""The data front door: every batch of keys, values or records enters bloomkit here.
+
+Whatever a user passes (a list, a numpy array, a pyarrow array or table, a pandas Series /
+Index / DataFrame with any index, a polars Series / DataFrame), it leaves as one of the
+*canonical batches* the hashing kernels read without copying:
+
+* a numpy array (int, uint, float, bool, ``S``, ``U``, or 2-D ``uint8`` rows),
+* a pyarrow ``string`` / ``large_string`` / ``binary`` / ``large_binary`` array, or a chunked
+  array of those,
+* a Python list (mixed keys, tuples, big ints: the general path).
+
+Rules (DESIGN convention 12):
+
+* **Position, never label.** A pandas Series is read by position (``.to_numpy()`` / its
+  arrow data); its index is ignored, so a shuffled or reversed index can never pair a key with
+  the wrong value.
+* **Nulls are refused by name**: ``The 'keys' parameter of GeometricFilter.build must not
+  contain nulls. Got 3 null(s) (first at position 17) instead.`` (pandas NA / NaT / None,
+  arrow nulls, None in a list).
+* **Exact types.** A categorical is hashed as its values (not its codes), dictionary arrays are
+  decoded, ``string_view`` is cast to ``string``; an object column of mixed Python values stays
+  a list (never coerced: ``1`` and ``1.0`` are different keys).
+* **Columns by name.** :func:`as_table` takes a DataFrame / table / mapping and returns the
+  requested columns by *name*, refusing a missing or an extra column.
+
+Nothing here imports pandas or polars: they are recognised by their module names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._validation import param_error
+from .errors import InvalidParameterError
+
+__all__ = [
+    "as_keys",
+    "as_table",
+    "as_values",
+    "batch_len",
+    "is_canonical",
+    "slice_keys",
+    "take",
+]
+
+
+def _pa() -> Any:
+    import pyarrow
+
+    return pyarrow
+
+
+def _module(obj: Any) -> str:
+    return type(obj).__module__.split(".", 1)[0]
+
+
+def _where(owner: str | None) -> str:
+    return f" of {owner}" if owner else ""
+
+
+def _null_error(name: str, owner: str | None, count: int, first: int | None) -> InvalidParameterError:
+    at = "" if first is None else f" (first at position {first})"
+    return InvalidParameterError(
+        f"The {name!r} parameter{_where(owner)} must not contain nulls. Got {count} null(s){at} instead."
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# pyarrow
+
+
+def _arrow_first_null(arr: Any) -> int | None:
+    pa = _pa()
+    import pyarrow.compute as pc
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], arr.type)
+    idx = pc.index(pc.is_null(arr), True).as_py()
+    return None if idx is None or idx < 0 else int(idx)
+
+
+def _arrow_array(arr: Any, name: str, owner: str | None) -> Any:
+    """A canonical pyarrow array / chunked array, or a numpy array for numeric types."""
+    pa = _pa()
+    if arr.null_count:
+        raise _null_error(name, owner, arr.null_count, _arrow_first_null(arr))
+    if isinstance(arr, pa.ChunkedArray):
+        t = arr.type
+        if _is_arrow_bytes(t):
+            return arr
+        if pa.types.is_dictionary(t) or _is_view(t):
+            return pa.chunked_array([_arrow_array(c, name, owner) for c in arr.chunks], type=_decoded_type(t))
+        return _arrow_array(arr.combine_chunks() if arr.num_chunks else pa.array([], type=t), name, owner)
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        return _arrow_array(arr.dictionary_decode(), name, owner)
+    if _is_view(t):
+        return arr.cast(pa.large_string() if pa.types.is_string_view(t) else pa.large_binary())
+    if _is_arrow_bytes(t):
+        return arr
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
+        return arr.to_numpy(zero_copy_only=False)
+    if pa.types.is_fixed_size_binary(t):
+        return arr.cast(pa.binary())
+    raise InvalidParameterError(
+        f"The {name!r} parameter{_where(owner)} must hold str, bytes, int, float or bool values. "
+        f"Got a pyarrow array of type {t} instead."
+    )
+
+
+def _is_view(t: Any) -> bool:
+    pa = _pa()
+    return bool(getattr(pa.types, "is_string_view", lambda _t: False)(t)
+                or getattr(pa.types, "is_binary_view", lambda _t: False)(t))
+
+
+def _is_arrow_bytes(t: Any) -> bool:
+    pa = _pa()
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                or pa.types.is_large_binary(t))
+
+
+def _decoded_type(t: Any) -> Any:
+    pa = _pa()
+    if pa.types.is_dictionary(t):
+        return _decoded_type(t.value_type)
+    if _is_view(t):
+        return pa.large_string() if pa.types.is_string_view(t) else pa.large_binary()
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# pandas / polars
+
+
+def _pandas_column(s: Any, name: str, owner: str | None) -> Any:
+    """A pandas Series / Index / array as a canonical batch, by position."""
+    pa = _pa()
+    dtype = s.dtype
+    kind = getattr(dtype, "kind", "O")
+    na = s.isna()
+    nnull = int(np.asarray(na).sum())
+    if nnull:
+        raise _null_error(name, owner, nnull, int(np.flatnonzero(np.asarray(na))[0]))
+    if str(dtype) == "category":
+        cats = _pandas_column(s.cat.categories if hasattr(s, "cat") else s.categories, name, owner)
+        codes = np.asarray(s.cat.codes if hasattr(s, "cat") else s.codes)
+        return take(cats, codes)
+    if kind in "mM":
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} holds {dtype} values, which have no canonical key "
+            "encoding. Convert them first, e.g. with .astype('int64') (nanoseconds) or .astype(str)."
+        )
+    if isinstance(dtype, np.dtype) and kind != "O":
+        return np.asarray(s.to_numpy() if hasattr(s, "to_numpy") else s)
+    if kind in "iufb":  # nullable extension dtypes without nulls
+        return np.asarray(s.to_numpy(dtype=dtype.numpy_dtype) if hasattr(dtype, "numpy_dtype") else s.to_numpy())
+    values = s.to_numpy() if hasattr(s, "to_numpy") else np.asarray(s)
+    if kind == "O" and isinstance(dtype, np.dtype):
+        return values.tolist()  # mixed Python objects: the exact general path
+    # string dtypes (python or pyarrow storage)
+    try:
+        return _arrow_array(pa.array(values, from_pandas=True), name, owner)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return list(values)
+
+
+def _polars_column(s: Any, name: str, owner: str | None) -> Any:
+    return _arrow_array(s.to_arrow(), name, owner)
+
+
+# ---------------------------------------------------------------------------------------------
+# the front door
+
+
+def is_canonical(data: Any) -> bool:
+    """True if ``data`` is already a batch the hashing kernels read directly."""
+    if isinstance(data, np.ndarray):
+        return data.dtype.kind != "O" and not isinstance(data, np.ma.MaskedArray)
+    if isinstance(data, list):
+        return True
+    if _module(data) == "pyarrow":
+        pa = _pa()
+        return isinstance(data, pa.Array | pa.ChunkedArray) and _is_arrow_bytes(data.type) and not data.null_count
+    return False
+
+
+def as_keys(data: Any, name: str = "keys", owner: str | None = None) -> Any:
+    """``data`` as a canonical batch of keys, by position (see the module docstring).
+
+    Parameters
+    ----------
+    data : list, tuple, iterable, numpy array, pyarrow Array / ChunkedArray / one-column Table,
+        pandas Series / Index / Categorical / one-column DataFrame, polars Series / one-column
+        DataFrame
+        The keys.
+    name, owner : str
+        The parameter and the method, for error messages.
+
+    Returns
+    -------
+    numpy.ndarray, pyarrow.Array, pyarrow.ChunkedArray or list
+
+    Raises
+    ------
+    InvalidParameterError
+        For nulls (naming the position), a single str / bytes, a table of several columns,
+        datetime values, masked arrays, or a non-iterable.
+
+    Complexity: O(1) for numpy / arrow string input, O(n) for conversions.
+
+    >>> as_keys(("a", "b"))
+    ['a', 'b']
+    """
+    if isinstance(data, np.ndarray):
+        if isinstance(data, np.ma.MaskedArray):
+            if np.ma.getmaskarray(data).any():
+                bad = np.flatnonzero(np.ma.getmaskarray(data).ravel())
+                raise _null_error(name, owner, int(bad.size), int(bad[0]))
+            data = np.asarray(data.data)
+        if data.dtype.kind == "O":
+            return list(data.tolist())
+        if data.dtype.kind in "mM":
+            raise InvalidParameterError(
+                f"The {name!r} parameter{_where(owner)} holds {data.dtype} values, which have no canonical "
+                "key encoding. Convert them first, e.g. with .astype('int64')."
+            )
+        return data
+    if isinstance(data, list):
+        return data
+    mod = _module(data)
+    if mod == "pyarrow":
+        pa = _pa()
+        if isinstance(data, pa.Array | pa.ChunkedArray):
+            return _arrow_array(data, name, owner)
+        if isinstance(data, pa.Table | pa.RecordBatch):
+            return as_keys(_only_column(data, data.column_names, name, owner), name, owner)
+    elif mod == "pandas":
+        if hasattr(data, "columns"):  # DataFrame
+            return as_keys(_only_column(data, list(data.columns), name, owner), name, owner)
+        return _pandas_column(data, name, owner)
+    elif mod == "polars":
+        if hasattr(data, "columns"):
+            return as_keys(_only_column(data, list(data.columns), name, owner), name, owner)
+        return _polars_column(data, name, owner)
+    if isinstance(data, str | bytes | bytearray):
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be a collection of keys, not a single "
+            f"{type(data).__name__}. Got {data[:40]!r} instead; use add() / in for one key."
+        )
+    if isinstance(data, Mapping):
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be a collection of keys. Got a mapping "
+            f"({type(data).__name__}) instead: pass its keys() or values() explicitly."
+        )
+    if isinstance(data, tuple):
+        return list(data)
+    if hasattr(data, "__array__") and not isinstance(data, Iterable):
+        return as_keys(np.asarray(data), name, owner)
+    try:
+        items = list(data)
+    except TypeError:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be an iterable of keys. Got {type(data).__name__} instead."
+        ) from None
+    return items
+
+
+def _only_column(table: Any, columns: Sequence[Any], name: str, owner: str | None) -> Any:
+    if len(columns) != 1:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be one column. Got a table of {len(columns)} "
+            f"columns ({', '.join(map(str, list(columns)[:8]))}) instead: select the column of keys."
+        )
+    return table[columns[0]]
+
+
+def as_values(
+    data: Any, name: str = "values", owner: str | None = None, *, dtype: Any = None
+) -> np.ndarray:
+    """A 1-D numpy array of values by position (pandas index ignored, nulls refused by name).
+
+    Lists, tuples, numpy, pyarrow, pandas and polars are accepted. ``dtype`` converts
+    (``np.asarray(values, dtype)``); a value that does not fit raises InvalidParameterError.
+
+    >>> as_values([3, 4]).tolist()
+    [3, 4]
+    """
+    col = as_keys(data, name, owner)
+    if isinstance(col, np.ndarray):
+        arr = col
+    elif isinstance(col, list):
+        if any(v is None for v in col):
+            first = next(i for i, v in enumerate(col) if v is None)
+            raise _null_error(name, owner, sum(v is None for v in col), first)
+        try:
+            arr = np.asarray(col) if dtype is None else np.asarray(col, dtype=dtype)
+        except (OverflowError, ValueError, TypeError) as e:
+            raise param_error(name, owner or "bloomkit", f"an array of {np.dtype(dtype) if dtype else 'numbers'}",
+                              f"values that do not convert ({e})") from None
+    else:  # arrow strings
+        arr = np.asarray(col.to_pylist(), dtype=object)
+    if arr.ndim != 1:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be one-dimensional. Got shape {arr.shape} instead."
+        )
+    return arr
+
+
+def as_table(
+    data: Any, names: Sequence[str], name: str = "data", owner: str | None = None
+) -> dict[str, Any]:
+    """The columns ``names`` of a table, by name, each a canonical batch.
+
+    ``data`` may be a pandas / polars DataFrame, a pyarrow Table / RecordBatch, a mapping of
+    name -> column, or a numpy structured array. A missing column or a column not in ``names``
+    raises InvalidParameterError naming it (a reordered DataFrame is read by name, so its order
+    does not matter); columns of unequal length are refused.
+    """
+    mod = _module(data)
+    cols: dict[str, Any]
+    if mod == "pyarrow" and hasattr(data, "column_names"):
+        cols = {str(c): data.column(c) for c in data.column_names}
+    elif mod in ("pandas", "polars") and hasattr(data, "columns"):
+        cols = {str(c): data[c] for c in data.columns}
+        if len(cols) != len(list(data.columns)):
+            raise InvalidParameterError(f"The {name!r} parameter{_where(owner)} has duplicate column names.")
+    elif isinstance(data, np.ndarray) and data.dtype.names:
+        cols = {str(c): data[c] for c in data.dtype.names}
+    elif isinstance(data, Mapping):
+        cols = {str(k): v for k, v in data.items()}
+    else:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be a table with named columns (DataFrame, "
+            f"pyarrow Table, mapping of columns). Got {type(data).__name__} instead."
+        )
+    want = list(names)
+    missing = [c for c in want if c not in cols]
+    if missing:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} has no column {missing[0]!r} "
+            f"(columns: {', '.join(cols) or 'none'})."
+        )
+    extra = [c for c in cols if c not in want]
+    if extra:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} has a column {extra[0]!r} that is not one of "
+            f"{', '.join(want)}: select the columns to use."
+        )
+    out = {c: as_keys(cols[c], f"{name}[{c!r}]", owner) for c in want}
+    lengths = {c: batch_len(v) for c, v in out.items()}
+    if len(set(lengths.values())) > 1:
+        raise InvalidParameterError(f"The columns of {name!r}{_where(owner)} have different lengths: {lengths}.")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# positional access to canonical batches
+
+
+def batch_len(keys: Any) -> int | None:
+    """Number of keys of a batch that can be sliced without copying (numpy array, pyarrow
+    array, list, tuple), else None (iterators, single keys)."""
+    if isinstance(keys, np.ndarray):
+        return len(keys) if keys.ndim >= 1 else None
+    if isinstance(keys, list | tuple) or _module(keys) == "pyarrow":
+        try:
+            return len(keys)
+        except TypeError:
+            return None
+    return None
+
+
+def slice_keys(keys: Any, lo: int, hi: int) -> Any:
+    """``keys[lo:hi]`` of a batch :func:`batch_len` accepts (pyarrow slices are zero-copy)."""
+    if _module(keys) == "pyarrow":
+        return keys.slice(lo, hi - lo)
+    return keys[lo:hi]
+
+
+def take(keys: Any, idx: Any) -> Any:
+    """The keys at positions ``idx`` (an integer array), by position, of a canonical batch.
+
+    >>> take(["a", "b", "c"], np.array([2, 0]))
+    ['c', 'a']
+    """
+    ix = np.asarray(idx, dtype=np.int64)
+    if isinstance(keys, np.ndarray):
+        return keys[ix]
+    if _module(keys) == "pyarrow":
+        pa = _pa()
+        return keys.take(pa.array(ix))
+    seq: Sequence[Any] = keys
+    return [seq[i] for i in ix.tolist()]
