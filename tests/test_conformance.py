@@ -49,7 +49,6 @@ PENDING_SPECS: set[str] = {
 
     "folding.FoldableCounting",
 
-    "multiattr.ParallelBloomFilter",
 }
 
 

@@ -21,7 +21,7 @@ from .._hashing import TAG_BOOL, TAG_FLOAT, TAG_INT, encode_key
 from .._validation import check_int, param_error
 from ..bloom import BloomFilter, CountingBloomFilter
 from ..errors import InvalidParameterError
-from .pbf import as_columns
+from .batches import as_columns
 
 __all__ = ["ConcatenatedBloomFilter", "concat_key", "concat_keys"]
 
@@ -64,12 +64,13 @@ def _fixed_part(col: np.ndarray) -> np.ndarray | None:
 
 
 def concat_keys(data: Any, num_attributes: int) -> pa.Array:
-    """Concatenated keys of a batch of items given as columns (see :func:`as_columns`).
+    """Concatenated keys of a batch of items: rows or p columns (:mod:`bloomkit.multiattr.batches`;
+    a named table is refused: the concatenation has no attribute names to read it by).
 
     Returns a pyarrow binary array whose i-th element is ``concat_key(item_i)``; numeric numpy
     columns are encoded without a Python loop. Complexity: O(n p).
     """
-    cols = as_columns(data, num_attributes, _OWNER)
+    cols = as_columns(data, num_attributes, owner=_OWNER)
     parts = [_fixed_part(c) if isinstance(c, np.ndarray) else None for c in cols]
     if all(p is not None for p in parts):
         rows = np.ascontiguousarray(np.hstack(parts))  # type: ignore[arg-type]
@@ -153,7 +154,7 @@ class ConcatenatedBloomFilter:
         self.filter.remove(self._key(item))
 
     def add_many(self, data: Any) -> None:
-        """Insert a batch of items given as columns. Complexity: O(n (k + p))."""
+        """Insert a batch of items (rows or p columns, :func:`concat_keys`). Complexity: O(n (k + p))."""
         self.filter.add_many(concat_keys(data, self.num_attributes))
 
     def contains_many(self, data: Any) -> np.ndarray:
