@@ -193,6 +193,8 @@ def as_item(item: Any, num_attributes: int, attributes: Sequence[str] | None, ow
     (1, 2)
     """
     p = num_attributes
+    if type(item) is tuple and len(item) == p:  # the common case first
+        return item
     if isinstance(item, Mapping):
         if attributes is None:
             raise param_error("item", owner, f"a tuple of {p} attribute values (a mapping needs "

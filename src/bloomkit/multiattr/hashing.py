@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,11 @@ def attribute_seed(seed: int, i: int) -> int:
     5
     """
     return (int(seed) + int(i) * _ATTR_STEP) & _MASK
+
+
+@lru_cache(maxsize=64)
+def _attribute_seeds(seed: int, p: int) -> tuple[int, ...]:
+    return tuple(attribute_seed(seed, i) for i in range(p))
 
 
 def _md5_words(value: Any, seed: int, blocks: int) -> tuple[list[int], int]:
@@ -134,8 +140,13 @@ def hash_material(columns: Sequence[Any], hash_name: str, seed: int, q: int) -> 
 def hash_item(item: Sequence[Any], hash_name: str, seed: int, q: int) -> tuple[np.ndarray, list[int]]:
     """:func:`hash_columns` of one item (the single-key path, same values and tag masks)."""
     if hash_name != "md5":
-        pairs = [hash64_tag(v, attribute_seed(seed, i)) for i, v in enumerate(item)]
-        return np.array([[h] for h, _ in pairs], dtype=np.uint64), [1 << t for _, t in pairs]
+        out = np.empty((len(item), 1), dtype=np.uint64)
+        masks = []
+        for i, (v, s) in enumerate(zip(item, _attribute_seeds(seed, len(item)), strict=True)):
+            h, tag = hash64_tag(v, s)
+            out[i, 0] = h
+            masks.append(1 << tag)
+        return out, masks
     blocks = (q + 3) // 4
     words = [_md5_words(v, seed, blocks) for v in item]
     return np.array([[w[:q] for w, _ in words]], dtype=np.uint64), [1 << t for _, t in words]

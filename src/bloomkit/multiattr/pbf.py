@@ -42,6 +42,7 @@ from .hashing import (
     attribute_positions,
     hash_columns,
     hash_item,
+    material_len,
     material_positions,
 )
 from .table import MAX_ITEMS, VerificationTable
@@ -306,7 +307,7 @@ class ParallelBloomFilter(Persistable):
         owner = f"{_OWNER}.{method}"
         cols = as_columns(data, self.num_attributes, self.attributes, owner=owner)
         mat, masks = hash_columns(cols, self.hash, self.seed, self.num_hashes, owner=owner)
-        return mat, int(mat.shape[0] if self.hash == "md5" else mat.shape[1]), masks
+        return mat, material_len(mat, self.hash), masks
 
     def _positions(self, mat: np.ndarray, lo: int, hi: int) -> np.ndarray:
         return material_positions(mat, self.hash, self.num_hashes, self.num_counters, lo, hi)
@@ -335,7 +336,14 @@ class ParallelBloomFilter(Persistable):
                                         self.num_hashes, np.uint64(self.num_counters), self._weights, vals)
                 c.overflowed |= bool(over)
                 self._table._add_trusted(vals)
-            self._key_masks = [a | b for a, b in zip(self._key_masks, masks, strict=True)]
+            self._note_keys(masks)
+
+    def _note_keys(self, masks: list[int]) -> None:
+        """OR the key-type masks of an added batch in, attribute by attribute (under the lock)."""
+        known = self._key_masks
+        for i, mk in enumerate(masks):
+            if mk & ~known[i]:
+                known[i] |= mk
 
     def _remove_positions(self, pos: np.ndarray) -> None:
         with self._lock:
@@ -402,7 +410,7 @@ class ParallelBloomFilter(Persistable):
         with self._lock:
             self._table._check_room(pos.shape[0])
             self._add_positions_locked(pos)
-            self._key_masks = [mk | key_type_mask(["unknown"]) for mk in self._key_masks]
+            self._note_keys([key_type_mask(["unknown"])] * self.num_attributes)
 
     def remove(self, item: Any) -> None:
         """Remove one item (Fig. 4): decrement its counters and remove V_a from the table.
