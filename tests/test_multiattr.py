@@ -485,6 +485,9 @@ def test_concatenated_bloom_filter() -> None:
         concat_keys(pa.table({"a": cols[0], "b": cols[1], "c": cols[2]}), 3)
     assert concat_key(("ab", "c")) != concat_key(("a", "bc"))
     s = ConcatenatedBloomFilter(3, num_bits=8192, num_hashes=4)
+    assert s.size_in_bits == 8192
+    with pytest.warns(DeprecationWarning, match="size_in_bits"):
+        assert s.nbytes == 1024
     s.add_many(cols)
     assert s.contains_many(cols).all() and all(r in s for r in rows)
     c = ConcatenatedBloomFilter(3, capacity=500, fpr=0.01, counting=True)

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._hashing import TAG_BOOL, TAG_FLOAT, TAG_INT, encode_key
+from .._protocols import warn_deprecated
 from .._validation import check_int, param_error
 from ..bloom import BloomFilter, CountingBloomFilter
 from ..errors import InvalidParameterError
@@ -132,8 +133,14 @@ class ConcatenatedBloomFilter:
         return concat_key(item)
 
     @property
+    def size_in_bits(self) -> int:
+        """Bits of the filter's payload (m bits, or m counters of ``counter_bits``)."""
+        return self.filter.size_in_bits
+
+    @property
     def nbytes(self) -> int:
-        """Bytes of the bit / counter storage."""
+        """Deprecated: bytes of the bit / counter storage; use :attr:`size_in_bits`."""
+        warn_deprecated("ConcatenatedBloomFilter.nbytes", "ConcatenatedBloomFilter.size_in_bits (bits)")
         f = self.filter
         if isinstance(f, CountingBloomFilter):
             return int(f.counters.data.nbytes)

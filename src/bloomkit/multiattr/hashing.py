@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 HASH_MD5 = register_hash_id(3, "md5-words (doc 004)")
-#: hash_function name -> hash id of the container header
+#: the ``hash`` option of ParallelBloomFilter -> hash id of the container header
 HASHES = {"xxh64": HASH_XXH64, "md5": HASH_MD5}
 _MASK = (1 << 64) - 1
 _ATTR_STEP = 0xD6E8FEB86659FD93
@@ -109,8 +109,8 @@ def hash_columns(columns: Sequence[Any], hash_name: str, seed: int, q: int, *,
     masks: list[int] = []
     if hash_name != "md5":
         rows = []
-        for i, col in enumerate(columns):
-            h, mask = hash_keys(col, attribute_seed(seed, i), name=f"data[{i}]", owner=owner)
+        for i, (col, s) in enumerate(zip(columns, _attribute_seeds(seed, p), strict=True)):
+            h, mask = hash_keys(col, s, name=f"data[{i}]", owner=owner)
             rows.append(h)
             masks.append(mask)
         n = rows[0].shape[0] if rows else 0
@@ -176,6 +176,4 @@ def attribute_positions(values: Any, i: int, hash_name: str, seed: int, q: int, 
         values = [values]
     # a one-column batch: column 0 of seed attribute_seed(seed, i) is attribute i (MD5 ignores i)
     mat = hash_columns([values], hash_name, seed if hash_name == "md5" else attribute_seed(seed, i), q)[0]
-    if hash_name != "md5":
-        return np.ascontiguousarray(material_positions(mat, hash_name, q, m)[:, 0, :])
-    return np.ascontiguousarray((mat[:, 0, :] % np.uint64(m)).astype(np.int64))
+    return np.ascontiguousarray(material_positions(mat, hash_name, q, m)[:, 0, :])
