@@ -4,10 +4,12 @@ simulation (seeded, 5-sigma bands)."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import bloomkit
 from bloomkit.errors import InvalidParameterError
 from bloomkit.multiattr import ConcatenatedBloomFilter, ParallelBloomFilter, model
 
@@ -201,6 +203,28 @@ def test_model_functions() -> None:
 
 
 # -- sizing ---------------------------------------------------------------------------------------
+
+
+def test_for_requirements_sizes_from_the_model(tmp_path: Path) -> None:
+    f = ParallelBloomFilter.for_requirements(3, 2000, 0.01, attributes=["src", "dst", "port"], seed=3)
+    assert (f.num_hashes, f.num_counters) == model.optimal_parameters(3, 2000, 0.01)
+    assert f.capacity == 2000 and f.fpr == 0.01 and f.attributes == ("src", "dst", "port")
+    assert model.two_step_fpr(2000, 3, f.num_hashes, f.num_counters, query="recombined") <= 0.01
+    assert model.two_step_fpr(2000, 3, f.num_hashes, f.num_counters) <= 0.01
+    assert model.overflow_expectation(2000, 3, f.num_hashes, f.num_counters) <= model.MAX_EXPECTED_OVERFLOWS
+    f.add_many([tuple(r) for r in np.random.default_rng(34).integers(0, 2**62, (2001, 3)).tolist()])
+    assert f.info()["overfilled"]
+    f.save(tmp_path / "f.bkf")
+    g = bloomkit.load(tmp_path / "f.bkf")
+    assert (g.capacity, g.fpr, g.attributes) == (2000, 0.01, ("src", "dst", "port")) and g == f
+    q8 = ParallelBloomFilter.for_requirements(2, 500, 0.001, query="fresh", counter_bits=8, verification="basic")
+    assert model.two_step_fpr(500, 2, q8.num_hashes, q8.num_counters, "basic") <= 0.001
+    for kwargs in (dict(fpr=0.0), dict(fpr=1.0), dict(capacity=0), dict(query="other"), dict(counter_bits=5),
+                   dict(num_attributes=1, query="recombined"), dict(fpr=1e-300)):
+        args = {"num_attributes": 3, "capacity": 1000, "fpr": 0.01, **kwargs}
+        with pytest.raises(InvalidParameterError):
+            ParallelBloomFilter.for_requirements(**args)  # type: ignore[arg-type]
+
 
 
 @pytest.mark.parametrize(("p", "n", "fpr", "query"), [(3, 2000, 0.01, "any"), (2, 1000, 0.05, "any"),
