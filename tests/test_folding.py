@@ -68,6 +68,20 @@ def test_factorize_and_divisors_match_brute_force() -> None:
             assert divisors(m).tolist() == [i for i in range(1, m + 1) if m % i == 0]
 
 
+def test_factorize_large_primes_and_semiprimes_quickly() -> None:
+    """Pollard's rho after trial division: a 61-bit prime took minutes of trial division."""
+    assert factorize(2**61 - 1) == {2**61 - 1: 1}
+    assert factorize((2**31 - 1) * (10**9 + 7)) == {10**9 + 7: 1, 2**31 - 1: 1}
+    assert factorize((2**31 - 1) ** 2) == {2**31 - 1: 2}
+    assert factorize(999983**3 * 4) == {2: 2, 999983: 3}
+    assert divisors(2**61 - 1).tolist() == [1, 2**61 - 1]
+    assert next_size(2**61 - 1, 1000, 3, 0.05, 0.01) == 2**61 - 1  # no admissible divisor: the largest
+    assert factorize(2**63 - 1) == {7: 2, 73: 1, 127: 1, 337: 1, 92737: 1, 649657: 1}
+    assert next_size(2**63 - 1, 1000, 3, 0.05, 0.01) == 7 * 7 * 127  # the largest filter size plans in ms
+    with pytest.raises(InvalidParameterError):
+        factorize(2**63)
+
+
 def test_divisor_counts_sieve_matches_eq8() -> None:
     assert divisor_counts(1, 998).tolist() == [_brute_d(m) for m in range(1, 1000)]
     x = 10**9 - 500
@@ -664,3 +678,459 @@ def test_single_key_paths_on_every_construction_path():
             assert "alpha" in h and 17 in h
             h.add("beta")
             assert "beta" in h
+
+
+# ------------------------------------------------------------------------------ issue 11 / 12: the contract
+
+
+def test_constructor_takes_the_bloom_filter_vocabulary() -> None:
+    f = FoldableBloomFilter(capacity=1000, fpr=0.01, seed=3)
+    assert f.num_bits == f.m1 == 9600 and f.num_bits >= 9586  # 9586 rounded up to a multiple of 60
+    assert f.capacity == 1000 and f.fpr == 0.01 and f.num_hashes == 7
+    assert all(f.m1 % d == 0 for d in range(2, 6))
+    c = FoldableCountingBloomFilter(capacity=1000, fpr=0.01, counter_bits=16)
+    assert c.num_bits == 9600 and c.counter_bits == 16 and c.size_in_bits == 9600 * 16
+    g = FoldableBloomFilter.for_requirements(1000, 0.01, seed=3)
+    assert g.num_bits == 9600 and g.seed == 3 and g.retains_original
+    h = FoldableCountingBloomFilter.for_requirements(1000, 0.01, counter_bits=4, retain_original=False)
+    assert h.counter_bits == 4 and not h.retains_original
+    assert FoldableBloomFilter(num_bits=5040, capacity=100).num_hashes == round(5040 / 100 * math.log(2))
+    # today's positional (num_bits, num_hashes) calls keep working; seed by position warns
+    assert FoldableBloomFilter(5040, 3).num_bits == 5040
+    with pytest.warns(DeprecationWarning, match="seed"):
+        old = FoldableCountingBloomFilter(5040, 3, 7)
+    assert old.seed == 7 and old.counter_bits == 8
+    for bad in (dict(), dict(capacity=10), dict(fpr=0.1), dict(num_bits=100), dict(num_bits=100, fpr=0.1, capacity=5),
+                dict(capacity=0, fpr=0.1), dict(capacity=10, fpr=1.0), dict(capacity=2**62, fpr=1e-300),
+                dict(num_bits=100, num_hashes=0), dict(num_bits=100, num_hashes=2000), dict(num_bits=2**63, num_hashes=2),
+                dict(num_bits=100, num_hashes=2, seed=-1), dict(num_bits=100, num_hashes=2, retain_original="x")):
+        with pytest.raises(InvalidParameterError):
+            FoldableBloomFilter(**bad)
+    with pytest.raises(InvalidParameterError):
+        FoldableCountingBloomFilter(100, 2, counter_bits=12)
+    with pytest.raises(TypeError):
+        FoldableBloomFilter(100, 2, 3, 4, 5, 6, 7)  # type: ignore[call-arg]
+
+
+def test_protocol_surface_clear_info_len_key_types() -> None:
+    from bloomkit._protocols import MembershipFilter
+
+    for cls in (FoldableBloomFilter, FoldableCountingBloomFilter):
+        f = cls(capacity=2000, fpr=0.01, seed=4)
+        assert isinstance(f, MembershipFilter) and type(f).exact_len is False
+        f.add_many(KEYS[:1000])
+        f.add("word")
+        assert f.key_types == ("int", "str") and f.count == 1001
+        assert abs(len(f) - 1001) < 60  # the Swamidass-Baldi estimate, from B_1
+        f.fold(4)
+        assert abs(len(f) - 1001) < 60 and f.count == 1001
+        rate = f.predicted_fpr()
+        assert isinstance(rate, float) and rate == pytest.approx(false_positive_rate(1001, f.num_bits, f.num_hashes))
+        assert f.predicted_fpr(10) == pytest.approx(false_positive_rate(10, f.num_bits, f.num_hashes))
+        info = f.info()
+        assert info["structure"] == cls._STRUCTURE and info["m1"] == f.m1 and info["num_bits"] == f.num_bits
+        assert info["fold_factor"] == 4 and info["size_history"] == [f.m1, f.num_bits] and info["count"] == 1001
+        assert info["predicted_fpr"] == rate and info["size_in_bits"] == f.size_in_bits and info["retains_original"]
+        assert info["fill_ratio"] == f.fill_ratio() and info["key_types"] == ["int", "str"]
+        f.clear()
+        assert f.count == 0 and f.key_types == () and not f and f.num_bits == f.m1 // 4
+        assert not f.contains_many(KEYS[:1000]).any() and f.predicted_fpr() == 0.0
+        f._check()
+        f.unfold()  # B_1 was cleared too
+        assert not f.contains_many(KEYS[:1000]).any()
+        f._check()
+        with pytest.raises(InvalidParameterError):
+            f.predicted_fpr(-1)
+
+
+def test_union_keeps_both_key_types_and_locks_in_either_order() -> None:
+    a = FoldableBloomFilter(5040, 3, seed=1)
+    b = FoldableBloomFilter(5040, 3, seed=1)
+    a.add_many(["x", "y"])
+    b.add_many([1, 2])
+    assert (a | b).key_types == ("int", "str") and (b | a).key_types == ("int", "str")
+    assert (a & b).key_types == ()
+    a |= b
+    assert a.key_types == ("int", "str") and a.contains_many([1, 2, "x", "y"]).all() and a.count == 4
+    a._check()
+    assert (a | a) == a
+
+
+def test_history_is_bounded() -> None:
+    from bloomkit.folding.base import MAX_HISTORY
+
+    f = FoldableBloomFilter(60, 2, seed=1)
+    for _ in range(MAX_HISTORY // 2 + 3):
+        f.fold(2)
+        f.unfold()
+    h = f.size_history
+    assert len(h) == MAX_HISTORY and h[0] == 60 and h[-2:] == [30, 60]
+    f._check()
+    assert bloomkit.loads(f.to_bytes()).size_history == h
+
+
+def test_planner_refuses_what_no_filter_holds_at_once() -> None:
+    import time
+
+    t = time.perf_counter()
+    for call in (lambda: admissible_sizes(10**30, 3, 0.05, 0.01), lambda: admissible_sizes(2**62, 3, 0.05, 0.01),
+                 lambda: next_size(5040, 10**30, 3, 0.05, 0.01), lambda: next_size(5040, 2**62, 3, 0.05, 0.01),
+                 lambda: FoldableBloomFilter(5040, 3).fold_to_band(0.05, 0.01, n=10**30),
+                 lambda: FoldableBloomFilter(5040, 3).fold_to_band(0.05, 0.01, n=2**62),
+                 lambda: FoldableBloomFilter(5040, 3).fold_to_band(0.05, 0.01, sent=["x"]),
+                 lambda: FoldableBloomFilter(5040, 3).predicted_fpr_at(100, n=-1)):
+        with pytest.raises(InvalidParameterError):
+            call()
+    assert time.perf_counter() - t < 30  # minutes before (a +-1 walk); no timing in the normal sense
+    # the largest n a filter holds still gets its exact band, quickly
+    for n, k in ((10**15, 3), (2**58, 1), (10**17, 7)):
+        lo, hi = admissible_sizes(n, k, 0.05, 0.01)
+        assert false_positive_rate(n, lo, k) <= 0.06 < false_positive_rate(n, lo - 1, k)
+        assert false_positive_rate(n, hi, k) >= 0.04 > false_positive_rate(n, hi + 1, k)
+
+
+def test_foldable_size() -> None:
+    from bloomkit.folding import foldable_size
+
+    for m in (1, 63, 64, 9586, 10**6, 123457, 2**40 + 1):
+        s = foldable_size(m)
+        assert m <= s <= m + m // 64
+    assert foldable_size(10**6) % 2520 == 0 and divisor_count(foldable_size(10**6)) >= 48
+    assert foldable_size(2**63 - 1) == 2**63 - 1
+    with pytest.raises(InvalidParameterError):
+        foldable_size(0)
+
+
+def test_loader_checks_sizes_history_and_origin_against_each_other() -> None:
+    from bloomkit._format import pack
+
+    f = FoldableCountingBloomFilter(120, 2, seed=1, counter_bits=4)
+    f.add_many(KEYS[:10])
+    f.fold(2)
+    params, arrays = f._to_state()
+
+    def load(p: dict, a: dict) -> object:
+        return bloomkit.loads(pack(f._STRUCTURE, p, a, hash_id=1, seed=1))
+
+    assert load(params, arrays) == f
+    bad_params = [("history", [60]), ("history", [120, 7, 60]), ("history", []), ("history", [120] * 70000),
+                  ("num_bits", 7), ("num_bits", 240), ("m1", 2**40), ("count", 2**63), ("set_version", -1),
+                  ("retain_original", False), ("origin_overflowed", "x"), ("counter_bits", 8)]
+    for key, value in bad_params:
+        with pytest.raises(FormatError):
+            load({**params, key: value}, arrays)
+    with pytest.raises(FormatError, match="origin_overflowed"):
+        load({**params, "retain_original": False, "origin_overflowed": True}, {"counters": arrays["counters"]})
+    back = load({**params, "retain_original": False}, {"counters": arrays["counters"]})
+    assert not back.retains_original and back.num_bits == 60
+    with pytest.raises(FormatError):
+        load(params, {"counters": arrays["counters"][:-1], "origin": arrays["origin"]})
+    odd = FoldableCountingBloomFilter(45, 2, seed=1, counter_bits=4)
+    p2, a2 = odd._to_state()
+    pad = a2["origin"].copy()
+    pad[-1] |= 0xF0
+    with pytest.raises(FormatError, match="padding"):
+        load(p2, {"counters": a2["counters"], "origin": pad})
+
+
+# ------------------------------------------------------------------------------ wire: golden, hostile
+
+
+def test_format_1_wire_messages_decode_to_the_same_filters() -> None:
+    from pathlib import Path
+
+    from conformance.examples import EXAMPLES
+
+    folder = Path(__file__).parent / "golden" / "v1"
+    for name, tag, version in (("bits", "folding.FoldableBloomFilter", 3), ("counters", "folding.FoldableCounting", 4)):
+        raw = (folder / f"folding.wire_{name}.bin").read_bytes()
+        ref = EXAMPLES[tag].make()
+        got = from_wire(raw, seed=ref.seed, num_hashes=ref.num_hashes)
+        got._check()
+        assert type(got) is type(ref) and got == ref and got.set_version == version
+        assert (got.m1, got.num_bits, got.count, got.size_history) == (ref.m1, ref.num_bits, ref.count, ref.size_history)
+        assert got.key_types == ("unknown",) and not got.retains_original
+        assert ref.to_wire(set_version=version) == raw == got.to_wire(set_version=version)
+        assert from_wire(memoryview(raw)) == got and from_wire(bytearray(raw)) == got
+
+
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v >> 7 else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
+def _wire(fields: dict, varints: bytes | None = None, payload: bytes | None = None) -> bytes:
+    """A wire message built from docs/folding.md alone, with a correct CRC-32."""
+    import struct
+
+    body = b"BKFW" + struct.pack("<BBBHHQ", fields["version"], fields["kind"], fields["cbits"], fields["k"],
+                                 fields["hash_id"], fields["seed"])
+    body += varints if varints is not None else b"".join(
+        _varint(fields[n]) for n in ("m1", "factor", "count", "set_version"))
+    body += fields["payload"] if payload is None else payload
+    return body + zlib.crc32(body).to_bytes(4, "little")
+
+
+def _wire_forgeries(fields: dict) -> list[tuple[str, bytes]]:
+    out = [("unchanged", _wire(fields))]
+    huge = [0, 1, 3, 2**30, 2**40, 2**62, 2**63 - 1, 2**63, 2**64 - 1]
+    for name, values in (("version", [0, 2, 255]), ("kind", [2, 255, 1 - fields["kind"]]),
+                         ("cbits", [0, 1, 4, 8, 12, 16, 32, 64, 255]), ("k", [0, 1, 1024, 1025, 65535]),
+                         ("hash_id", [0, 2, 3, 65535]), ("seed", [0, 2**64 - 1]), ("m1", huge), ("factor", huge),
+                         ("count", huge), ("set_version", huge)):
+        for v in values:
+            out.append((f"{name}={v}", _wire({**fields, name: v})))
+    m1 = fields["m1"]
+    for m1_, factor in ((2**40, 2**40), (2**40, 2**37), (2**62, 2**62), (2**63 - 1, 1),
+                        (m1 * 2**30, 2**30 * fields["factor"]), (m1, m1), (m1, m1 + 1)):
+        out.append((f"m1={m1_} factor={factor}", _wire({**fields, "m1": m1_, "factor": factor})))
+    vs = b"".join(_varint(fields[n]) for n in ("m1", "factor", "count", "set_version"))
+    for desc, raw in (("11-byte varint", b"\x80" * 10 + b"\x01"), ("10-byte varint over 64 bits", b"\xff" * 9 + b"\x7f"),
+                      ("varint 2**64", b"\x80" * 9 + b"\x02"), ("non-minimal varint", b"\x81\x00"),
+                      ("endless varint", b"\xff" * 40)):
+        out.append((f"m1 {desc}", _wire(fields, varints=raw + vs[len(_varint(m1)):])))
+        out.append((f"set_version {desc}", _wire(fields, varints=vs[:-1] + raw)))
+    for cut in range(len(vs)):
+        out.append((f"header cut at varint byte {cut}", _wire(fields, varints=vs[:cut], payload=b"")))
+    p = fields["payload"]
+    for desc, pay in (("empty", b""), ("one byte short", p[:-1]), ("one byte more", p + b"\0"), ("all ones", b"\xff" * len(p)),
+                      ("1 MB", b"\0" * (1 << 20))):
+        out.append((f"payload {desc}", _wire(fields, payload=pay)))
+    good = _wire(fields)
+    for i in range(len(good) - 4):  # every flipped byte, CRC recomputed: FormatError or a valid filter
+        for x in (0x01, 0x80, 0xFF):
+            body = bytearray(good[:-4])
+            body[i] ^= x
+            out.append((f"byte {i} ^ {x:#x}", bytes(body) + zlib.crc32(body).to_bytes(4, "little")))
+    for cut in range(len(good) - 4):  # truncated, CRC recomputed over what is left
+        out.append((f"truncated to {cut}", good[:cut] + zlib.crc32(good[:cut]).to_bytes(4, "little")))
+    return out
+
+
+_WIRE_CHILD = r'''
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+from bloomkit.folding import from_wire
+from bloomkit.errors import FormatError
+import bloomkit
+for path in sys.argv[1:]:
+    print(json.dumps({"start": path}), flush=True)
+    try:
+        f = from_wire(open(path, "rb").read())
+    except FormatError:
+        print(json.dumps({"path": path, "outcome": "FormatError"}), flush=True)
+        continue
+    except BaseException as e:
+        print(json.dumps({"path": path, "outcome": f"{type(e).__name__}: {str(e)[:200]}"}), flush=True)
+        continue
+    try:  # a decoded filter is valid: invariants, wire and container round trips, info
+        f._check()
+        assert from_wire(f.to_wire(f.set_version)) == f
+        bloomkit.loads(f.to_bytes())._check()
+        json.dumps(f.info())
+        outcome = "valid"
+    except BaseException as e:
+        outcome = f"invalid object: {type(e).__name__}: {str(e)[:200]}"
+    print(json.dumps({"path": path, "outcome": outcome}), flush=True)
+'''
+
+
+def _run_wire_forgeries(cases: list[tuple[str, bytes]], folder: object) -> tuple[list[str], dict[str, str]]:
+    """Decode every case in a child process (6 GiB address space, time limit): the problems,
+    and the outcome of every case by description."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    paths = {}
+    for i, (desc, data) in enumerate(cases):
+        p = Path(str(folder)) / f"w{i:05d}.bin"
+        p.write_bytes(data)
+        paths[str(p)] = desc
+    problems, todo, outcomes = [], list(paths), {}
+    while todo:
+        try:
+            proc = subprocess.run([sys.executable, "-c", _WIRE_CHILD, *todo], capture_output=True, text=True,
+                                  timeout=240, env={**os.environ, "BLOOMKIT_NUM_THREADS": "1"})
+            out, rc = proc.stdout, proc.returncode
+        except subprocess.TimeoutExpired as e:
+            out, rc = (e.stdout.decode() if isinstance(e.stdout, bytes) else e.stdout or ""), -1
+        done, last = set(), None
+        for line in out.splitlines():
+            rec = json.loads(line)
+            if "start" in rec:
+                last = rec["start"]
+                continue
+            done.add(rec["path"])
+            outcomes[paths[rec["path"]]] = rec["outcome"]
+            if rec["outcome"] not in ("FormatError", "valid"):
+                problems.append(f"{paths[rec['path']]}: {rec['outcome']}")
+        if rc != 0:
+            if last is None or last in done:
+                return [*problems, f"child failed (exit {rc}): {proc.stderr[-1000:] if rc > 0 else ''}"], outcomes
+            problems.append(f"{paths[last]}: crash or hang (exit {rc})")
+            done.add(last)
+        todo = [p for p in todo if p not in done]
+    return problems, outcomes
+
+
+def test_forged_wire_messages_give_format_error_or_a_valid_filter(tmp_path: object) -> None:
+    """Hostile messages with a recomputed CRC: huge m_1 / factor / count / k / set_version,
+    bad varints (11 bytes, over 64 bits, non-minimal, endless), unknown kind / version / hash /
+    counter width, wrong payload lengths, truncations, every flipped byte; decoded in a child
+    process with a 6 GiB address-space limit: FormatError or a valid filter, nothing else."""
+    f = FoldableBloomFilter(720, 3, seed=42)
+    f.add_many(["alpha", "beta"])
+    f.fold(3)
+    c = FoldableCountingBloomFilter(90, 3, seed=42, counter_bits=4)
+    c.add_many(["alpha", "beta"])
+    c.fold(2)
+    cases = []
+    for filt, kind, cbits in ((f, 0, 0), (c, 1, 4)):
+        fields = {"version": 1, "kind": kind, "cbits": cbits, "k": 3, "hash_id": 1, "seed": 42, "m1": filt.m1,
+                  "factor": filt.fold_factor, "count": 2, "set_version": 5, "payload": filt._store.to_bytes()}
+        assert _wire(fields) == filt.to_wire(set_version=5)  # the forger writes what bloomkit writes
+        cases += [(f"{type(filt).__name__} {d}", b) for d, b in _wire_forgeries(fields)]
+    assert len(cases) > 500
+    problems, outcomes = _run_wire_forgeries(cases, tmp_path)
+    assert not problems, f"{len(problems)} of {len(cases)} forged messages misbehaved:\n" + "\n".join(problems[:20])
+    for name in ("FoldableBloomFilter", "FoldableCountingBloomFilter"):
+        assert outcomes[f"{name} unchanged"] == outcomes[f"{name} count={2**63 - 1}"] == "valid"
+        assert outcomes[f"{name} m1={2**40} factor={2**37}"] == outcomes[f"{name} m1 varint 2**64"] == "FormatError"
+
+
+def test_hostile_wire_inputs_in_process() -> None:
+    for bad in (10**12, "text", None, 3.5, [1, 2], np.zeros(4)):
+        with pytest.raises(FormatError):
+            from_wire(bad)  # type: ignore[arg-type]
+    w = FoldableBloomFilter(360, 2, seed=3).to_wire()
+    for bad_arg in (dict(seed=-1), dict(seed="x"), dict(num_hashes=0), dict(num_hashes=2.5)):
+        with pytest.raises(InvalidParameterError):
+            from_wire(w, **bad_arg)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError):
+        FoldableBloomFilter(360, 2).to_wire(set_version=2**63)
+
+
+# ------------------------------------------------------------------------------ threads and real data
+
+
+@pytest.mark.parametrize("cls", [FoldableBloomFilter, FoldableCountingBloomFilter])
+def test_adds_from_threads_while_another_thread_folds_unfolds_and_saves(cls: type) -> None:
+    """4 writer threads (single keys and batches) and a reader while a sixth thread resizes,
+    folds, unfolds and saves: no add is lost, the count is exact, the reader never misses a
+    key added before (queries read one storage object: an unfold cannot pair a small array
+    with a larger size), every saved snapshot is consistent."""
+    import threading
+
+    f = cls(2**6 * 3**2 * 5 * 7 * 11, 3, seed=8)
+    before = [f"pre-{i}" for i in range(500)]
+    f.add_many(before)
+    sizes = [d for d in divisors(f.m1).tolist() if d >= 64]
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    snapshots: list[bytes] = []
+
+    def writer(w: int) -> None:
+        try:
+            for i in range(300):
+                f.add(f"w{w}-{i}")
+                f.add_many(np.arange(i * 10, i * 10 + 10, dtype=np.int64) + w * 10**6)
+        except BaseException as e:
+            errors.append(e)
+
+    def reader() -> None:
+        while not stop.is_set():
+            if not (f.contains_many(before).all() and before[7] in f):
+                errors.append(AssertionError("a key added before was missed"))
+                return
+
+    def shaper() -> None:
+        i = 0
+        while not stop.is_set():
+            try:
+                f.resize(sizes[i % len(sizes)])
+                if i % 7 == 0:
+                    snapshots.append(f.to_bytes())
+                if i % 5 == 0:
+                    f.fold(2) if f.num_bits % 2 == 0 else f.unfold()
+            except BaseException as e:
+                errors.append(e)
+                return
+            i += 1
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    others = [threading.Thread(target=shaper), threading.Thread(target=reader)]
+    for t in others + threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    stop.set()
+    for t in others:
+        t.join(120)
+    assert not errors, errors[:3]
+    f._check()
+    assert f.count == 500 + 4 * 300 * 11 and snapshots
+    for w in range(4):
+        assert f.contains_many([f"w{w}-{i}" for i in range(300)]).all()
+        assert f.contains_many(np.arange(3000, dtype=np.int64) + w * 10**6).all()
+    f.unfold()
+    assert f.contains_many(np.arange(3000, dtype=np.int64) + 3 * 10**6).all()
+    for raw in snapshots:  # every save saw B_t and B_1 of the same adds
+        bloomkit.loads(raw)._check()
+
+
+def test_real_data_inputs_answer_like_the_filter_built_at_the_folded_size() -> None:
+    """pandas (shuffled index, string, categorical, nullable), pyarrow, polars: the folded filter
+    answers exactly as a plain filter built at the folded size from a Python list."""
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    pl = pytest.importorskip("polars")
+    words = [f"w{i}" for i in range(2000)]
+    ints = list(range(-1000, 1000))
+    rng = np.random.default_rng(3)
+    inputs = {
+        "pandas str, shuffled index": (pd.Series(words, index=rng.permutation(2000), dtype="string"), words),
+        "pandas categorical, reversed index": (pd.Series(words, index=range(1999, -1, -1), dtype="category"), words),
+        "pandas Int64, shuffled index": (pd.Series(ints, index=rng.permutation(2000), dtype="Int64"), ints),
+        "pandas one-column frame": (pd.DataFrame({"w": words}, index=rng.permutation(2000)), words),
+        "pyarrow dictionary": (pa.array(words).dictionary_encode(), words),
+        "pyarrow chunked int": (pa.chunked_array([pa.array(ints[:700]), pa.array(ints[700:])]), ints),
+        "polars": (pl.Series(words), words),
+    }
+    probe_str = [f"q{i}" for i in range(5000)] + words
+    probe_int = list(range(10**6, 10**6 + 5000)) + ints
+    for name, (data, plain) in inputs.items():
+        for cls in (FoldableBloomFilter, FoldableCountingBloomFilter):
+            f = cls(2**5 * 3**2 * 5 * 7, 3, seed=12)
+            f.add_many(data)
+            f.fold(12)
+            ref = BloomFilter(num_bits=f.num_bits, num_hashes=3, seed=12)
+            ref.add_many(plain)
+            probe = probe_str if isinstance(plain[0], str) else probe_int
+            assert np.array_equal(f.contains_many(probe), ref.contains_many(probe)), (name, cls.__name__)
+            assert f.contains_many(data).all() and f.count == len(plain)
+            assert f.key_types == (("str",) if isinstance(plain[0], str) else ("int",))
+            if cls is FoldableCountingBloomFilter:  # removal by the same input, by position
+                f.remove_many(data)
+                assert f.count == 0 and not f.contains_many(plain).any()
+    with pytest.raises(InvalidParameterError, match="keys"):
+        FoldableBloomFilter(60, 2).add_many(pd.Series(["a", None, "b"]))
+    with pytest.raises(InvalidParameterError):
+        FoldableCountingBloomFilter(60, 2).remove_many(pd.Series(["a", None]))
+
+
+def test_receiver_reads_a_generator_once() -> None:
+    f = FoldableBloomFilter(5040, 2, seed=3)
+    f.add_many(list(range(50)))
+    r = MultiTransmissionReceiver(window=2)
+    r.receive(f.folded(8).to_wire())
+    r.receive(f.folded(9))
+    assert r.contains_many(i for i in range(50)).all() and 7 in r
+    with pytest.raises(InvalidParameterError):
+        r.predicted_fpr("other")

@@ -333,7 +333,7 @@ class FoldableBase(BloomFilter):
 
         Notes
         -----
-        Complexity: O(sqrt(m_1) + d(m_1)) to plan (the divisors of ``m_1``, each tested
+        Complexity: O(m_1^(1/4) + d(m_1)) to plan (the divisors of ``m_1``, each tested
         once), plus the fold or unfold.
         """
         owner = f"{type(self).__name__}.fold_to_band"

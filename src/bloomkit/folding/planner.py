@@ -437,7 +437,7 @@ def next_size(
 
     Notes
     -----
-    Complexity: O(sqrt(m_1) + d(m_1)) (factorisation plus a scan of the divisors); the
+    Complexity: O(m_1^(1/4) + d(m_1)) (factorisation plus a scan of the divisors); the
     greedy policy scans only the divisors of ``m_t`` (or of ``m_1 / m_t``) when it moves.
 
     >>> next_size(5040, 100, 2, 0.1, 0.02)
