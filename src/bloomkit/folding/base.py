@@ -44,7 +44,7 @@ from .numbers import divisors
 from .planner import ITEMS, bits_for_capacity, exact_fpr, next_size, validate_band
 from .wire import COUNT, SET_VERSION, WireMessage, encode
 
-__all__ = ["HISTORY", "MAX_HISTORY", "RETAIN_ORIGINAL", "FoldableBase", "check_fold_factor", "foldable_sizes"]
+__all__ = ["HISTORY", "MAX_HISTORY", "RETAIN_ORIGINAL", "FoldableBase", "check_fold_factor"]
 
 MAX_HISTORY = 1 << 16
 """Sizes kept in ``size_history``: beyond it the oldest entries after ``m_1`` are dropped."""
@@ -60,7 +60,7 @@ def check_fold_factor(factor: Any, size: int, owner: str) -> int:
     return f
 
 
-def foldable_sizes(owner: str, capacity: Any, fpr: Any, num_bits: Any) -> tuple[Any, Any, float | None]:
+def _foldable_sizes(owner: str, capacity: Any, fpr: Any, num_bits: Any) -> tuple[Any, Any, float | None]:
     """``(num_bits, fpr)`` to hand to ``BloomFilter.__init__``, and the ``fpr`` to record.
 
     Given ``capacity`` and ``fpr`` without ``num_bits``, ``m_1`` is
@@ -95,15 +95,19 @@ class FoldableBase(BloomFilter):
     }
 
     # -- construction -------------------------------------------------------------------------
-    def _init_foldable(self, retain_original: bool, fpr: float | None) -> None:
-        """After ``BloomFilter.__init__``: ``m_1`` is the size just allocated."""
-        if fpr is not None:
-            self.fpr = fpr
-        self._m1 = self.num_bits
-        self._origin = self._new_storage(self._m1) if retain_original else None
-        self._history = [self._m1]
-        self._count = 0
-        self.set_version = 0
+    def _init_foldable(self, num_bits: Any, num_hashes: Any, seed: Any, capacity: Any, fpr: Any,
+                       retain_original: Any, **extra: Any) -> None:
+        """The constructors of both filters: the plain filter's ``__init__`` (the next class in
+        the MRO: ``BloomFilter`` or ``CountingBloomFilter``, with ``extra``) sizes ``B_t``; then
+        ``m_1`` is its size and ``B_1`` an empty copy."""
+        owner = type(self).__name__
+        keep = RETAIN_ORIGINAL(retain_original, "retain_original", owner)
+        m, rate_arg, rate = _foldable_sizes(owner, capacity, fpr, num_bits)
+        super().__init__(capacity, rate_arg, num_bits=m, num_hashes=num_hashes, seed=seed, **extra)
+        if rate is not None:
+            self.fpr = rate
+        m1 = self.num_bits
+        self._set_foldable(m1, self._new_storage(m1) if keep else None, [m1], 0, 0)
 
     def _set_foldable(self, m1: int, origin: Any, history: Sequence[int], count: int, set_version: int) -> None:
         self._m1, self._origin, self._history = m1, origin, list(history)
@@ -493,17 +497,22 @@ class FoldableBase(BloomFilter):
         """
         return self._set_op(other, "intersect")
 
-    def _adopt(self, res: FoldableBase) -> Self:
-        with self._lock:
+    def _in_place(self, other: BloomFilter, op: str) -> Self:
+        """``self |= other`` / ``self &= other``: the result replaces this filter's storage
+        with both locks held throughout, so an add between the two steps cannot be lost."""
+        self._compatible(other, op)
+        assert isinstance(other, FoldableBase)
+        with self._both_locked(other):
+            res = self._set_op(other, op)
             self._set_storage(res._store)
             self._origin, self._count, self._key_mask = res._origin, res._count, res._key_mask
         return self
 
     def __ior__(self, other: BloomFilter) -> Self:
-        return self._adopt(self.union(other))
+        return self._in_place(other, "union")
 
     def __iand__(self, other: BloomFilter) -> Self:
-        return self._adopt(self.intersection(other))
+        return self._in_place(other, "intersect")
 
     def __eq__(self, other: object) -> bool:
         """Equal parameters, equal current storage and the same ``m_1``."""
@@ -599,8 +608,8 @@ class FoldableBase(BloomFilter):
 
     def to_wire(self, set_version: int = 0) -> bytes:
         """Compact encoding of the current (folded) filter for transmission
-        (:mod:`bloomkit.folding.wire`: a 23-byte fixed header, four varints, the payload of
-        ``B_t`` and a CRC-32; ``B_1`` is not sent).
+        (:mod:`bloomkit.folding.wire`: 19 fixed bytes, four varints, the payload of ``B_t``
+        and a CRC-32, typically 26-30 bytes besides the payload; ``B_1`` is not sent).
 
         Parameters
         ----------

@@ -16,7 +16,7 @@ from .._storage import BitArray, CounterArray
 from .._validation import Bool
 from ..bloom import CountingBloomFilter
 from ..errors import FormatError, InvalidParameterError
-from .base import RETAIN_ORIGINAL, FoldableBase, foldable_sizes
+from .base import FoldableBase
 from .wire import KIND_BITS, KIND_COUNTERS, WireMessage
 
 __all__ = ["FoldableBloomFilter", "FoldableCountingBloomFilter"]
@@ -57,7 +57,7 @@ class FoldableBloomFilter(FoldableBase):
     Thread safety: any number of threads may add, query, fold, unfold and save at once. An add
     (single key or batch) hashes without the lock, then updates ``B_t`` and ``B_1`` and the
     count holding ``self._lock``; ``fold``, ``folded``, ``unfold``, ``resize``,
-    ``fold_to_band``, ``fold_to_fpr``, ``clear``, ``copy``, ``|`` / ``&``, ``to_wire`` and
+    ``fold_to_band``, ``fold_to_fpr``, ``clear``, ``copy``, ``|``, ``&``, ``|=``, ``&=``, ``to_wire`` and
     ``save`` hold it too, so no add is lost and ``B_t`` is always the fold of ``B_1``. Queries
     take no lock: they read one storage object (bits or counters with its own size), and see
     the filter before or after a concurrent fold.
@@ -92,11 +92,7 @@ class FoldableBloomFilter(FoldableBase):
         fpr: float | None = None,
         retain_original: bool = True,
     ) -> None:
-        owner = type(self).__name__
-        keep = RETAIN_ORIGINAL(retain_original, "retain_original", owner)
-        m, rate_arg, rate = foldable_sizes(owner, capacity, fpr, num_bits)
-        super().__init__(capacity, rate_arg, num_bits=m, num_hashes=num_hashes, seed=seed)
-        self._init_foldable(keep, rate)
+        self._init_foldable(num_bits, num_hashes, seed, capacity, fpr, retain_original)
 
     @classmethod
     def for_requirements(cls, capacity: int, fpr: float, *, seed: int = 0, retain_original: bool = True) -> Self:
@@ -190,7 +186,7 @@ class FoldableCountingBloomFilter(FoldableBase, CountingBloomFilter):
     Thread safety: any number of threads may add, query, fold, unfold and save at once. An add
     (single key or batch) hashes without the lock, then updates ``B_t`` and ``B_1`` and the
     count holding ``self._lock``; ``fold``, ``folded``, ``unfold``, ``resize``,
-    ``fold_to_band``, ``fold_to_fpr``, ``clear``, ``copy``, ``|`` / ``&``, ``to_wire`` and
+    ``fold_to_band``, ``fold_to_fpr``, ``clear``, ``copy``, ``|``, ``&``, ``|=``, ``&=``, ``to_wire`` and
     ``save`` hold it too, so no add is lost and ``B_t`` is always the fold of ``B_1``. Queries
     take no lock: they read one storage object (bits or counters with its own size), and see
     the filter before or after a concurrent fold. Removals hold the
@@ -221,12 +217,7 @@ class FoldableCountingBloomFilter(FoldableBase, CountingBloomFilter):
         counter_bits: int = 8,
         retain_original: bool = True,
     ) -> None:
-        owner = type(self).__name__
-        keep = RETAIN_ORIGINAL(retain_original, "retain_original", owner)
-        m, rate_arg, rate = foldable_sizes(owner, capacity, fpr, num_bits)
-        CountingBloomFilter.__init__(self, capacity, rate_arg, num_bits=m, num_hashes=num_hashes, seed=seed,
-                                     counter_bits=counter_bits)
-        self._init_foldable(keep, rate)
+        self._init_foldable(num_bits, num_hashes, seed, capacity, fpr, retain_original, counter_bits=counter_bits)
 
     @classmethod
     def for_requirements(
