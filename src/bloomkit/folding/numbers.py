@@ -621,8 +621,8 @@ def choose_initial_size(
     from .planner import admissible_bounds, validate_band
 
     owner = "choose_initial_size"
-    n_min = check_int(n_min, "n_min", owner, lo=1)
-    n_max = check_int(n_max, "n_max", owner, lo=n_min)
+    n_min = check_int(n_min, "n_min", owner, lo=1, hi=MAX_VALUE)
+    n_max = check_int(n_max, "n_max", owner, lo=n_min, hi=MAX_VALUE)  # more items need more than 2**62 bits
     k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=64)
     rho, eps = validate_band(rho, eps, owner)
     y = check_int(y, "y", owner, lo=2, hi=10**6)

@@ -58,6 +58,8 @@ __all__ = [
     "aggregate_fpr",
     "admissible_bounds",
     "admissible_sizes",
+    "band_interval",
+    "bits_for_capacity",
     "exact_fpr",
     "fallback_size",
     "foldable_size",
