@@ -45,10 +45,6 @@ PENDING_SPECS: set[str] = {
 
     "similarity.LSBF",
 
-    "folding.FoldableBloomFilter",
-
-    "folding.FoldableCounting",
-
 }
 
 
