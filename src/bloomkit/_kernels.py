@@ -543,6 +543,23 @@ def series_test_one(table: np.ndarray, h: int) -> bool:
     return _series_has(table, _series_reducers(table), U64(h))
 
 
+@jit_mut
+def series_add_one(table: np.ndarray, h: int) -> bool:
+    """Set the probe bits of one key (h1 as in :func:`series_test_one`) in the last array of
+    the series, unless one of the arrays already has all of them; True if the key was new."""
+    Ms = _series_reducers(table)
+    hu = U64(h)
+    if _series_has(table, Ms, hu):
+        return False
+    j = table.shape[0] - 1
+    words = numba.carray(_as_u64_ptr(table[j, 0]), table[j, 1])  # type: ignore[attr-defined, call-arg]
+    m = U64(table[j, 3])
+    for i in range(table[j, 2]):
+        x = fastmod(probe(hu, i), m, Ms[j])
+        words[x >> U64(6)] |= U64(1) << (x & U64(63))
+    return True
+
+
 @jit_read
 def popcount_words(words: np.ndarray) -> int:
     """Number of set bits in a uint64 array."""

@@ -325,11 +325,16 @@ class ScalableBloomFilter(KeyTypesMixin, Persistable):
 
         Complexity: O(k) per slice; O(m_{i+1} / 64) when it opens a slice."""
         h1, tag = hash64_tag(key, self.seed)
+        h = _signed(h1)
         with self._lock:
-            if not K.series_test_one(self._series[1], _signed(h1)):
-                if self._counts[-1] >= slice_capacity(self.initial_capacity, self.growth, len(self._counts) - 1):
-                    self._grow()
-                self._slices[-1].add(key)
+            table = self._series[1]
+            if self._counts[-1] >= slice_capacity(self.initial_capacity, self.growth, len(self._counts) - 1):
+                if K.series_test_one(table, h):  # the last slice is full: grow only for a new key
+                    self._note_keys(1 << tag)
+                    return
+                self._grow()
+                table = self._series[1]
+            if K.series_add_one(table, h):
                 self._counts[-1] += 1
             self._note_keys(1 << tag)
 
