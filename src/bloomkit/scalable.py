@@ -8,9 +8,9 @@ factor s) at error ``P_i = P_0 r^i`` (tightening ratio r, 0 < r < 1). Choosing
 
     1 - prod_i (1 - P_i)  <=  sum_i P_0 r^i  <  P_0 / (1 - r)  =  P
 
-Each slice is a :class:`bloomkit.BloomFilter` sized for (n_i, P_i) by doc 000 Eq. (2)
-(:func:`slice_size`), so the series is built on the library's filter, its hashing and its kernels: every slice uses
-the same seed, so a key is hashed once for all slices.
+Each slice is a :class:`bloomkit.BloomFilter` sized for (n_i, P_i) by doc 000 Eqs. (1)-(2)
+(:func:`slice_size`): the series is built on the library's filter, hashing and kernels. Every
+slice uses the same seed, so a key is hashed once for all slices.
 """
 
 from __future__ import annotations
@@ -138,17 +138,18 @@ def _check_parameters(initial_capacity: int, fpr: float, growth: int, tightening
             f"probes (fpr={fpr!r})", tightening)
 
 
-# the slices and the table the series kernels read them by (bloomkit._kernels.series_test):
-# one tuple, replaced whole, so a reader never pairs one slice tuple with another's addresses
-_Series = tuple[tuple[BloomFilter, ...], np.ndarray]
+# the slices, the table the series kernels read them by (bloomkit._kernels.series_test) and
+# the words arrays the table points to: one tuple, replaced whole, so a reader never pairs one
+# slice tuple with another's addresses, and a reader holding it keeps every address valid
+_Series = tuple[tuple[BloomFilter, ...], np.ndarray, tuple[np.ndarray, ...]]
 
 
 def _series(slices: tuple[BloomFilter, ...]) -> _Series:
-    """The slices with their (words address, words, k, m) table; the tuple keeps the words
-    arrays alive for as long as a caller holds it."""
-    table = np.array([(s.bits.words.ctypes.data, len(s.bits.words), s.num_hashes, s.num_bits) for s in slices],
+    """The slices, their (words address, number of words, k, m) table and their words."""
+    words = tuple(s.bits.words for s in slices)
+    table = np.array([(w.ctypes.data, len(w), s.num_hashes, s.num_bits) for w, s in zip(words, slices, strict=True)],
                      dtype=np.int64).reshape(len(slices), 4)
-    return slices, table
+    return slices, table, words
 
 
 def _signed(h1: int) -> int:
@@ -187,7 +188,7 @@ class ScalableBloomFilter(KeyTypesMixin, Persistable):
     seed : int in [0, 2**64)
         Hash seed (all slices share it); filters combine only with filters of the same seed.
     growth : int in [2, 1024]
-        s, slice i holds ``n_0 s^i`` keys (the paper uses 2 or 4).
+        s, slice i holds ``n_0 s^i`` keys (pybloom-live offers 2 and 4).
     tightening : float in (0, 1)
         r, slice i has error ``P (1 - r) r^i``. The default 0.9 (as in pybloom-live) costs
         1.72 times the bits of a static filter sized for the final count at 1000x growth
@@ -318,7 +319,8 @@ class ScalableBloomFilter(KeyTypesMixin, Persistable):
         """True if the key may be in the set (never False for an added key).
 
         Complexity: O(k) per slice; the newest (largest) slice is tested first."""
-        return bool(K.series_test_one(self._series[1], _signed(hash64(key, self.seed))))
+        series = self._series  # held while the kernel reads the words by address
+        return bool(K.series_test_one(series[1], _signed(hash64(key, self.seed))))
 
     def add(self, key: Any) -> None:
         """Insert one key (not inserted, nor counted, if the filter already reports it).
@@ -327,14 +329,14 @@ class ScalableBloomFilter(KeyTypesMixin, Persistable):
         h1, tag = hash64_tag(key, self.seed)
         h = _signed(h1)
         with self._lock:
-            table = self._series[1]
+            series = self._series  # the lock holds it too: only this thread replaces it
             if self._counts[-1] >= slice_capacity(self.initial_capacity, self.growth, len(self._counts) - 1):
-                if K.series_test_one(table, h):  # the last slice is full: grow only for a new key
+                if K.series_test_one(series[1], h):  # the last slice is full: grow only for a new key
                     self._note_keys(1 << tag)
                     return
                 self._grow()
-                table = self._series[1]
-            if K.series_add_one(table, h):
+                series = self._series
+            if K.series_add_one(series[1], h):
                 self._counts[-1] += 1
             self._note_keys(1 << tag)
 
@@ -365,13 +367,14 @@ class ScalableBloomFilter(KeyTypesMixin, Persistable):
         slice takes keys until it is full (:func:`bloomkit._kernels.bits_add_new` skips those
         whose bits are all set, as :meth:`add` does), the keys left are tested against it, and
         the next slice opens."""
+        series = self._series  # replaced only under the lock, which the caller holds
         if len(h) and len(self._counts) > 1:
-            h = h[~_hits(self._series[1][:-1], h)]
+            h = h[~_hits(series[1][:-1], h)]
         while len(h):
             i = len(self._counts) - 1
             room = slice_capacity(self.initial_capacity, self.growth, i) - self._counts[-1]
             if room <= 0:  # full: it joins the old slices
-                h = h[~_hits(self._series[1][i:], h)]
+                h = h[~_hits(self._series[1][i:], h)]  # the current series: it holds the words
                 if len(h):
                     self._grow()
                 continue
@@ -395,7 +398,8 @@ class ScalableBloomFilter(KeyTypesMixin, Persistable):
         Large batches are hashed and tested on several threads (read-only)."""
         owner = f"{type(self).__name__}.contains_many"
         keys = as_keys(keys, "keys", owner)
-        slices, table = self._series  # held until the kernels return: the words stay alive
+        series = self._series  # held until the kernels return: the words stay alive
+        table = series[1]
         _h, _parts, hits = hash_batch(keys, lambda ks: hash_keys(ks, self.seed, owner=owner)[0],
                                       lambda h, lo, hi: K.series_test(table, h[lo:hi]))
         return hits[0] if len(hits) == 1 else np.concatenate(hits)
@@ -535,7 +539,7 @@ class ScalableBloomFilter(KeyTypesMixin, Persistable):
     def _check(self) -> None:
         """Assert the invariants: one count per slice, every slice but the last full, slice
         storage sound."""
-        (slices, table), counts = self._series, self._counts
+        (slices, table, _words), counts = self._series, self._counts
         assert 1 <= len(slices) == len(counts) <= _max_slices(self.initial_capacity, self.growth)
         assert np.array_equal(table, _series(slices)[1]), "the series table does not describe the slices"
         for i, (s, c) in enumerate(zip(slices, counts, strict=True)):
