@@ -507,11 +507,15 @@ class ScalableBloomFilter(KeyTypesMixin, Persistable):
         return compound_fpr([s.fill_ratio() ** s.num_hashes for s in self._slices])
 
     def __len__(self) -> int:
-        """Keys that were new when added (an estimate of the distinct keys: see Notes)."""
+        """Keys that were new when added (an estimate of the distinct keys: see Notes).
+
+        Complexity: O(slices)."""
         return sum(self._counts)
 
     def info(self) -> dict[str, Any]:
-        """Parameters, sizes, fills and rates of the filter and of every slice."""
+        """Parameters, sizes, fills and rates of the filter and of every slice (what ``bloomkit
+        info`` prints); ``overfilled`` is True when a slice holds more keys than its capacity
+        (after a union). Complexity: O(sum m_i / 64)."""
         caps = self.slice_capacities()
         slices = [
             {"capacity": caps[i], "fpr": slice_error(self.fpr, self.tightening, i), "num_bits": s.num_bits,

@@ -126,6 +126,8 @@ def _fmt(v: Any) -> str:
 
 def _close(ours: float, ref: float, tol: float, trials: int | None = None) -> tuple[bool, str]:
     diff = ours - ref
+    if diff == 0:
+        return True, "equal"
     rates = 0 <= ours <= 1 and 0 <= ref <= 1
     if rates and max(ours, ref) < RATE_FLOOR:
         return True, f"both below {RATE_FLOOR:g}"
@@ -134,7 +136,7 @@ def _close(ours: float, ref: float, tol: float, trials: int | None = None) -> tu
         if abs(diff) <= Z_TOLERANCE * sd + 1.0 / trials:
             return True, f"{diff / sd if sd else 0.0:+.1f} sd"
     if ref == 0:
-        return abs(diff) <= 1e-12, "equal" if diff == 0 else f"{_fmt(ours)} vs 0"
+        return abs(diff) <= 1e-12, f"{_fmt(ours)} vs 0"
     rel = diff / abs(ref)
     return abs(rel) <= tol * (1 + 1e-9), f"{rel:+.1%}"
 
