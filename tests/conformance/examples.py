@@ -78,6 +78,35 @@ def _counting_verify(obj: Any, workers: int, n: int) -> None:
         assert int(obj.counters.values().sum()) == obj.num_hashes * workers * n * 2
 
 
+# -- scalable ------------------------------------------------------------------------------------
+
+def _scalable() -> Any:
+    from bloomkit import ScalableBloomFilter
+
+    f = ScalableBloomFilter(2, 0.01, seed=11)
+    f.add_many([*STR, "epsilon", "zeta", "eta"])  # slices of 2, 4 and 8 keys
+    return f
+
+
+def _scalable_probe(f: Any) -> tuple[Any, ...]:
+    return (*_members(f), len(f), f.num_slices)
+
+
+def _scalable_empty() -> Any:
+    from bloomkit import ScalableBloomFilter
+
+    return ScalableBloomFilter(100, 0.01, seed=3)  # grows while the writers add
+
+
+def _scalable_verify(f: Any, workers: int, n: int) -> None:
+    _verify_members(f, workers, n)
+    keys = workers * n * 2  # distinct: str and int keys of every worker
+    # only keys the filter already reported (false positives) go uncounted
+    assert keys * (1 - 2 * f.fpr) <= len(f) <= keys, (len(f), keys)
+    caps = f.slice_capacities()
+    assert sum(caps[:-1]) < len(f) <= sum(caps)  # it grew exactly when its slices filled
+
+
 # -- ranges --------------------------------------------------------------------------------------
 
 def _schema() -> Any:
@@ -356,6 +385,8 @@ EXAMPLES: dict[str, Example] = {
     "bloom.BloomFilter": Example(_bloom, _members, (_bloom_empty("BloomFilter"), _write_members, _verify_members)),
     "bloom.CountingBloomFilter": Example(
         _counting, _members, (_bloom_empty("CountingBloomFilter"), _write_members, _counting_verify)),
+    "scalable.ScalableBloomFilter": Example(
+        _scalable, _scalable_probe, (_scalable_empty, _write_members, _scalable_verify)),
     "ranges.RangeBloomFilter": Example(
         _range_filter, _range_probe,
         (lambda: __import__("bloomkit.ranges", fromlist=["x"]).RangeBloomFilter(_schema(), 4096, _range_config(), seed=3),
