@@ -39,12 +39,6 @@ PENDING_SPECS: set[str] = {
 
     "lookup.BloomierFilter",
 
-    "similarity.MLBF",
-
-    "similarity.MLBFStar",
-
-    "similarity.LSBF",
-
 }
 
 

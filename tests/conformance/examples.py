@@ -254,14 +254,12 @@ def _lsbf() -> Any:
     return m
 
 
-QUERY_POINTS = np.vstack([POINTS + 0.3, np.random.default_rng(1).uniform(0, 100, (50, 4))])
+# near points (clipped into the filters' domain [0, 100]: a point outside it is refused) and far ones
+QUERY_POINTS = np.vstack([np.clip(POINTS + 0.3, 0, 100), np.random.default_rng(1).uniform(0, 100, (50, 4))])
 
 
 def _sim_probe(m: Any) -> tuple[Any, ...]:
-    levels = range(getattr(m, "num_levels", 1))
-    if hasattr(m, "num_levels"):
-        return tuple(m.query_many(QUERY_POINTS, lv) for lv in levels)
-    return (m.query_many(QUERY_POINTS),)
+    return tuple(m.query_many(QUERY_POINTS, lv) for lv in range(m.num_levels))  # the LSBF has level 0 only
 
 
 def _sim_empty(cls_name: str) -> Callable[[], Any]:
@@ -294,7 +292,7 @@ def _sim_write(m: Any, worker: int, n: int) -> None:
 def _sim_verify(m: Any, workers: int, n: int) -> None:
     for w in range(workers):
         pts = _sim_points(w, n)
-        hits = m.query_many(pts, 0) if hasattr(m, "num_levels") else m.query_many(pts)
+        hits = m.query_many(pts, 0)
         assert hits.all(), f"worker {w}: a point was lost"
 
 
