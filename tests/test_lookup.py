@@ -873,6 +873,8 @@ def test_nulls_in_keys_or_values_are_refused_by_name() -> None:
         BloomierFilter.build(pd.Series(["a", "b", None]), [1, 2, 3])
     with pytest.raises(InvalidParameterError, match="'values'"):
         BloomierFilter.build(["a", "b"], pa.array([1, None]))
+    with pytest.raises(InvalidParameterError, match="index 1"):  # never coerced to the labels "1", "x"
+        GeometricFilter.build(["a", "b"], pd.Series([1, "x"], dtype=object, index=[5, 2]))
 
 
 # ============================================================================= features
@@ -1177,3 +1179,29 @@ def test_writers_and_readers_at_once() -> None:
     want = {f"writer{w}-{i}": i + 1 for w in range(4) for i in range(600) if (i + 1) % 5 != 4}
     assert len(gf) == 5000 + len(want)
     assert gf.get_many(list(want)).tolist() == list(want.values())
+
+
+def test_concurrent_writers_number_new_labels_consistently() -> None:
+    import threading
+
+    gf = GeometricFilter.build(["seed"], ["first"], value_bits=10, fpr=2**-30, error_bits=34)
+    barrier = threading.Barrier(4)
+
+    def writer(w: int) -> None:
+        barrier.wait()
+        for i in range(300):
+            gf.set(f"k{w}-{i}", f"label{(w * 7 + i) % 40}")
+        gf.update({f"u{w}-{i}": f"other{w}-{i % 5}" for i in range(100)})
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    gf._check()
+    codec = gf.codec
+    assert codec is not None and all(codec.encode(lab) == i + 1 for i, lab in enumerate(codec.labels))
+    assert len(codec) == 1 + 40 + 20
+    for w in range(4):
+        assert gf.get_many([f"k{w}-{i}" for i in range(300)]).tolist() == [f"label{(w * 7 + i) % 40}" for i in range(300)]
+        assert gf.get_many([f"u{w}-{i}" for i in range(100)]).tolist() == [f"other{w}-{i % 5}" for i in range(100)]

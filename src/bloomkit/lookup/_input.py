@@ -38,7 +38,7 @@ def _values_error(owner: str, value_bits: int, got: Any, index: int) -> InvalidP
     )
 
 
-def _check_list_items(items: list[Any] | tuple[Any, ...], value_bits: int, owner: str) -> None:
+def _check_list_items(items: list[Any], value_bits: int, owner: str) -> None:
     """A list of values is all str or all integers (no bools): the exact types, before numpy
     would coerce ``[True, 1]`` to ints or ``["x", 1]`` to str."""
     if not items:
@@ -61,16 +61,17 @@ def read_values(
 
     Complexity: O(n) for integers, O(n log n) for labels.
     """
+    col = as_keys(values, "values", owner)
     dtype = None
-    if isinstance(values, list | tuple):
-        _check_list_items(values, value_bits, owner)
-        if values and not isinstance(values[0], str):  # exact Python ints (numpy would mix int64 and
-            hi = (1 << value_bits) - 1                 # uint64 into float64): checked, then uint64
-            bad = next((i for i, v in enumerate(values) if not 1 <= int(v) <= hi), None)
+    if isinstance(col, list):  # Python objects (a list, a pandas object column, ...)
+        _check_list_items(col, value_bits, owner)
+        if col and not isinstance(col[0], str):  # exact ints: numpy would mix int64 and uint64
+            hi = (1 << value_bits) - 1           # into float64; checked here, then uint64
+            bad = next((i for i, v in enumerate(col) if not 1 <= int(v) <= hi), None)
             if bad is not None:
-                raise _values_error(owner, value_bits, values[bad], bad)
+                raise _values_error(owner, value_bits, col[bad], bad)
             dtype = np.uint64
-    arr = as_values(values, "values", owner, dtype=dtype)
+    arr = as_values(col, "values", owner, dtype=dtype)
     kind = arr.dtype.kind
     is_str = kind == "U" or (kind == "O" and len(arr) > 0 and all(isinstance(v, str) for v in arr.tolist()))
     if labels is not None and is_str != labels and len(arr):

@@ -2,7 +2,7 @@
 
 Each table implements four hooks over *value ids* (integers in [1, 2^V - 1], 0 = found
 absent): ``_id_of(key)``, ``_ids_of(keys) -> (ids, probes)``, ``_set_ident(h1, hb, id)``
-(overwrite or insert) and ``_replace_ident(h1, hb, id, key)`` (overwrite a present key). This
+(overwrite or insert; or overwrite a present key only) and ``_table_bits()``. This
 class turns them into the protocol of :class:`bloomkit._protocols.LookupTable`: ``get`` /
 ``get_many`` / ``[]`` / ``in`` / ``len`` / ``set`` / ``update`` (dict meaning), with values
 that are integers, or str labels numbered by the table's :class:`ValueCodec` (saved with it).
@@ -68,11 +68,10 @@ class LookupBase(KeyTypesMixin, Persistable):
     def _ids_of(self, keys: Any) -> tuple[np.ndarray, int]:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _set_ident(self, h1: int, hb: int, vid: int) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def _replace_ident(self, h1: int, hb: int, vid: int, key: Any) -> None:  # pragma: no cover
-        raise NotImplementedError
+    def _set_ident(self, h1: int, hb: int, vid: int, *, key: Any = None, present_only: bool = False) -> None:
+        """Store id ``vid`` for the key of identity (h1, hb), overwriting or inserting; with
+        ``present_only``, KeyError(key) when the key is found absent. The caller holds the lock."""
+        raise NotImplementedError  # pragma: no cover - overridden
 
     def _table_bits(self) -> int:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -178,10 +177,9 @@ class LookupBase(KeyTypesMixin, Persistable):
 
         Complexity: as one query.
         """
-        vid = self._value_id(value, "set")
         h1, hb, tag = self._ident(key)
-        with self._lock:
-            self._set_ident(h1, hb, vid)
+        with self._lock:  # a new label is numbered under the lock too
+            self._set_ident(h1, hb, self._value_id(value, "set"))
             self._note_keys(1 << tag)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
@@ -197,10 +195,9 @@ class LookupBase(KeyTypesMixin, Persistable):
         if len(args) == 2 and not kwargs:
             warn_deprecated(f"{type(self).__name__}.update(key, value)",
                             f"{type(self).__name__}.set(key, value) or update({{key: value}})")
-            vid = self._value_id(args[1], "update")
             h1, hb, _tag = self._ident(args[0])
             with self._lock:
-                self._replace_ident(h1, hb, vid, args[0])
+                self._set_ident(h1, hb, self._value_id(args[1], "update"), key=args[0], present_only=True)
             return
         if len(args) > 1:
             raise TypeError(f"update expected at most 1 positional argument, got {len(args)}")
@@ -222,10 +219,11 @@ class LookupBase(KeyTypesMixin, Persistable):
                     raise param_error("other", self._owner("update"), "an iterable of (key, value) pairs",
                                       f"an item of length {len(items[bad])} at position {bad}")
         items += list(kwargs.items())
-        checked = [(*self._ident(k), self._value_id(v, "update")) for k, v in items]
+        idents = [self._ident(k) for k, _v in items]
         with self._lock:
+            vids = [self._value_id(v, "update") for _k, v in items]
             mask = 0
-            for h1, hb, tag, vid in checked:
+            for (h1, hb, tag), vid in zip(idents, vids, strict=True):
                 self._set_ident(h1, hb, vid)
                 mask |= 1 << tag
             self._note_keys(mask)

@@ -211,11 +211,8 @@ class BloomierFilter(LookupBase):
             "supports set/update/insert/remove"
         )
 
-    def _set_ident(self, h1: int, hb: int, vid: int) -> NoReturn:
+    def _set_ident(self, h1: int, hb: int, vid: int, *, key: Any = None, present_only: bool = False) -> NoReturn:
         raise self._refuse("set")
-
-    def _replace_ident(self, h1: int, hb: int, vid: int, key: Any) -> NoReturn:
-        raise self._refuse("update")
 
     def set(self, key: Any, value: Any) -> NoReturn:
         """Always raises UpdateNotSupportedError (Section 2.2.3)."""

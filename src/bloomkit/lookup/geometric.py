@@ -442,15 +442,18 @@ class GeometricFilter(LookupBase):
         out = res[0][1] if len(res) == 1 else np.concatenate([r[1] for r in res])
         flag = res[0][2] if len(res) == 1 else np.concatenate([r[2] for r in res])
         alt = alt_seed(self.seed)
-        for table, idx in ((self._overflow, np.flatnonzero(flag)),
-                           (self._pinned, np.flatnonzero(np.isin(h1, self._pinned.sorted_h1())) if len(self._pinned)
-                            else np.zeros(0, np.int64))):
+        idx = np.flatnonzero(flag)
+        if len(idx):  # walks that ended on an invalid cell or past A_N: the overflow table answers
+            hb = hash_many(take(keys, idx), alt).tolist()
+            out[idx] = [self._overflow.get((int(h1[i]), b), 0) for i, b in zip(idx.tolist(), hb, strict=True)]
+        if len(self._pinned):  # pinned keys answer before the tables
+            idx = np.flatnonzero(np.isin(h1, self._pinned.sorted_h1()))
             if len(idx):
-                hb = hash_many(take(keys, idx), alt)
-                for j, i in enumerate(idx.tolist()):
-                    v = table.get((int(h1[i]), int(hb[j])), 0)
-                    if v or table is self._overflow:
-                        out[i] = v
+                hb = hash_many(take(keys, idx), alt).tolist()
+                for i, b in zip(idx.tolist(), hb, strict=True):
+                    pv = self._pinned.get((int(h1[i]), b), 0)
+                    if pv:
+                        out[i] = pv
         return out, sum(r[0] for r in res)
 
     def _id_of(self, key: Any) -> int:
@@ -468,30 +471,22 @@ class GeometricFilter(LookupBase):
         return self._overflow.get((h1, hash64(key, alt_seed(self.seed))), 0)
 
     # ------------------------------------------------------------------ updates (hold the lock)
-    def _set_ident(self, h1: int, hb: int, vid: int) -> None:
+    def _set_ident(self, h1: int, hb: int, vid: int, *, key: Any = None, present_only: bool = False) -> None:
         ident = (h1, hb)
         for table in (self._pinned, self._overflow):
             if ident in table:
                 table.set(ident, vid)
                 return
         st, idx, _val, fp = self._walk(h1)
+        if present_only and st != LK.MATCH:
+            raise KeyError(key)
         if st in (LK.MATCH, LK.OPEN):  # MATCH: this key's cell (or, new key: a false positive's)
             self._write(idx, fp, vid)
-            self._count += st == LK.OPEN
+            if st == LK.OPEN:
+                self._count += 1
         else:
             self._overflow.set(ident, vid)
             self._count += 1
-
-    def _replace_ident(self, h1: int, hb: int, vid: int, key: Any) -> None:
-        ident = (h1, hb)
-        for table in (self._pinned, self._overflow):
-            if ident in table:
-                table.set(ident, vid)
-                return
-        st, idx, _val, fp = self._walk(h1)
-        if st != LK.MATCH:
-            raise KeyError(key)
-        self._write(idx, fp, vid)
 
     def insert(self, key: Any, value: Any) -> None:
         """Add a key known to be new after encoding (Section 5.1).
@@ -506,10 +501,10 @@ class GeometricFilter(LookupBase):
 
         Complexity: O(k / (r p)) expected probes while the load stays near the design.
         """
-        vid = self._value_id(value, "insert")
         h1, hb, tag = self._ident(key)
         ident = (h1, hb)
         with self._lock:
+            vid = self._value_id(value, "insert")
             if ident in self._pinned or ident in self._overflow:
                 raise InvalidParameterError(
                     f"The 'key' parameter of {_OWNER}.insert must be a new key (use set() to change "
