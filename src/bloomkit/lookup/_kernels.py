@@ -123,24 +123,29 @@ def probe(h1: np.uint64, h2: np.uint64, t: np.int64, m: np.uint64) -> np.int64:
 
 
 @jit_inline
-def cell_value(cell: np.uint64, idx: np.int64, high: np.ndarray, vb: np.int64, cb: np.int64) -> np.uint64:
-    """The value part of a Geometric cell: its ``vb`` low bits, and its ``cb``-bit part in
-    ``high`` above them (cells wider than 64 bits)."""
-    v = cell & low_mask(vb)
-    if cb > 0:
-        v |= get_cell(high, idx, cb, low_mask(cb)) << U64(vb)
+def cell_value(
+    wide: bool, cell: np.uint64, idx: np.int64, high: np.ndarray, vb: np.int64, vmask: np.uint64, cb: np.int64,
+    bmask: np.uint64,
+) -> np.uint64:
+    """The value part of a Geometric cell: its ``vb`` low bits (``vmask``), and when ``wide``
+    (c > 64) its ``cb``-bit part in ``high`` (``bmask``) above them. Hot loops pass a constant
+    ``wide``, so their code for cells of at most 64 bits never touches ``high``."""
+    v = cell & vmask
+    if wide:
+        v |= get_cell(high, idx, cb, bmask) << U64(vb)
     return v
 
 
 @jit_inline
 def put_cell(
-    words: np.ndarray, high: np.ndarray, idx: np.int64, c: np.int64, vb: np.int64, cb: np.int64,
-    fp: np.uint64, value: np.uint64,
+    wide: bool, words: np.ndarray, high: np.ndarray, idx: np.int64, c: np.int64, mask: np.uint64, vb: np.int64,
+    vmask: np.uint64, cb: np.int64, bmask: np.uint64, fp: np.uint64, value: np.uint64,
 ) -> None:
-    """Write fingerprint ``fp`` and ``value`` (0: an invalid cell) into Geometric cell ``idx``."""
-    set_cell(words, idx, c, low_mask(c), (fp << U64(vb)) | (value & low_mask(vb)))
-    if cb > 0:
-        set_cell(high, idx, cb, low_mask(cb), value >> U64(vb))
+    """Write fingerprint ``fp`` and ``value`` (0: an invalid cell) into Geometric cell ``idx``
+    (``mask``, ``vmask``, ``bmask``: the low_mask of c, vb and cb)."""
+    set_cell(words, idx, c, mask, (fp << U64(vb)) | (value & vmask))
+    if wide:
+        set_cell(high, idx, cb, bmask, value >> U64(vb))
 
 
 @jit_mut
@@ -148,7 +153,7 @@ def gf_write_cell(
     words: np.ndarray, high: np.ndarray, idx: int, c: int, vb: int, cb: int, fp: np.uint64, value: np.uint64
 ) -> None:
     """:func:`put_cell` for one cell (update / insert / remove after encoding)."""
-    put_cell(words, high, idx, c, vb, cb, fp, value)
+    put_cell(cb > 0, words, high, idx, c, low_mask(c), vb, low_mask(vb), cb, low_mask(cb), fp, value)
 
 
 @jit_inline
@@ -167,6 +172,8 @@ def walk(
 ) -> tuple[np.int64, np.int64, np.uint64, np.int64, np.int64]:
     """Algorithm 4's walk with Algorithm 5's statuses: (status, cell, value, table, probes)."""
     h2 = second_hash(h1)
+    vmask = low_mask(vb)
+    bmask = low_mask(cb)
     t = 0
     for i in range(sizes.shape[0]):
         m = U64(sizes[i])
@@ -178,11 +185,54 @@ def walk(
             if cell == U64(0):
                 return OPEN, idx, U64(0), i, t
             if (cell >> U64(vb)) == fp:
-                val = cell_value(cell, idx, high, vb, cb)
+                val = cell_value(cb > 0, cell, idx, high, vb, vmask, cb, bmask)
                 if val != U64(0):
                     return MATCH, idx, val, i, t
                 return INVALID, idx, U64(0), i, t
     return EXHAUSTED, np.int64(-1), U64(0), sizes.shape[0], t
+
+
+@jit_inline
+def _encode_table(
+    wide: bool, ncur: int, cur: np.ndarray, nxt: np.ndarray, first: np.ndarray, h1s: np.ndarray, h2s: np.ndarray,
+    fps: np.ndarray, values: np.ndarray, status: np.ndarray, words: np.ndarray, high: np.ndarray, base: int,
+    m: np.uint64, t0: int, k: int, c: int, mask: np.uint64, vb: int, vmask: np.uint64, cb: int, bmask: np.uint64,
+    dist: int,
+) -> tuple[int, int, int, int]:
+    """One table of :func:`gf_encode`: the ``ncur`` keys ``cur`` still walking try it in order
+    (first cells ``first``, prefetched ``dist`` keys ahead); the rejected ones go to ``nxt``.
+    Returns (rejected, stored, invalidated, landed here). Called with a constant ``wide``."""
+    nn = 0
+    stored = 0
+    invalidated = 0
+    landed = 0
+    for a in range(ncur):
+        if a + dist < ncur:
+            prefetch(words, (first[a + dist] * c) >> 6)  # type: ignore[call-arg]
+        x = cur[a]
+        h1 = h1s[x]
+        fp = fps[x]
+        done = False
+        for j in range(k):
+            idx = first[a] if j == 0 else base + probe(h1, h2s[x], t0 + j, m)
+            cell = get_cell(words, idx, c, mask)
+            if cell == U64(0):  # Open
+                put_cell(wide, words, high, idx, c, mask, vb, vmask, cb, bmask, fp, values[x])
+                stored += 1
+                done = True
+                break
+            if (cell >> U64(vb)) == fp:  # Match / Unrecoverable: invalidate (line 19)
+                status[x] = 2 if cell_value(wide, cell, idx, high, vb, vmask, cb, bmask) != U64(0) else 1
+                put_cell(wide, words, high, idx, c, mask, vb, vmask, cb, bmask, fp, U64(0))
+                invalidated += 1
+                done = True
+                break
+        if done:
+            landed += 1
+        else:
+            nxt[nn] = x
+            nn += 1
+    return nn, stored, invalidated, landed
 
 
 @jit_mut
@@ -218,6 +268,8 @@ def gf_encode(
     now wrong too).
     """
     mask = low_mask(c)
+    vmask = low_mask(vb)
+    bmask = low_mask(cb)
     nk = h1s.shape[0]
     status = np.zeros(nk, dtype=np.uint8)  # 1: not stored, 2: not stored + invalidated a valid cell
     nt = sizes.shape[0]
@@ -239,38 +291,20 @@ def gf_encode(
         m = U64(sizes[i])
         base = offsets[i]
         t0 = i * k
-        nn = 0
         for a in range(ncur):  # first cells in table i of every key still walking
             x = cur[a]
             first[a] = base + probe(h1s[x], h2s[x], t0, m)
         for a in range(min(dist, ncur)):
             prefetch(words, (first[a] * c) >> 6)  # type: ignore[call-arg]
-        for a in range(ncur):
-            if a + dist < ncur:
-                prefetch(words, (first[a + dist] * c) >> 6)  # type: ignore[call-arg]
-            x = cur[a]
-            h1 = h1s[x]
-            fp = fps[x]
-            done = False
-            for j in range(k):
-                idx = first[a] if j == 0 else base + probe(h1, h2s[x], t0 + j, m)
-                cell = get_cell(words, idx, c, mask)
-                if cell == U64(0):  # Open
-                    put_cell(words, high, idx, c, vb, cb, fp, values[x])
-                    stored += 1
-                    done = True
-                    break
-                if (cell >> U64(vb)) == fp:  # Match / Unrecoverable: invalidate (line 19)
-                    status[x] = 2 if cell_value(cell, idx, high, vb, cb) != U64(0) else 1
-                    put_cell(words, high, idx, c, vb, cb, fp, U64(0))
-                    invalidated += 1
-                    done = True
-                    break
-            if done:
-                landed[i] += 1
-            else:
-                nxt[nn] = x
-                nn += 1
+        if cb > 0:  # two copies of the loop: the narrow one never touches `high`
+            nn, st, inv, ld = _encode_table(True, ncur, cur, nxt, first, h1s, h2s, fps, values, status, words, high,
+                                            base, m, t0, k, c, mask, vb, vmask, cb, bmask, dist)
+        else:
+            nn, st, inv, ld = _encode_table(False, ncur, cur, nxt, first, h1s, h2s, fps, values, status, words, high,
+                                            base, m, t0, k, c, mask, vb, vmask, cb, bmask, dist)
+        stored += st
+        invalidated += inv
+        landed[i] += ld
         tmp = cur
         cur = nxt
         nxt = tmp
@@ -387,6 +421,41 @@ def gf_query(
     return probes
 
 
+@jit_inline
+def _query_probe(
+    wide: bool, ncur: int, keys: np.ndarray, xs: np.ndarray, ys: np.ndarray, fps: np.ndarray, pos: np.ndarray,
+    words: np.ndarray, high: np.ndarray, c: int, mask: np.uint64, vb: int, vmask: np.uint64, cb: int,
+    bmask: np.uint64, h1s: np.ndarray, ovf_h1: np.ndarray, has_ovf: bool, out: np.ndarray, flag: np.ndarray,
+) -> int:
+    """Test the cells ``pos`` of one probe of the ``ncur`` keys walking (prefetching
+    PREFETCH_QUERY keys ahead), answer the keys that stop and compact the others; returns how
+    many walk on. Called with a constant ``wide``: the compiler keeps two loops, and the one for
+    cells of at most 64 bits has no code for ``high``."""
+    nn = 0
+    for a in range(ncur):
+        if a + PREFETCH_QUERY < ncur:
+            prefetch(words, (pos[a + PREFETCH_QUERY] * c) >> 6)  # type: ignore[call-arg]
+        cell = get_cell(words, pos[a], c, mask)
+        key = keys[a]
+        if cell == U64(0):  # Open: absent
+            out[key] = 0
+            flag[key] = 0
+        elif (cell >> U64(vb)) == fps[a]:  # Match, or invalid: ask the overflow table
+            val = cell_value(wide, cell, pos[a], high, vb, vmask, cb, bmask)
+            out[key] = val
+            if val != U64(0):
+                flag[key] = 0
+            else:
+                flag[key] = 1 if (has_ovf and _bsearch(ovf_h1, h1s[key]) >= 0) else 0
+        else:  # another key's cell: walk on
+            keys[nn] = key
+            xs[nn] = xs[a]
+            ys[nn] = ys[a]
+            fps[nn] = fps[a]
+            nn += 1
+    return nn
+
+
 @jit_read
 def gf_query_pipelined(
     h1s: np.ndarray,
@@ -415,6 +484,8 @@ def gf_query_pipelined(
     the G_t of :func:`probe`. Measured at 10^7 keys (V = 16, e_o = 2^-16, k = 1): negatives
     246 -> 149 ns/key, positives 124 -> 72, against one slot per key in flight."""
     mask = low_mask(c)
+    vmask = low_mask(vb)
+    bmask = low_mask(cb)
     n = h1s.shape[0]
     ntab = sizes.shape[0]
     has_ovf = ovf_h1.shape[0] > 0
@@ -447,28 +518,12 @@ def gf_query_pipelined(
             t += 1
             for a in range(min(PREFETCH_QUERY, ncur)):
                 prefetch(words, (pos[a] * c) >> 6)  # type: ignore[call-arg]
-            nn = 0
-            for a in range(ncur):
-                if a + PREFETCH_QUERY < ncur:
-                    prefetch(words, (pos[a + PREFETCH_QUERY] * c) >> 6)  # type: ignore[call-arg]
-                cell = get_cell(words, pos[a], c, mask)
-                key = keys[a]
-                if cell == U64(0):  # Open: absent
-                    out[key] = 0
-                    flag[key] = 0
-                elif (cell >> U64(vb)) == fps[a]:  # Match, or invalid: ask the overflow table
-                    val = cell_value(cell, pos[a], high, vb, cb)
-                    out[key] = val
-                    if val != U64(0):
-                        flag[key] = 0
-                    else:
-                        flag[key] = 1 if (has_ovf and _bsearch(ovf_h1, h1s[key]) >= 0) else 0
-                else:  # another key's cell: walk on
-                    keys[nn] = key
-                    xs[nn] = xs[a]
-                    ys[nn] = ys[a]
-                    fps[nn] = fps[a]
-                    nn += 1
+            if cb > 0:  # two copies of the loop: the narrow one never touches `high`
+                nn = _query_probe(True, ncur, keys, xs, ys, fps, pos, words, high, c, mask, vb, vmask, cb, bmask,
+                                  h1s, ovf_h1, has_ovf, out, flag)
+            else:
+                nn = _query_probe(False, ncur, keys, xs, ys, fps, pos, words, high, c, mask, vb, vmask, cb, bmask,
+                                  h1s, ovf_h1, has_ovf, out, flag)
             probes += ncur
             ncur = nn
         for a in range(ncur):  # exhausted: only the overflow table can hold it
@@ -525,6 +580,8 @@ def gf_table_stats(
     """Per table: occupied cells, valid cells; and the number of malformed cells
     (non-zero value part with a zero fingerprint: impossible by Assumption 3.2.1)."""
     mask = low_mask(c)
+    vmask = low_mask(vb)
+    bmask = low_mask(cb)
     nt = offsets.shape[0] - 1
     occ = np.zeros(nt, dtype=np.int64)
     val = np.zeros(nt, dtype=np.int64)
@@ -532,7 +589,7 @@ def gf_table_stats(
     for i in range(nt):
         for idx in range(offsets[i], offsets[i + 1]):
             cell = get_cell(words, idx, c, mask)
-            v = cell_value(cell, idx, high, vb, cb)
+            v = cell_value(cb > 0, cell, idx, high, vb, vmask, cb, bmask)
             if cell != U64(0):
                 occ[i] += 1
                 if (cell >> U64(vb)) == U64(0):
@@ -548,9 +605,11 @@ def gf_table_stats(
 def gf_max_value(words: np.ndarray, high: np.ndarray, ncells: int, c: int, vb: int, cb: int) -> np.uint64:
     """The largest value part of the first ``ncells`` cells (label ids are checked against it)."""
     mask = low_mask(c)
+    vmask = low_mask(vb)
+    bmask = low_mask(cb)
     top = U64(0)
     for idx in range(ncells):
-        v = cell_value(get_cell(words, idx, c, mask), idx, high, vb, cb)
+        v = cell_value(cb > 0, get_cell(words, idx, c, mask), idx, high, vb, vmask, cb, bmask)
         if v > top:
             top = v
     return top
@@ -673,13 +732,15 @@ def bl_query(
     for n in range(h1s.shape[0]):
         h1 = h1s[n]
         g = bl_fp(h1, salt, mask)
-        gh = bl_fp_hi(h1, salt, hmask) if cb > 0 else U64(0)
         for j in range(3):
-            p = bl_pos(h1, salt, j, block)
-            g ^= get_cell(words, p, c, mask)
-            if cb > 0:
-                gh ^= get_cell(high, p, cb, hmask)
-        out[n] = g if (gh == U64(0) and g <= vmax) else U64(0)
+            g ^= get_cell(words, bl_pos(h1, salt, j, block), c, mask)
+        if cb > 0 and g <= vmax:  # cells wider than 64 bits: their high parts must XOR to 0
+            gh = bl_fp_hi(h1, salt, hmask)
+            for j in range(3):
+                gh ^= get_cell(high, bl_pos(h1, salt, j, block), cb, hmask)
+            if gh != U64(0):
+                g = vmax + U64(1)
+        out[n] = g if g <= vmax else U64(0)
 
 
 # --------------------------------------------------------------------------- Monte Carlo
