@@ -17,7 +17,7 @@ import numpy as np
 
 from .._columns import as_keys
 from .._format import ArraySpec, Persistable
-from .._hashing import KeyTypesMixin, hash64, hash64_tag, key_type_mask
+from .._hashing import HASH_XXH64, KeyTypesMixin, hash64, hash64_tag, key_type_mask
 from .._protocols import CallableInt, warn_deprecated
 from .._validation import Int, param_error
 from ..errors import FormatError, InvalidParameterError
@@ -54,6 +54,7 @@ class LookupBase(KeyTypesMixin, Persistable):
     """``get`` / ``get_many`` / ``[]`` / ``in`` / ``len`` / ``set`` / ``update`` over value ids."""
 
     exact_len: ClassVar[bool] = True
+    _HASH_IDS: ClassVar[tuple[int, ...]] = (HASH_XXH64,)  # the loader refuses files of other hashes
     seed: int
     value_bits: int
     error_bits: int

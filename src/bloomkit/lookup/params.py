@@ -378,7 +378,7 @@ def storage_margin(num_keys: int) -> float:
 
 
 def simulate_table_loads(
-    table_sizes: np.ndarray,
+    sizes: np.ndarray,
     num_hashes: int,
     num_keys: int,
     *,
@@ -394,7 +394,7 @@ def simulate_table_loads(
 
     Parameters
     ----------
-    table_sizes : array of int
+    sizes : array of int
         M_1..M_N (e.g. :func:`table_sizes`).
     num_hashes : int
         k >= 1.
@@ -411,17 +411,17 @@ def simulate_table_loads(
     Complexity: O(k |S| / (r p)) draws, O(sum M_i) bits of memory.
 
     >>> occ = simulate_table_loads(table_sizes(1000, 0.2860, 0.9697, 8), 1, 1000)
-    >>> int(occ.sum()) <= 1000 and occ[0] > occ[1]
+    >>> bool(occ.sum() <= 1000 and occ[0] > occ[1])
     True
     """
     owner = "simulate_table_loads"
-    sizes = np.ascontiguousarray(table_sizes, dtype=np.int64)
-    if sizes.ndim != 1 or sizes.size == 0 or (sizes < 1).any() or sizes.size > MAX_TABLES:
-        raise param_error("table_sizes", owner, f"a 1-D array of 1 to {MAX_TABLES} positive sizes", table_sizes)
+    m = np.ascontiguousarray(sizes, dtype=np.int64)
+    if m.ndim != 1 or m.size == 0 or (m < 1).any() or m.size > MAX_TABLES:
+        raise param_error("sizes", owner, f"a 1-D array of 1 to {MAX_TABLES} positive sizes", sizes)
     k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=64)
     n = check_int(num_keys, "num_keys", owner, lo=1)
     rng_range = _generator_range(generator, random_range, owner)
-    out: np.ndarray = LK.mc_table_loads(sizes, k, n, np.uint64(seed & ((1 << 64) - 1)), np.uint64(rng_range))
+    out: np.ndarray = LK.mc_table_loads(m, k, n, np.uint64(seed & ((1 << 64) - 1)), np.uint64(rng_range))
     return out
 
 
