@@ -50,14 +50,12 @@ def _check_list_items(items: list[Any], value_bits: int, owner: str) -> None:
             raise _values_error(owner, value_bits, v, i)
 
 
-def read_values(
-    values: Any, value_bits: int, owner: str, codec: ValueCodec | None = None, *, labels: bool | None = None
-) -> tuple[np.ndarray, ValueCodec | None]:
+def read_values(values: Any, value_bits: int, owner: str) -> tuple[np.ndarray, ValueCodec | None]:
     """(uint64 value ids in [1, 2^V - 1], codec) of a column of values, by position.
 
-    Integer columns give their values (codec None); str columns are numbered by ``codec`` (a new
-    one when None) in order of first appearance. ``labels`` forces the kind (a label table takes
-    str only, an integer table integers only). The first bad value is named with its index.
+    Integer columns give their values (codec None); str columns are numbered by a new
+    :class:`ValueCodec` in order of first appearance. The first bad value is named with its
+    index.
 
     Complexity: O(n) for integers, O(n log n) for labels.
     """
@@ -73,25 +71,13 @@ def read_values(
             dtype = np.uint64
     arr = as_values(col, "values", owner, dtype=dtype)
     kind = arr.dtype.kind
-    is_str = kind == "U" or (kind == "O" and len(arr) > 0 and all(isinstance(v, str) for v in arr.tolist()))
-    if labels is not None and is_str != labels and len(arr):
-        want = "str labels (this table stores labels)" if labels else "integers (this table stores integers)"
-        raise InvalidParameterError(
-            f"The 'values' parameter of {owner} must hold {want}. Got {arr[0]!r} at index 0 instead."
-        )
-    if is_str:
-        cod = codec if codec is not None else ValueCodec(value_bits=value_bits)
+    if kind == "U" or (kind == "O" and len(arr) > 0 and all(isinstance(v, str) for v in arr.tolist())):
+        codec = ValueCodec(value_bits=value_bits)  # str labels (arrow strings arrive as objects)
         try:
-            return cod.encode_str_array(arr), cod
+            return codec.encode_str_array(arr), codec
         except InvalidParameterError as e:
             raise InvalidParameterError(f"The 'values' parameter of {owner}: {e}") from None
     hi = (1 << value_bits) - 1
-    if kind == "O":  # Python ints beyond int64, or mixed objects
-        items = arr.tolist()
-        for i, v in enumerate(items):
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi:
-                raise _values_error(owner, value_bits, v, i)
-        return np.array(items, dtype=np.uint64), None
     if kind not in "iu":
         items = arr.tolist()
         bad = 0
