@@ -35,10 +35,6 @@ PENDING_SPECS: set[str] = {
 
     "ranges.ProfileIndex",
 
-    "lookup.GeometricFilter",
-
-    "lookup.BloomierFilter",
-
 }
 
 

@@ -207,19 +207,29 @@ def _lookup_probe(t: Any) -> tuple[Any, ...]:
 def _geometric_empty() -> Any:
     from bloomkit.lookup import GeometricFilter
 
-    return GeometricFilter(4 * 2000, value_bits=16, fpr=2**-16, seed=2)
+    return GeometricFilter(4 * 2000, value_bits=16, fpr=2**-32, seed=2)  # set() of a new key: no false positive to overwrite
+
+
+def _geometric_value(worker: int, i: int) -> int:
+    return (worker * 1000 + i) % 65535 + 1
 
 
 def _geometric_write(g: Any, worker: int, n: int) -> None:
-    for i in range(n):
-        g.insert(f"w{worker}-{i}", (worker * 1000 + i) % 65535 + 1)
+    third = n // 3
+    for i in range(third):  # insert, set and update (dict meaning) interleave with the other threads
+        g.insert(f"w{worker}-{i}", _geometric_value(worker, i))
+    for i in range(third, 2 * third):
+        g.set(f"w{worker}-{i}", 1)
+        g.set(f"w{worker}-{i}", _geometric_value(worker, i))  # overwrite
+    g.update({f"w{worker}-{i}": _geometric_value(worker, i) for i in range(2 * third, n)})
 
 
 def _geometric_verify(g: Any, workers: int, n: int) -> None:
     for w in range(workers):
         keys = [f"w{w}-{i}" for i in range(n)]
-        want = np.array([(w * 1000 + i) % 65535 + 1 for i in range(n)])
+        want = np.array([_geometric_value(w, i) for i in range(n)])
         assert (g.get_many(keys) == want).all(), f"worker {w}: a value was lost"
+    assert len(g) == workers * n
 
 
 # -- similarity ----------------------------------------------------------------------------------
