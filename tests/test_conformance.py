@@ -31,9 +31,7 @@ TAGS = sorted(STRUCTURES)
 # structures whose module has not yet been moved onto the declarative specs (issue 11): their
 # spec test is expected to fail; remove a tag here when its module declares _PARAMS / _ARRAYS
 PENDING_SPECS: set[str] = {
-    "ranges.RangeBloomFilter",
 
-    "ranges.ProfileIndex",
 
     "lookup.GeometricFilter",
 

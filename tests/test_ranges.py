@@ -28,6 +28,7 @@ from bloomkit.ranges import (
 )
 from bloomkit.ranges import model as M
 from bloomkit.ranges._keys import sha512_positions
+from bloomkit.ranges.records import record_batch
 from bloomkit.ranges.simulate import simulate
 
 TABLE2_FT = {11: 5.818e-3, 12: 5.652e-3, 13: 5.602e-3, 14: 5.549e-3, 15: 5.496e-3, 16: 5.503e-3, 17: 5.589e-3, 18: 5.727e-3}
@@ -38,6 +39,11 @@ def schema() -> Schema:
     return Schema([
         Text("Name"), Integer("Age", 0, 120), Integer("Year", 1900, 2100), Decimal("Latitude", -90, 90, 4),
     ])
+
+
+def _pos(bf: RangeBloomFilter, name: str, value: object) -> np.ndarray:
+    """Every position inserting ``{name: value}`` sets (repeats kept)."""
+    return bf.layout.positions(record_batch(bf.schema, [{name: value}], "test"))[0]
 
 
 def make(config: RangeConfig | None = None, m: int = 1024, **kw: object) -> RangeBloomFilter:
@@ -126,7 +132,7 @@ def test_positions_follow_figures(k: int, d: int, s: int) -> None:
     sch = Schema([Integer("Age", 0, 120)])
     bf = RangeBloomFilter(sch, 4096, RangeConfig(k, {"Age": (d, s)}), hash="sha512")
     x = 7
-    got = set(bf._value_positions("Age", x)[0].tolist())
+    got = set(_pos(bf, "Age", x).tolist())
     # Figure 3/4: s positions of group g, then of g+1, ... until k positions
     g = x // d
     want: list[int] = []
@@ -137,14 +143,14 @@ def test_positions_follow_figures(k: int, d: int, s: int) -> None:
         j += 1
     assert got == set(want)
     # a range sets the union of its values' positions
-    rng_pos = set(bf._value_positions("Age", (3, 17))[0].tolist())
+    rng_pos = set(_pos(bf, "Age", (3, 17)).tolist())
     union: set[int] = set()
     for v in range(3, 18):
-        union |= set(bf._value_positions("Age", v)[0].tolist())
+        union |= set(_pos(bf, "Age", v).tolist())
     assert rng_pos == union
     # hashed positions of a range covering G groups: (G - 1) s + k (Eq. 11 for aligned ranges)
     ngroups = 4
-    count = len(bf._value_positions("Age", (0, ngroups * d - 1))[0])
+    count = len(_pos(bf, "Age", (0, ngroups * d - 1)))
     assert count == (ngroups - 1) * s + k
     if d == 1:
         assert count == M.go(ngroups, d, s, k)
@@ -153,10 +159,10 @@ def test_positions_follow_figures(k: int, d: int, s: int) -> None:
 def test_figure2_grouping_same_key() -> None:
     sch = Schema([Integer("Age", 0, 120)])
     bf = RangeBloomFilter(sch, 512, RangeConfig(5, {"Age": (5, 5)}), hash="sha512")
-    p0 = bf._value_positions("Age", 0)[0]
+    p0 = _pos(bf, "Age", 0)
     for v in range(1, 5):
-        assert np.array_equal(np.sort(bf._value_positions("Age", v)[0]), np.sort(p0))
-    assert not np.array_equal(np.sort(bf._value_positions("Age", 5)[0]), np.sort(p0))
+        assert np.array_equal(np.sort(_pos(bf, "Age", v)), np.sort(p0))
+    assert not np.array_equal(np.sort(_pos(bf, "Age", 5)), np.sort(p0))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,7 +185,7 @@ def test_insert_and_queries_no_false_negatives() -> None:
     assert bf.matches({"Name": "Ada", "Age": (21, 28), "Latitude": 25.01})
     assert bf.matches(bf.query_filter({"Year": 1995}))
     # far outside values are (almost surely) absent; predicted rates are tiny here
-    assert bf.predicted_fpr()["total"] < 0.05
+    assert bf.predicted_fpr() < 0.05
     with pytest.raises(InvalidParameterError):
         bf.might_contain("Age", (1, 2))
     with pytest.raises(InvalidParameterError):
@@ -247,15 +253,42 @@ def test_union_copy_equality_and_incompatible() -> None:
 
 
 def test_predicted_fpr_uses_eq14() -> None:
+    bf = RangeBloomFilter(Schema([Integer("Age", 0, 120), Text("Name")]), 512, RangeConfig(10, {"Age": (1, 2)}))
+    bf.insert({"Age": (30, 49)})
+    pred = bf.attribute_fprs(fill="expected")
+    assert pred["Age"] == pytest.approx(M.f_go(121, 20, 1, 2, 10, 512), rel=1e-12)
+    assert set(pred) == {"Age", "Name"}
+    total = bf.predicted_fpr(fill="expected")
+    assert type(total) is not dict and isinstance(total, float)
+    assert total == pytest.approx(pred["Age"] + pred["Name"])
+    assert bf.predicted_fpr(fill="expected", attributes=["Age"]) == pytest.approx(pred["Age"])
+    obs = bf.attribute_fprs()
+    assert obs["Age"] == pytest.approx(M.f_go_fill(121, 20, 1, 2, 10, bf.fill_ratio()))
+    assert bf.predicted_fpr() == pytest.approx(sum(obs.values()))
+    for bad in ({"fill": "bogus"}, {"attributes": ["Nope"]}):
+        with pytest.raises(InvalidParameterError):
+            bf.predicted_fpr(**bad)
+    with pytest.raises(InvalidParameterError):
+        bf.attribute_fprs(fill="bogus")
+
+
+def test_predicted_fpr_old_dict_interface_warns() -> None:
+    """predicted_fpr() returned a dict before: it still answers [name], ["total"] and .items()
+    for one release, with a DeprecationWarning; a positional fill too."""
     bf = RangeBloomFilter(Schema([Integer("Age", 0, 120)]), 512, RangeConfig(10, {"Age": (1, 2)}))
     bf.insert({"Age": (30, 49)})
-    pred = bf.predicted_fpr(fill="expected")
-    assert pred["Age"] == pytest.approx(M.f_go(121, 20, 1, 2, 10, 512), rel=1e-12)
-    assert pred["total"] == pytest.approx(pred["Age"])
-    obs = bf.predicted_fpr()
-    assert obs["Age"] == pytest.approx(M.f_go_fill(121, 20, 1, 2, 10, bf.fill_ratio()))
-    with pytest.raises(InvalidParameterError):
-        bf.predicted_fpr(fill="bogus")
+    rates = bf.predicted_fpr()
+    with pytest.warns(DeprecationWarning, match="attribute_fprs"):
+        assert rates["total"] == pytest.approx(float(rates))
+    with pytest.warns(DeprecationWarning):
+        assert rates["Age"] == pytest.approx(bf.attribute_fprs()["Age"])
+    with pytest.warns(DeprecationWarning):
+        assert dict(rates.items()) == {"Age": rates._rates["Age"], "total": float(rates)}
+    with pytest.warns(DeprecationWarning):
+        assert set(rates.keys()) == {"Age", "total"} and len(list(rates.values())) == 2
+    with pytest.warns(DeprecationWarning, match="by position"):
+        assert bf.predicted_fpr("expected") == pytest.approx(bf.predicted_fpr(fill="expected"))
+    assert pickle.loads(pickle.dumps(rates)) == float(rates)
 
 
 def test_random_operation_sequence_keeps_invariants() -> None:
