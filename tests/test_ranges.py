@@ -612,3 +612,353 @@ def test_golden_positions() -> None:
         dig = hashlib.sha512(key.encode()).digest()
         expect |= {int.from_bytes(dig[2 * i : 2 * i + 2], "big") % 64 for i in range(count)}
     assert sorted(expect) == golden["sha512"]
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 11: one contract (strict nested parameters, the same constraints for files and constructors)
+
+
+def _schema_list() -> list[dict[str, object]]:
+    return schema().to_list()
+
+
+@pytest.mark.parametrize(("where", "value"), [
+    (None, "not a list"),
+    (None, []),
+    (None, [{"type": "text", "name": "a"}] * 1025),  # too many attributes
+    (0, "text"),  # not a dict
+    (0, {"type": "text"}),  # missing name
+    (0, {"type": "text", "name": "x", "extra": 1}),  # unknown key
+    (0, {"type": "blob", "name": "x"}),
+    (0, {"type": 5, "name": "x"}),
+    (0, {"type": "text", "name": "a:b"}),
+    (0, {"type": "text", "name": ""}),
+    (0, {"type": "text", "name": "y" * 300}),
+    (0, {"type": "text", "name": 7}),
+    (1, {"type": "integer", "name": "Age", "lo": "0", "hi": 120}),  # wrong type
+    (1, {"type": "integer", "name": "Age", "lo": 0.5, "hi": 120}),
+    (1, {"type": "integer", "name": "Age", "lo": True, "hi": 120}),
+    (1, {"type": "integer", "name": "Age", "lo": 0, "hi": 2**60}),  # huge
+    (1, {"type": "integer", "name": "Age", "lo": 50, "hi": 10}),  # reversed bounds
+    (1, {"type": "integer", "name": "Age", "lo": 0}),  # missing hi
+    (3, {"type": "decimal", "name": "Latitude", "lo": float("nan"), "hi": 90, "places": 4}),
+    (3, {"type": "decimal", "name": "Latitude", "lo": -90, "hi": float("inf"), "places": 4}),
+    (3, {"type": "decimal", "name": "Latitude", "lo": -90, "hi": 90, "places": 13}),
+    (3, {"type": "decimal", "name": "Latitude", "lo": -90, "hi": 90, "places": None}),
+    (3, {"type": "decimal", "name": "Latitude", "lo": -9e12, "hi": 90, "places": 4}),  # scaled beyond 2**52
+    (3, {"type": "decimal", "name": "Latitude", "lo": 90, "hi": -90, "places": 4}),
+    (3, {"type": "decimal", "name": "Latitude", "lo": -90, "hi": 90}),  # missing places
+    (2, {"type": "integer", "name": "Age", "lo": 0, "hi": 9}),  # duplicate name
+])
+def test_schema_from_list_is_strict(where, value) -> None:
+    items = value if where is None else [*_schema_list()[:where], value, *_schema_list()[where + 1:]]
+    with pytest.raises(InvalidParameterError, match="schema|Schema|Integer|Decimal|Text"):
+        Schema.from_list(items)
+    with pytest.raises(InvalidParameterError):  # the constructor takes the same description
+        RangeBloomFilter(items, 256, 4)  # type: ignore[arg-type]
+
+
+def test_schema_round_trips_and_constructors_take_descriptions() -> None:
+    assert Schema.from_list(_schema_list()) == schema()
+    assert Schema.coerce(schema()) is not None
+    bf = RangeBloomFilter(_schema_list(), 256, {"num_hashes": 4, "attributes": {"Age": [1, 2, None]}})  # type: ignore[arg-type]
+    assert bf.schema == schema() and bf.config == RangeConfig(4, {"Age": (1, 2)})
+
+
+@pytest.mark.parametrize("value", [
+    "x", 5.5, None, {"num_hashes": 4}, {"attributes": {}}, {"num_hashes": 4, "attributes": {}, "x": 1},
+    {"num_hashes": True, "attributes": {}}, {"num_hashes": 2000, "attributes": {}},
+    {"num_hashes": float("nan"), "attributes": {}}, {"num_hashes": 4, "attributes": []},
+    {"num_hashes": 4, "attributes": {"Age": [1, 2]}}, {"num_hashes": 4, "attributes": {"Age": [0, 2, None]}},
+    {"num_hashes": 4, "attributes": {"Age": [1, 5, None]}}, {"num_hashes": 4, "attributes": {"Age": [1, 2, 0]}},
+    {"num_hashes": 4, "attributes": {"Age": [2**60, 1, None]}}, {"num_hashes": 4, "attributes": {"Age": "x"}},
+    {"num_hashes": 4, "attributes": {"Age": [1, "2", None]}},
+])
+def test_config_from_dict_is_strict(value) -> None:
+    with pytest.raises(InvalidParameterError):
+        RangeConfig.coerce(value)
+    with pytest.raises(InvalidParameterError):
+        RangeBloomFilter(schema(), 256, value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kw", [
+    {"num_bits": True}, {"num_bits": 0}, {"num_bits": 2**41}, {"num_bits": 1.5}, {"hash": "md5"},
+    {"seed": -1}, {"seed": 2**64}, {"seed": "1"}, {"config": True}, {"config": 0}, {"config": RangeConfig(4, {"Nope": (1, 1)})},
+])
+def test_constructor_uses_the_file_constraints(kw) -> None:
+    args = {"num_bits": 256, "config": 4, **kw}
+    with pytest.raises(InvalidParameterError):
+        RangeBloomFilter(schema(), args.pop("num_bits"), args.pop("config"), **args)
+
+
+def test_declared_specs_and_hash_ids() -> None:
+    from bloomkit.ranges import ProfileIndex
+    from bloomkit.ranges._keys import HASH_NAMES
+
+    for cls in (RangeBloomFilter, ProfileIndex):
+        assert cls._HASH_IDS == tuple(HASH_NAMES) == (1, 2)
+        assert {"schema", "config", "num_bits", "inserted"} <= set(cls._PARAMS)
+
+
+def test_forged_file_with_valid_crc_and_huge_declared_size_is_refused_before_allocating() -> None:
+    from bloomkit._format import pack
+
+    bf = make()
+    params, arrays = bf._to_state()
+    for m in (2**40, 2**33):
+        with pytest.raises(FormatError, match="words"):
+            RangeBloomFilter.from_bytes(pack(bf._STRUCTURE, dict(params, num_bits=m), arrays, hash_id=1, seed=0))
+    with pytest.raises(FormatError):  # sha512 with a seed: the constructor's rule, in the file
+        RangeBloomFilter.from_bytes(pack(bf._STRUCTURE, params, arrays, hash_id=2, seed=5))
+    with pytest.raises(FormatError, match="inserted"):
+        RangeBloomFilter.from_bytes(pack(bf._STRUCTURE, dict(params, inserted={"Age": [1.0, 1e300]}), arrays,
+                                         hash_id=1, seed=0))
+    with pytest.raises(FormatError):
+        RangeBloomFilter.from_bytes(pack(bf._STRUCTURE, dict(params, count=-1), arrays, hash_id=1, seed=0))
+
+
+def test_format_1_file_gets_a_record_count() -> None:
+    from pathlib import Path
+
+    old = bloomkit.load(Path(__file__).parent / "golden" / "v1" / "ranges.RangeBloomFilter.bkf")
+    assert len(old) == 1 and old.might_cover("Age", 20, 29)
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 12: the protocol, sizing, bulk input
+
+
+def test_protocol_surface() -> None:
+    import json
+
+    from bloomkit._protocols import Structure
+
+    bf = make()
+    bf.insert_many([{"Name": "a", "Age": (1, 5)}, {"Name": "b", "Latitude": 25.5}, {}])
+    assert isinstance(bf, Structure) and RangeBloomFilter.exact_len is True
+    assert len(bf) == 3 and bf.size_in_bits == 1024 and isinstance(bf.size_in_bits, int)
+    info = bf.info()
+    json.dumps(info)
+    assert info["structure"] == "ranges.RangeBloomFilter" and info["count"] == 3
+    assert info["predicted_fpr"] == pytest.approx(bf.predicted_fpr())
+    assert info["attribute_fprs"] == bf.attribute_fprs() and info["schema"] == bf.schema.to_list()
+    c = bf.copy()
+    c.insert({"Name": "zz"})
+    assert len(c) == 4 and len(bf) == 3 and c.to_bytes() != bf.to_bytes()
+    c.clear()
+    c._check()
+    assert len(c) == 0 and c.bits.popcount() == 0 and c.predicted_fpr() == 0.0 and c == make()
+    u = bf | bf.copy()
+    assert len(u) == 6
+    with pytest.raises(TypeError):
+        RangeBloomFilter(schema(), 256, 4, "xxh64")  # type: ignore[misc]  # hash and seed are keyword-only
+
+
+def test_for_requirements_runs_the_two_phase_optimizer(monkeypatch) -> None:
+    sch = Schema([Text(n) for n, *_ in TABLE1[:5]] + [
+        Integer("Age", 1, 120), Integer("Year", 1900, 2100), Integer("Income", 0, 5000),
+        Decimal("Longitude", -180, 180, 4), Decimal("Latitude", -90, 90, 4)])
+    sizes = {n: size for n, scope, size in TABLE1 if scope is not None}
+    bf = RangeBloomFilter.for_requirements(sch, sizes, num_bits=512)
+    assert bf.num_bits == 512 and bf.config.num_hashes == 15  # Table 2's optimum
+    assert (bf.config["Income"].group_size, bf.config["Income"].positions) == (5, 1)
+    d = bloomkit.ranges.design(sch, sizes, num_bits=512)
+    assert d.predicted_fpr == pytest.approx(5.496e-3, abs=6e-7) and d.config == bf.config
+    small = bloomkit.ranges.design(Schema([Text("Name"), Integer("Age", 1, 120)]), {"Age": 10}, fpr=0.01)
+    below = bloomkit.ranges.design(Schema([Text("Name"), Integer("Age", 1, 120)]), {"Age": 10}, num_bits=small.num_bits - 1)
+    assert small.predicted_fpr <= 0.01 < below.predicted_fpr
+    idx = bloomkit.ranges.ProfileIndex.for_requirements(sch, sizes, fpr=0.01, store_records=True)
+    assert idx.store_records and bloomkit.ranges.design(sch, sizes, num_bits=idx.num_bits).predicted_fpr <= 0.01
+    for kw in ({}, {"num_bits": 512, "fpr": 0.01}, {"num_bits": 1}, {"fpr": 0.0}, {"fpr": "0.1"}):
+        with pytest.raises(InvalidParameterError):
+            bloomkit.ranges.design(sch, sizes, **kw)  # type: ignore[arg-type]
+    monkeypatch.setattr(bloomkit.ranges.config, "MAX_DESIGN_BITS", 256)
+    with pytest.raises(InvalidParameterError, match="reachable"):
+        bloomkit.ranges.design(sch, sizes, fpr=1e-6)
+    for bad in ({"Nope": 3}, {"First Name": 3}, {"Age": 120}, {"Age": 0}, {"Age": 2.5}, [("Age", 3)]):
+        with pytest.raises(InvalidParameterError):
+            RangeBloomFilter.for_requirements(sch, bad, num_bits=512)  # type: ignore[arg-type]
+
+
+def _ages(rng: np.random.Generator, n: int) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for i in range(n):
+        a = int(rng.integers(0, 100))
+        rec: dict[str, object] = {"Name": f"n{i % 37}", "Age": (a, a + int(rng.integers(0, 15))),
+                                  "Latitude": round(float(rng.uniform(-80, 80)), 4)}
+        if i % 5 == 0:
+            del rec["Name"]
+        out.append(rec)
+    return out
+
+
+def test_insert_many_equals_a_loop_of_insert_and_loses_nothing() -> None:
+    recs = _ages(np.random.default_rng(4), 500)
+    a, b = make(m=8192), make(m=8192)
+    for r in recs:
+        a.insert(r)
+    b.insert_many(recs)
+    b._check()
+    assert a == b and len(a) == len(b) == 500
+    assert b.predicted_fpr() == pytest.approx(a.predicted_fpr(), rel=1e-9)
+    assert b.expected_hashed_positions == pytest.approx(a.expected_hashed_positions, rel=1e-12)
+    for r in recs:  # no false negatives
+        assert b.matches(r) and b.might_cover("Age", *r["Age"])  # type: ignore[misc]
+
+
+def test_insert_many_large_batch_is_hashed_in_parts(monkeypatch) -> None:
+    import bloomkit.ranges.filter as F
+
+    recs = _ages(np.random.default_rng(5), 300)
+    whole = make(m=4096)
+    whole.insert_many(recs)
+    monkeypatch.setattr(F, "CHUNK", 7)
+    parts = make(m=4096)
+    parts.insert_many(recs)
+    assert parts == whole and len(parts) == 300
+
+
+def test_sha512_insert_many_equals_insert() -> None:
+    recs = _ages(np.random.default_rng(6), 60)
+    a, b = make(m=2048, hash="sha512"), make(m=2048, hash="sha512")
+    for r in recs:
+        a.insert(r)
+    b.insert_many(recs)
+    assert a == b
+
+
+def test_numeric_keys_hash_like_their_strings() -> None:
+    """The string-free key hashing equals hashing the str keys "name:value"."""
+    from bloomkit._hashing import TAG_STR, hash_many, tag_seed
+    from bloomkit.ranges import _kernels as K
+
+    vals = np.array([0, 1, -1, 9, 10, 99, 100, -100, 4503599627370496, -4503599627370496, 123456789], dtype=np.int64)
+    for name, seed in (("Age", 0), ("Längengrad", 12345), ("x y", 2**64 - 1)):
+        prefix = np.frombuffer((name + ":").encode(), np.uint8)
+        got = K.int_key_hashes(prefix, vals, np.uint64(tag_seed(seed, TAG_STR)), K.DIGIT_PAIRS)
+        assert np.array_equal(got, hash_many([f"{name}:{v}" for v in vals.tolist()], seed))
+
+
+def test_vectorised_decimal_scaling_equals_the_one_value_rule() -> None:
+    rng = np.random.default_rng(8)
+    lat = Decimal("L", -1000, 1000, 4)
+    x = np.concatenate([rng.uniform(-999, 999, 20000), np.round(rng.uniform(-999, 999, 20000), 4) + 0.00005,
+                        np.round(rng.uniform(-999, 999, 20000), 5), np.arange(-50, 50) / 2e4, [1.0005, -1.0005, 2.5e-5]])
+    a, b = lat.intervals(x, lambda i: f"row {i}")
+    want = np.array([lat.scale(float(v)) for v in x])
+    assert np.array_equal(a, want) and np.array_equal(b, want)
+    ints = Integer("I", -10, 10)
+    assert ints.intervals([(-10, 3)] * 20, lambda i: "x")[1].tolist() == [3] * 20
+
+
+DF_ROWS = 600
+
+
+def _frame(rng: np.random.Generator) -> tuple[object, list[dict[str, object]]]:
+    import pandas as pd
+
+    names = np.array([f"n{i % 41}é" if i % 3 else f"n{i % 41}" for i in range(DF_ROWS)])
+    age = rng.integers(0, 100, DF_ROWS)
+    span = rng.integers(0, 12, DF_ROWS)
+    lat = np.round(rng.uniform(-80, 80, DF_ROWS), 4)
+    year = rng.integers(1900, 2100, DF_ROWS)
+    df = pd.DataFrame({"Latitude": lat, "Year.hi": year, "Name": names, "Age.hi": age + span, "Year.lo": year,
+                       "Age.lo": age})
+    df.index = rng.permutation(DF_ROWS) * 3  # shuffled labels: read by position, never by label
+    recs = [{"Name": str(names[i]), "Age": (int(age[i]), int(age[i] + span[i])), "Year": (int(year[i]), int(year[i])),
+             "Latitude": float(lat[i])} for i in range(DF_ROWS)]
+    return df, recs
+
+
+def test_dataframe_pyarrow_and_mapping_give_the_answers_of_the_records() -> None:
+    """Real-data workflow: a shuffled-index DataFrame with reordered columns, its pyarrow
+    table, a polars frame and a mapping of columns insert exactly the records (same bits), and
+    every record is found; absent values are answered like the filter of the records."""
+    import polars as pl
+    import pyarrow as pa
+
+    df, recs = _frame(np.random.default_rng(9))
+    ref = make(m=16384)
+    ref.insert_many(recs)
+    inputs = {
+        "pandas": df, "pandas reordered": df[list(reversed(df.columns))],
+        "pyarrow": pa.Table.from_pandas(df, preserve_index=False),
+        "polars": pl.from_pandas(df.reset_index(drop=True)),
+        "mapping": {c: df[c].to_numpy() for c in df.columns},
+        "numpy structured": df.reset_index(drop=True).to_records(index=False),
+    }
+    for kind, data in inputs.items():
+        bf = make(m=16384)
+        bf.insert_many(data)
+        assert bf == ref and len(bf) == DF_ROWS, kind
+    for r in recs:
+        assert ref.matches(r)
+    # a column of (lo, hi) pairs (Python objects) is the same as the two columns
+    import pandas as pd
+
+    pairs = pd.DataFrame({"Name": df["Name"], "Age": list(zip(df["Age.lo"], df["Age.hi"], strict=True)),
+                          "Year": df["Year.lo"], "Latitude": df["Latitude"]})
+    bf = make(m=16384)
+    bf.insert_many(pairs)
+    assert bf == ref
+
+
+def test_table_attributes_subset_and_bad_tables() -> None:
+    import pandas as pd
+
+    df, recs = _frame(np.random.default_rng(10))
+    sub = make(m=16384)
+    sub.insert_many(df[["Age.lo", "Age.hi", "Name"]], attributes=["Name", "Age"])
+    ref = make(m=16384)
+    ref.insert_many([{"Name": r["Name"], "Age": r["Age"]} for r in recs])
+    assert sub == ref
+    bf = make()
+    bad = {
+        "has no column 'Year'": df.drop(columns=["Year.lo", "Year.hi"]),  # missing attribute, by name
+        "has no column 'Age.hi'": df.drop(columns=["Age.hi"]),
+        "no column 'Latitude'": df.rename(columns={"Latitude": "age"}),  # extra / misspelt column
+        "has a column 'Extra'": df.assign(Extra=1),
+        "null": df.assign(Latitude=df["Latitude"].where(df.index != df.index[7])),
+        "record 3 of RangeBloomFilter.insert_many": df.assign(**{"Age.hi": np.where(np.arange(DF_ROWS) == 3, -1, df["Age.hi"])}),
+        "within the scope": df.assign(**{"Age.hi": df["Age.hi"] + 200}),
+        "an integer": df.assign(**{"Year.lo": df["Year.lo"].astype(float)}),
+        "Text attribute": df.assign(Name=np.arange(DF_ROWS)),
+        "finite": df.assign(Latitude=np.where(np.arange(DF_ROWS) == 5, np.inf, df["Latitude"])),
+    }
+    for msg, table in bad.items():
+        with pytest.raises(InvalidParameterError, match=msg.replace("(", r"\(")):
+            bf.insert_many(table)
+        assert bf.bits.popcount() == 0 and len(bf) == 0  # nothing inserted
+    with pytest.raises(InvalidParameterError, match="applies to tables"):
+        bf.insert_many(recs, attributes=["Age"])
+    with pytest.raises(InvalidParameterError):
+        bf.insert_many(df, attributes=["Nope"])
+    with pytest.raises(InvalidParameterError):
+        bf.insert_many(df, attributes="Name")
+    with pytest.raises(InvalidParameterError, match="one record"):
+        bf.insert_many({"Name": "x", "Age": 3})  # one record given where a table was expected
+    with pytest.raises(InvalidParameterError, match="record 2"):
+        bf.insert_many([{"Age": 1}, {"Age": 2}, {"Age": "3"}])
+    with pytest.raises(InvalidParameterError, match="record 1"):
+        bf.insert_many([{"Age": 1}, {"Nope": 2}])
+    with pytest.raises(InvalidParameterError, match="mappings"):
+        bf.insert_many([{"Age": 1}, ("Age", 2)])
+    with pytest.raises(InvalidParameterError):
+        bf.insert_many("Age")
+    with pytest.raises(InvalidParameterError, match="surrogate"):
+        bf.insert_many([{"Name": "ok"}] * 20 + [{"Name": "bad\ud800"}])
+    with pytest.raises(InvalidParameterError, match="two columns of numbers"):
+        bf.insert_many(pd.DataFrame({"Age.lo": [(1, 2)], "Age.hi": [(3, 4)]}), attributes=["Age"])
+    bf.insert_many([])
+    bf.insert_many(df.iloc[:0])
+    assert len(bf) == 0 and bf.bits.popcount() == 0
+
+
+def test_doctests_of_the_ranges_modules() -> None:
+    import doctest
+    import importlib
+
+    for name in ("config", "filter", "index", "layout", "model", "optimize", "schema", "_keys"):
+        mod = importlib.import_module(f"bloomkit.ranges.{name}")
+        res = doctest.testmod(mod)
+        assert res.failed == 0, name

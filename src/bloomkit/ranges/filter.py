@@ -187,7 +187,7 @@ class RangeBloomFilter(Persistable):
         >>> bf = RangeBloomFilter.for_requirements(Schema([Text("Name"), Integer("Age", 1, 120)]),
         ...                                        {"Age": 10}, fpr=0.01)
         >>> bf.num_bits, bf.config.num_hashes
-        (94, 7)
+        (51, 11)
 
         Complexity: one optimizer run (num_bits) or about 2 log2(m) runs (fpr), then O(m / 64).
         """

@@ -171,13 +171,9 @@ class Layout:
 
     def _hash(self, plan: Plan, keys: Any) -> np.ndarray:
         """h1 of the keys ``"name:value"`` of group numbers or of texts (xxh64)."""
-        prefix = plan.attr.name + ":"
         if isinstance(keys, np.ndarray):
             return self._group_hashes(plan, keys)
-        if isinstance(keys, list):
-            return hash_many([prefix + t for t in keys], self.seed)
-        text = keys.cast(pa.string()) if pa.types.is_large_string(keys.type) else keys
-        return hash_many(pc.binary_join_element_wise(prefix, text, ""), self.seed)
+        return hash_many(self._strings(plan, keys), self.seed)
 
     def _strings(self, plan: Plan, keys: Any) -> pa.Array | list[str]:
         """The key strings (the SHA-512 path hashes strings)."""
@@ -186,7 +182,8 @@ class Layout:
             return key_strings(plan.attr.name, plan.base + keys * plan.d)
         if isinstance(keys, list):
             return [prefix + t for t in keys]
-        return pc.binary_join_element_wise(prefix, keys.cast(pa.large_string()), "")
+        text = keys.cast(pa.string()) if pa.types.is_large_string(keys.type) else keys
+        return pc.binary_join_element_wise(prefix, text, "")
 
     def _small_hashes(self, batch: RecordBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """:meth:`hashes` of a batch of a few records with few keys, with Python ints and one

@@ -18,6 +18,7 @@ Two inputs become one :class:`RecordBatch` (what :meth:`RangeBloomFilter.insert_
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -103,6 +104,13 @@ def _column_names(data: Any) -> list[str]:
     return [str(c) for c in data.columns]
 
 
+def _num_rows(data: Any) -> int | None:
+    if isinstance(data, Mapping):
+        first = next(iter(data.values()), None)
+        return len(first) if hasattr(first, "__len__") else None
+    return int(data.num_rows) if hasattr(data, "num_rows") else len(data)
+
+
 def _where(owner: str, rows: np.ndarray | None = None) -> Callable[[int], str]:
     if rows is None:
         return lambda j: f"record {j} of {owner}"
@@ -155,6 +163,11 @@ def _from_table(schema: Schema, data: Any, owner: str, attributes: Sequence[str]
         attrs = [schema[a].name for a in attributes]
         if len(set(attrs)) != len(attrs):
             raise param_error("attributes", owner, "distinct attribute names", attributes)
+    if isinstance(data, Mapping) and any(isinstance(v, str | bytes | numbers.Number | range) for v in data.values()):
+        raise InvalidParameterError(
+            f"The 'records' parameter of {owner} must be records (an iterable of mappings) or a table of "
+            "columns. Got one record (a mapping of single values) instead: pass [record], or use the "
+            "one-record method.")
     present = set(_column_names(data))
     names: list[str] = []
     ranged: set[str] = set()
@@ -164,6 +177,8 @@ def _from_table(schema: Schema, data: Any, owner: str, attributes: Sequence[str]
             ranged.add(a)
         else:
             names.append(a)
+    if _num_rows(data) == 0:  # an empty table: check its column names only (empty columns have no type)
+        data = {c: [] for c in _column_names(data)}
     table = as_table(data, names, "records", owner)  # by name; missing / extra columns refused
     n = (batch_len(next(iter(table.values()))) or 0) if table else 0
     rows = np.arange(n, dtype=np.int64)
