@@ -11,7 +11,7 @@ from _damage import assert_damage_detected
 
 import bloomkit
 from bloomkit.errors import FormatError, IncompatibleFiltersError, InvalidParameterError
-from bloomkit.experiments.ranges import TABLE1  # doc 000, Table 1
+from bloomkit.experiments.ranges import TABLE1, random_attribute_set  # doc 000, Tables 1 and 4
 from bloomkit.ranges import (
     Decimal,
     Integer,
@@ -556,19 +556,12 @@ def test_experiments_tables_2_3_and_fig13() -> None:
     assert by["grouping: largest n with fpr <= 2^-10"].measured == 240
 
 
-def _random_set(rng: np.random.Generator) -> list[tuple[str, int, int]]:
-    R = rng.integers(100, 1_000_001, 10)
-    u = rng.uniform(0.001, 0.1, 10)
-    n = np.clip(np.round(u * R), 1, R - 1).astype(int)
-    return [(f"A{i}", int(R[i]), int(n[i])) for i in range(10)]
-
-
 @pytest.mark.slow
 def test_two_phase_within_2_percent_of_reference_on_random_10_attribute_sets() -> None:
     rng = np.random.default_rng(2026)
     gaps = []
     for _ in range(15):
-        attrs = _random_set(rng)
+        attrs = random_attribute_set(rng)
         h = optimize_multi(attrs, 512)  # unit steps, as in Figure 7
         g = optimize_multi_grid(attrs, 512)
         gaps.append(h.total_fpr / g.total_fpr - 1)
@@ -580,7 +573,7 @@ def test_table4_shape() -> None:
     from collections import Counter
 
     rng = np.random.default_rng(99)
-    sets = [_random_set(rng) for _ in range(150)]
+    sets = [random_attribute_set(rng) for _ in range(150)]
     report = Counter()
     errata = Counter()
     for attrs in sets:

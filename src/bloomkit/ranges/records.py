@@ -106,7 +106,7 @@ def _column_names(data: Any) -> list[str]:
 
 def _num_rows(data: Any) -> int | None:
     if isinstance(data, Mapping):
-        first = next(iter(data.values()), None)
+        first: Any = next(iter(data.values()), None)
         return len(first) if hasattr(first, "__len__") else None
     return int(data.num_rows) if hasattr(data, "num_rows") else len(data)
 
