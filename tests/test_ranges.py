@@ -955,3 +955,12 @@ def test_doctests_of_the_ranges_modules() -> None:
         mod = importlib.import_module(f"bloomkit.ranges.{name}")
         res = doctest.testmod(mod)
         assert res.failed == 0, name
+
+
+def test_docs_worked_example_runs() -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ranges.md").read_text(encoding="utf-8")
+    code = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
+    exec(compile(code, "docs/ranges.md", "exec"), {"__name__": "__docs__"})

@@ -20,12 +20,12 @@ import numpy as np
 from .._format import ArraySpec, Persistable
 from .._protocols import keyword_only, warn_deprecated
 from .._storage import BitArray
-from .._validation import Check, Int, Options, param_error
-from ..errors import FormatError, IncompatibleFiltersError
+from .._validation import Int, Options, param_error
+from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as K
 from ._keys import HASH_NAMES, HASH_SHA512
 from .config import CONFIG, AttributeConfig, RangeConfig, design
-from .layout import NUM_BITS, Layout, Plan
+from .layout import NUM_BITS, Layout, LayoutProperties, Plan, statistics_spec
 from .records import RecordBatch, record_batch
 from .schema import SCHEMA, Numeric, Schema
 
@@ -33,26 +33,12 @@ __all__ = ["AttributeConfig", "AttributeRates", "RangeBloomFilter", "RangeConfig
 
 FILL = Options("observed", "expected")
 """How predicted rates take the fill 1 - p: from the bits set, or from Eq. (36)."""
-_MAX_COUNT = float(1 << 62)
 CHUNK = 1 << 14
 """Records hashed at once by a large insert_many / add_many (about 4 KB of scratch memory per
 record of Table 1's attributes)."""
 
 
-def _check_inserted(value: Any, name: str, owner: str) -> dict[str, list[float]]:
-    """``{attribute: [values inserted, expected hashed positions]}``, finite and >= 0."""
-    if not isinstance(value, dict):
-        raise param_error(name, owner, "a mapping attribute -> [values, positions]", value)
-    out = {}
-    for k, v in value.items():
-        if not (isinstance(v, list) and len(v) == 2 and all(
-                isinstance(x, int | float) and not isinstance(x, bool) and 0 <= x <= _MAX_COUNT for x in v)):
-            raise param_error(f"{name}[{k!r}]", owner, f"a pair of numbers in [0, {_MAX_COUNT:.0f}]", v)
-        out[k] = [float(v[0]), float(v[1])]
-    return out
-
-
-INSERTED = Check(_check_inserted, "a mapping attribute -> [values inserted, expected hashed positions]")
+INSERTED = statistics_spec("values inserted", "expected hashed positions")
 COUNT = Int(0)
 
 
@@ -89,7 +75,7 @@ class AttributeRates(float):
         return (float, (float(self),))
 
 
-class RangeBloomFilter(Persistable):
+class RangeBloomFilter(LayoutProperties, Persistable):
     """A Bloom filter of multi-attribute records with numeric ranges (document 000).
 
     Parameters
@@ -194,42 +180,7 @@ class RangeBloomFilter(Persistable):
         d = design(schema, range_sizes, num_bits=num_bits, fpr=fpr, per_attribute_k=per_attribute_k)
         return cls(schema, d.num_bits, d.config, hash=hash, seed=seed)
 
-    # -- parameters -------------------------------------------------------------------------------
-    @property
-    def layout(self) -> Layout:
-        """The schema, configuration, m, hash and seed (shared with filters of the same layout)."""
-        return self._layout
-
-    @property
-    def schema(self) -> Schema:
-        return self._layout.schema
-
-    @property
-    def num_bits(self) -> int:
-        """m, the number of bits."""
-        return self._layout.num_bits
-
-    @property
-    def config(self) -> RangeConfig:
-        return self._layout.config
-
-    @property
-    def num_hashes(self) -> int:
-        """k, the shared number of positions per key (attributes may override it)."""
-        return self._layout.config.num_hashes
-
-    @property
-    def hash(self) -> str:
-        return self._layout.hash
-
-    @property
-    def seed(self) -> int:
-        return self._layout.seed
-
-    @property
-    def _hash_id(self) -> int:
-        return self._layout.hash_id
-
+    # -- parameters (schema, num_bits, config, num_hashes, hash, seed: LayoutProperties) ---------
     @property
     def size_in_bits(self) -> int:
         """Bits of the filter's payload: m."""
@@ -502,11 +453,14 @@ class RangeBloomFilter(Persistable):
         if version == 1 and "count" not in params:
             # format 1 did not record the number of records: every record with a text value
             # adds one value to that attribute, so the largest text count is a lower bound
-            texts = {a.get("name") for a in params.get("schema") or [] if isinstance(a, dict) and a.get("type") == "text"}
-            ins = params.get("inserted")
-            counts = [v[0] for n, v in ins.items() if n in texts and isinstance(v, list) and v
-                      and isinstance(v[0], int | float) and 0 <= v[0] <= _MAX_COUNT] if isinstance(ins, dict) else []
-            params["count"] = int(max(counts, default=0))
+            items = params.get("schema")
+            texts = {a.get("name") for a in (items if isinstance(items, list) else [])
+                     if isinstance(a, dict) and a.get("type") == "text" and isinstance(a.get("name"), str)}
+            try:
+                ins = INSERTED(params.get("inserted"), "inserted", cls.__name__)
+            except InvalidParameterError:
+                ins = {}  # the loader refuses it, naming the field
+            params["count"] = int(max((v[0] for n, v in ins.items() if n in texts), default=0))
         return params
 
     @classmethod

@@ -26,13 +26,13 @@ import numpy as np
 from .._format import ArraySpec, Container, Persistable
 from .._lazy import kernels as core
 from .._storage import aligned_zeros
-from .._validation import Bool, Check, Int, Options, param_error
+from .._validation import Bool, Int, Options, param_error
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as K
 from ._keys import HASH_NAMES, HASH_SHA512
 from .config import CONFIG, RangeConfig, design
 from .filter import CHUNK, FILL, RangeBloomFilter
-from .layout import NUM_BITS, Layout
+from .layout import NUM_BITS, Layout, LayoutProperties, statistics_spec
 from .records import Column, RecordBatch, record_batch
 from .schema import SCHEMA, Numeric, Schema, Text
 from .store import RECORD_ARRAYS, RecordStore
@@ -43,23 +43,9 @@ _BLOCK = 8  # words per early-exit block (512 profiles); measured best of 4..256
 MAX_PROFILES = 1 << 36
 CAPACITY = Int(1, MAX_PROFILES)
 MODE = Options("subset", "intersect")
-_MAX_SUM = float(1 << 62)
 
 
-def _check_inserted(value: Any, name: str, owner: str) -> dict[str, list[float]]:
-    """``{attribute: [profiles giving it, values, expected hashed positions]}``, finite, >= 0."""
-    if not isinstance(value, dict):
-        raise param_error(name, owner, "a mapping attribute -> [profiles, values, positions]", value)
-    out = {}
-    for k, v in value.items():
-        if not (isinstance(v, list) and len(v) == 3 and all(
-                isinstance(x, int | float) and not isinstance(x, bool) and 0 <= x <= _MAX_SUM for x in v)):
-            raise param_error(f"{name}[{k!r}]", owner, f"three numbers in [0, {_MAX_SUM:.0f}]", v)
-        out[k] = [float(x) for x in v]
-    return out
-
-
-INSERTED = Check(_check_inserted, "a mapping attribute -> [profiles, values, expected hashed positions]")
+INSERTED = statistics_spec("profiles giving it", "values", "expected hashed positions")
 
 
 class _State:
@@ -72,7 +58,7 @@ class _State:
         self.slices, self.active, self.records = slices, active, records
 
 
-class ProfileIndex(Persistable):
+class ProfileIndex(LayoutProperties, Persistable):
     """Bit-sliced index of profile filters answering ``search(query) -> ids``.
 
     Parameters
@@ -177,36 +163,7 @@ class ProfileIndex(Persistable):
         d = design(schema, range_sizes, num_bits=num_bits, fpr=fpr, per_attribute_k=per_attribute_k)
         return cls(schema, d.num_bits, d.config, hash=hash, seed=seed, capacity=capacity, store_records=store_records)
 
-    # -- properties -------------------------------------------------------------------------------
-    @property
-    def layout(self) -> Layout:
-        return self._layout
-
-    @property
-    def schema(self) -> Schema:
-        return self._layout.schema
-
-    @property
-    def num_bits(self) -> int:
-        """m, the bits of every profile filter."""
-        return self._layout.num_bits
-
-    @property
-    def config(self) -> RangeConfig:
-        return self._layout.config
-
-    @property
-    def hash(self) -> str:
-        return self._layout.hash
-
-    @property
-    def seed(self) -> int:
-        return self._layout.seed
-
-    @property
-    def _hash_id(self) -> int:
-        return self._layout.hash_id
-
+    # -- properties (schema, num_bits, config, num_hashes, hash, seed: LayoutProperties) ---------
     def __len__(self) -> int:
         """The number of live profiles (exact)."""
         return self._count
@@ -501,7 +458,7 @@ class ProfileIndex(Persistable):
         rates = self.attribute_fprs()
         return {
             "structure": self._STRUCTURE, "class": type(self).__name__, "schema": self.schema.to_list(),
-            "config": self.config.to_dict(), "num_bits": self.num_bits, "num_hashes": self.config.num_hashes,
+            "config": self.config.to_dict(), "num_bits": self.num_bits, "num_hashes": self.num_hashes,
             "hash": self.hash, "seed": self.seed, "size_in_bits": self.size_in_bits, "count": self._count,
             "count_is_exact": True, "next_id": self._next, "capacity": self.capacity,
             "store_records": self.store_records, "fill_ratio": self.fill_ratio(),

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from .._hashing import TAG_STR, hash_many, tag_seed
 from .._hashing import positions as probe_positions
-from .._validation import SEED, Int, Options, param_error
+from .._validation import SEED, Check, Int, Options, param_error
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as K
 from . import model as M
@@ -45,7 +45,7 @@ from .config import CONFIG, RangeConfig
 from .records import RecordBatch
 from .schema import SCHEMA, Attribute, Numeric, Schema
 
-__all__ = ["HASH", "MAX_BITS", "NUM_BITS", "TABLE_GROUPS", "Layout", "Plan"]
+__all__ = ["HASH", "MAX_BITS", "NUM_BITS", "TABLE_GROUPS", "Layout", "LayoutProperties", "Plan"]
 
 _SMALL_RECORDS, _SMALL_KEYS = 4, 256  # batches hashed with Python ints (one record, short ranges)
 TABLE_GROUPS = 1 << 22
@@ -309,3 +309,68 @@ class Layout:
             else:
                 out[name] = float(M.f_text(plan.k, fill))
         return out
+
+
+MAX_STATISTIC = float(1 << 62)
+
+
+def statistics_spec(*fields: str) -> Check:
+    """The constraint of a structure's saved per-attribute statistics: ``{attribute: [<fields>]}``,
+    each a number in [0, 2**62] (returned as floats); the loader checks the attribute names
+    against the schema."""
+    what = "[" + ", ".join(fields) + "]"
+
+    def check(value: Any, name: str, owner: str) -> dict[str, list[float]]:
+        if not isinstance(value, dict):
+            raise param_error(name, owner, f"a mapping attribute -> {what}", value)
+        out = {}
+        for k, v in value.items():
+            if not (isinstance(v, list) and len(v) == len(fields) and all(
+                    isinstance(x, int | float) and not isinstance(x, bool) and 0 <= x <= MAX_STATISTIC for x in v)):
+                raise param_error(f"{name}[{k!r}]", owner, f"{what}: {len(fields)} numbers in [0, 2**62]", v)
+            out[k] = [float(x) for x in v]
+        return out
+
+    return Check(check, f"a mapping attribute -> {what}")
+
+
+class LayoutProperties:
+    """The parameters of a structure built on a :class:`Layout` (``self._layout``), read-only."""
+
+    _layout: Layout
+
+    @property
+    def layout(self) -> Layout:
+        """Schema, configuration, m, hash and seed (structures of one layout combine)."""
+        return self._layout
+
+    @property
+    def schema(self) -> Schema:
+        return self._layout.schema
+
+    @property
+    def num_bits(self) -> int:
+        """m, the bits of a filter."""
+        return self._layout.num_bits
+
+    @property
+    def config(self) -> RangeConfig:
+        return self._layout.config
+
+    @property
+    def num_hashes(self) -> int:
+        """k, the shared number of positions per key (attributes may override it)."""
+        return self._layout.config.num_hashes
+
+    @property
+    def hash(self) -> str:
+        """"xxh64" or "sha512"."""
+        return self._layout.hash
+
+    @property
+    def seed(self) -> int:
+        return self._layout.seed
+
+    @property
+    def _hash_id(self) -> int:
+        return self._layout.hash_id
