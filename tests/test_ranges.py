@@ -964,3 +964,12 @@ def test_docs_worked_example_runs() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "ranges.md").read_text(encoding="utf-8")
     code = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
     exec(compile(code, "docs/ranges.md", "exec"), {"__name__": "__docs__"})
+
+
+def test_keys_of_huge_scopes_fit_64_bits() -> None:
+    wide = Schema([Integer("X", -(2**52), 2**52)])
+    with pytest.raises(InvalidParameterError, match="64 bits"):
+        RangeBloomFilter(wide, 256, RangeConfig(1024, {"X": (2**53, 1)}))
+    bf = RangeBloomFilter(wide, 256, RangeConfig(8, {"X": (2**40, 1)}))
+    bf.insert_many([{"X": (-(2**52), 2**52)}, {"X": 2**52}])
+    assert bf.might_contain("X", 0) and bf.might_cover("X", -(2**52), 2**52)

@@ -206,9 +206,16 @@ class ProfileIndex(LayoutProperties, Persistable):
         with self._lock:
             first = self._next
             st = self._ensure(first + n)
-            if st.records is not None and batch is not None:
-                st.records.write(first, batch)
-            new = set_columns(st.slices, first)
+            try:
+                if st.records is not None and batch is not None:
+                    st.records.write(first, batch)
+                new = set_columns(st.slices, first)
+            except BaseException:  # e.g. MemoryError while hashing a part: leave no trace in the slots
+                for slot in range(first, first + n):
+                    K.clear_column(st.slices, slot)
+                    if st.records is not None:
+                        st.records.clear(slot)
+                raise
             K.set_bit_range(st.active, first, first + n)  # visible to searches from here on
             self._next += n
             self._count += n
@@ -263,8 +270,9 @@ class ProfileIndex(LayoutProperties, Persistable):
         ``profiles`` is an iterable of records or a table read by column name (pandas / polars
         DataFrame, pyarrow Table, mapping of columns; a range as two columns ``"Age.lo"`` /
         ``"Age.hi"``: :mod:`bloomkit.ranges.records`); ``attributes`` names the attributes a
-        table gives (default: all). Every profile is validated before anything is added; all
-        keys are hashed in one pass per attribute and the columns set in one kernel call.
+        table gives (default: all). Every profile is validated before anything is added; the keys
+        are hashed in one pass per attribute and the columns set in one kernel call (per part of
+        :data:`~bloomkit.ranges.filter.CHUNK` profiles: the scratch memory stays bounded).
 
         Complexity: O(total keys x s) hashing + O(set bits), vectorised.
         """

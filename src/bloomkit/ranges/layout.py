@@ -99,6 +99,8 @@ class Layout:
                 raise param_error("positions", owner, f"<= {SHA512_MAX_POSITIONS} per key with hash='sha512'", s)
             r = int(M.r(k, s))
             base = attr.scaled_lo if isinstance(attr, Numeric) else 0
+            if isinstance(attr, Numeric) and attr.scaled_hi + (r + 1) * d > 1 << 62:  # key values fit int64
+                raise param_error("group_size", owner, f"small enough that {attr.name!r}'s keys fit 64 bits", d)
             self.plans[attr.name] = Plan(attr, k, d, s, r, k - r * s, base)
         self._tables: dict[str, np.ndarray] = {}  # h1 of every group of an attribute (big batches)
 
