@@ -502,3 +502,15 @@ def test_concurrent_add_many_remove_and_search() -> None:
         for i, pid in enumerate(got[w][20:], start=20):
             r = frames[w][i]
             assert pid in idx.search({"City": r["City"], "Age": r["Age"][0]}, verify=True)  # type: ignore[index]
+
+
+def test_a_roomy_index_with_many_attributes_loads_within_the_load_budget() -> None:
+    """A file holds the records of its profiles only; the loader must not allocate record rows
+    for every free slot (64,000 slots x 40 attributes would exceed the load budget)."""
+    sch = Schema([Integer(f"a{i}", 0, 100) for i in range(40)])
+    idx = ProfileIndex(sch, 64, 3, capacity=64_000, store_records=True)
+    idx.add_many([{f"a{i}": (i, i + 5) for i in range(40)}] * 3)
+    back = ProfileIndex.from_bytes(idx.to_bytes())
+    back._check()
+    assert back.record(2) == idx.record(2) and back.add({"a0": 1}) == 3 and back.record(3) == {"a0": 1}
+    back._check()

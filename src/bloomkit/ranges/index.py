@@ -185,17 +185,23 @@ class ProfileIndex(LayoutProperties, Persistable):
 
     # -- updates ----------------------------------------------------------------------------------
     def _ensure(self, need: int) -> _State:
-        """The state, grown (copied, then swapped in) to hold ``need`` slots. Under the lock."""
+        """The state, grown (copied, then swapped in) to hold ``need`` slots. Under the lock.
+
+        The records of a loaded index cover its profiles only; they grow to the capacity of the
+        filters on the first add."""
         st = self._st
         nwords = st.slices.shape[1]
-        if need <= nwords * 64:
+        records_ok = st.records is None or st.records.capacity >= need
+        if need <= nwords * 64 and records_ok:
             return st
-        new_words = max((need + 63) // 64, 2 * nwords)
-        slices = aligned_zeros((self.num_bits, new_words), np.uint64, "a ProfileIndex")
-        slices[:, :nwords] = st.slices
-        active = aligned_zeros(new_words, np.uint64, "a ProfileIndex")
-        active[:nwords] = st.active
-        records = None if st.records is None else st.records.grown(new_words * 64)
+        slices, active = st.slices, st.active
+        if need > nwords * 64:
+            new_words = max((need + 63) // 64, 2 * nwords)
+            slices = aligned_zeros((self.num_bits, new_words), np.uint64, "a ProfileIndex")
+            slices[:, :nwords] = st.slices
+            active = aligned_zeros(new_words, np.uint64, "a ProfileIndex")
+            active[:nwords] = st.active
+        records = None if st.records is None else st.records.grown(slices.shape[1] * 64)
         self._st = _State(slices, active, records)
         return self._st
 
@@ -532,8 +538,6 @@ class ProfileIndex(LayoutProperties, Persistable):
         records = None
         if store:
             records = RecordStore.from_state(layout.schema, arrays, nxt, _live_mask(active, nxt))
-            if nxt < active.shape[0] * 64:  # room for the slots the filters have
-                records = records.grown(active.shape[0] * 64)
         obj = object.__new__(cls)
         obj._init(layout, store, _State(slices, active, records), nxt, cnt, params["inserted"],
                   int(core.popcount_words(slices.reshape(-1))))
