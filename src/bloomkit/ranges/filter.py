@@ -202,7 +202,7 @@ class RangeBloomFilter(LayoutProperties, Persistable):
 
     def _insert_batch(self, batch: RecordBatch) -> None:
         lay = self._layout
-        sums = lay.batch_stats([(c.name, len(c.rows), c.values()) for c in batch.columns])
+        sums = lay.batch_stats(batch)
         parts = batch.chunks(CHUNK)
         setter = self._bit_setter(batch) if len(parts) == 1 else None  # small: hashed outside the lock
         with self._lock:

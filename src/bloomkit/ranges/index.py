@@ -208,7 +208,7 @@ class ProfileIndex(LayoutProperties, Persistable):
     def _add(self, batch: RecordBatch | None, set_columns: Callable[[np.ndarray, int], int], n: int) -> np.ndarray:
         """Add ``n`` profiles: ``set_columns(slices, first)`` sets their bits (columns first ..
         first + n - 1) and returns how many were 0; ``batch`` gives records and statistics."""
-        sums = [] if batch is None else self._layout.batch_stats([(c.name, len(c.rows), c.values()) for c in batch.columns])
+        sums = [] if batch is None else self._layout.batch_stats(batch)
         with self._lock:
             first = self._next
             st = self._ensure(first + n)
@@ -632,5 +632,5 @@ def _v1_stats(layout: Layout, store: RecordStore, slots: int) -> dict[str, tuple
     for attr in layout.schema:
         counts = store.counts(attr.name, slots)
         values = float(counts.sum())
-        out[attr.name] = (float(counts.size), values, layout.expected_positions(attr.name, counts.size, values))
+        out[attr.name] = (float(counts.size), values, layout.expected_positions(attr.name, counts.size, int(values)))
     return out

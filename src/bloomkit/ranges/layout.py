@@ -18,7 +18,7 @@ positions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -277,21 +277,19 @@ class Layout:
         return np.concatenate(parts).astype(np.int64), offsets
 
     # -- model ------------------------------------------------------------------------------------
-    def expected_positions(self, name: str, entries: float, values: float) -> float:
+    def expected_positions(self, name: str, entries: int, values: int) -> float:
         """Sum of Eq. (11) over ``entries`` entries of ``values`` values in all (text: k per
-        entry); Eq. (11) is affine in n, so the sum is ``entries * go(values / entries)``."""
-        return self.batch_stats([(name, entries, values)])[0][3]
+        entry; :func:`~bloomkit.ranges.model.go_total`)."""
+        plan = self.plans[name]
+        return float(M.go_total(values, entries, plan.d, plan.s, plan.k))
 
-    def batch_stats(self, entries: Sequence[tuple[str, float, float]]) -> list[tuple[str, float, float, float]]:
-        """(name, entries, values, expected hashed positions) for (name, entries, values)
-        triples: :meth:`expected_positions` of all attributes of a batch in one evaluation."""
-        if not entries:
-            return []
-        plans = [self.plans[name] for name, _, _ in entries]
-        e = np.array([x for _, x, _ in entries], dtype=np.float64)
-        v = np.array([x for _, _, x in entries], dtype=np.float64)
-        per = np.atleast_1d(M.go(v / np.maximum(e, 1.0), [p.d for p in plans], [p.s for p in plans], [p.k for p in plans]))
-        return [(name, ei, vi, ei * pi) for (name, ei, vi), pi in zip(entries, per.tolist(), strict=True)]
+    def batch_stats(self, batch: RecordBatch) -> list[tuple[str, int, int, float]]:
+        """(name, entries, values, expected hashed positions) of every attribute of ``batch``."""
+        out = []
+        for col in batch.columns:
+            entries, values = len(col.rows), col.values()
+            out.append((col.name, entries, values, self.expected_positions(col.name, entries, values)))
+        return out
 
     def fill_of(self, positions: float) -> float:
         """1 - p after ``positions`` hashed positions, Eq. (36) / m."""

@@ -34,6 +34,8 @@ from .schema import Numeric, Schema, Text
 __all__ = ["Column", "RecordBatch", "is_table", "record_batch"]
 
 _MISSING = object()
+_ROW0 = np.zeros(1, dtype=np.int64)
+_ROW0.flags.writeable = False
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,8 @@ def _from_records(schema: Schema, records: Any, owner: str) -> RecordBatch:
         if not r.keys() <= allowed:
             schema.check_record(r, f"record {i} of {owner}")  # raises naming the attribute
     n = len(recs)
+    if n == 1:
+        return _from_one(schema, recs[0], owner)
     cols = []
     for name in schema.names:
         vals = [r.get(name, _MISSING) for r in recs]
@@ -152,6 +156,21 @@ def _from_records(schema: Schema, records: Any, owner: str) -> RecordBatch:
         if n:
             cols.append(_column(schema, name, vals, rows, owner))
     return RecordBatch(n, tuple(cols))
+
+
+def _from_one(schema: Schema, rec: Mapping[str, Any], owner: str) -> RecordBatch:
+    """One record (names already checked): the columns without the batch machinery."""
+    where = f"record 0 of {owner}"
+    cols = []
+    for name in sorted(rec, key=schema.index):
+        attr = schema[name]
+        if isinstance(attr, Text):
+            cols.append(Column(name, _ROW0, text=[attr.check_text(rec[name], where)]))
+        else:
+            assert isinstance(attr, Numeric)
+            a, b = attr.to_interval(rec[name], where)
+            cols.append(Column(name, _ROW0, np.array([a], dtype=np.int64), np.array([b], dtype=np.int64)))
+    return RecordBatch(1, tuple(cols))
 
 
 def _from_table(schema: Schema, data: Any, owner: str, attributes: Sequence[str] | None) -> RecordBatch:

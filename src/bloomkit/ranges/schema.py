@@ -21,6 +21,7 @@ same answers and the same messages as the one-value methods (:meth:`Text.check_t
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping
@@ -385,11 +386,11 @@ class Decimal(Numeric):
             out = np.where(ok, np.copysign(np.floor(ay + 0.5), y), 0.0).astype(np.int64)
         return out, ok
 
-    @property
+    @functools.cached_property
     def scaled_lo(self) -> int:
         return self.scale(self.lo, "lo", "Decimal")
 
-    @property
+    @functools.cached_property
     def scaled_hi(self) -> int:
         return self.scale(self.hi, "hi", "Decimal")
 

@@ -48,9 +48,6 @@ RECORD_ARRAYS = {
 
 def _utf8(text: pa.Array | list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(bytes uint8, offsets int64 of len(text) + 1 starting at 0) of a batch of texts."""
-    if isinstance(text, list) and len(text) <= 8:
-        enc = [t.encode("utf-8") for t in text]
-        return np.frombuffer(b"".join(enc), np.uint8), np.array([0, *itertools.accumulate(map(len, enc))], np.int64)
     arr = pa.array(text, type=pa.large_string()) if isinstance(text, list) else text.cast(pa.large_string())
     bufs = arr.buffers()
     offsets = np.frombuffer(bufs[1], dtype=np.int64, count=len(arr) + 1, offset=arr.offset * 8)
@@ -106,22 +103,48 @@ class RecordStore:
 
     def write(self, first: int, batch: RecordBatch) -> None:
         """Store the records of ``batch`` in slots ``first .. first + batch.size - 1``."""
+        if batch.size == 1:
+            self._write_one(first, batch)
+            return
         for col in batch.columns:
-            one = len(col.rows) == 1  # one record: plain item assignment (a few times faster)
-            slots: Any = first + int(col.rows[0]) if one else first + col.rows
+            slots = first + col.rows
             c = self._col[col.name]
             if col.text is not None:
                 data, offsets = _utf8(col.text)
-                self._reserve_text(len(data))
-                self.text[self.used : self.used + len(data)] = data
-                self.tstart[slots, c] = self.used + (offsets[0] if one else offsets[:-1])
-                self.tlen[slots, c] = (offsets[1] - offsets[0]) if one else np.diff(offsets)
-                self.used += len(data)
+                self._append_text(data, slots, c, offsets)
             else:
                 assert col.a is not None and col.b is not None
-                self.lo[slots, c] = col.a[0] if one else col.a
-                self.hi[slots, c] = col.b[0] if one else col.b
+                self.lo[slots, c] = col.a
+                self.hi[slots, c] = col.b
             self.present[slots, self.schema.index(col.name)] = True
+
+    def _append_text(self, data: np.ndarray, slots: Any, c: Any, offsets: np.ndarray) -> None:
+        self._reserve_text(len(data))
+        self.text[self.used : self.used + len(data)] = data
+        self.tstart[slots, c] = self.used + offsets[:-1]
+        self.tlen[slots, c] = np.diff(offsets)
+        self.used += len(data)
+
+    def _write_one(self, slot: int, batch: RecordBatch) -> None:
+        """One record: a few array writes for all its attributes."""
+        num: list[tuple[int, int, int]] = []
+        txt: list[tuple[int, bytes]] = []
+        for col in batch.columns:
+            if col.text is not None:
+                t = col.text[0]
+                txt.append((self._col[col.name], (t.as_py() if hasattr(t, "as_py") else t).encode("utf-8")))
+            else:
+                assert col.a is not None and col.b is not None
+                num.append((self._col[col.name], int(col.a[0]), int(col.b[0])))
+        if num:
+            cs, a, b = zip(*num, strict=True)
+            self.lo[slot, list(cs)] = a
+            self.hi[slot, list(cs)] = b
+        if txt:
+            cs_t, enc = zip(*txt, strict=True)
+            offsets = np.array([0, *itertools.accumulate(map(len, enc))], dtype=np.int64)
+            self._append_text(np.frombuffer(b"".join(enc), np.uint8), slot, list(cs_t), offsets)
+        self.present[slot, [self.schema.index(c.name) for c in batch.columns]] = True
 
     def clear(self, slot: int) -> None:
         """Forget the record of ``slot`` (its text bytes are zeroed)."""
