@@ -407,7 +407,9 @@ class RangeBloomFilter(LayoutProperties, Persistable):
         return AttributeRates(min(1.0, sum(rates[n] for n in names)), rates)
 
     def info(self) -> dict[str, Any]:
-        """Parameters, sizes, fill and predicted rates (JSON-able; what ``bloomkit info`` prints)."""
+        """Parameters, sizes, fill and predicted rates (JSON-able; what ``bloomkit info`` prints).
+
+        Complexity: O(attributes + m / 64)."""
         rates = self.attribute_fprs()
         return {
             "structure": self._STRUCTURE, "class": type(self).__name__, "schema": self.schema.to_list(),

@@ -380,7 +380,9 @@ class ProfileIndex(LayoutProperties, Persistable):
 
     # -- search -----------------------------------------------------------------------------------
     def query_rows(self, query: Mapping[str, Any] | RangeBloomFilter) -> np.ndarray:
-        """The bit positions set by BF(query) (the rows the search ANDs), sorted."""
+        """The bit positions set by BF(query) (the rows the search ANDs), sorted.
+
+        Complexity: as :meth:`RangeBloomFilter.insert` of the query."""
         if isinstance(query, RangeBloomFilter):
             self._compatible(query)
             return np.flatnonzero(_bit_vector(query.bits.words, self.num_bits)).astype(np.int64)
@@ -467,7 +469,9 @@ class ProfileIndex(LayoutProperties, Persistable):
         return min(1.0, float(sum(rates[n] for n in names)))
 
     def info(self) -> dict[str, Any]:
-        """Parameters, sizes, fill and predicted rates (JSON-able)."""
+        """Parameters, sizes, fill and predicted rates (JSON-able; what ``bloomkit info`` prints).
+
+        Complexity: O(attributes)."""
         st = self._st
         rates = self.attribute_fprs()
         return {
