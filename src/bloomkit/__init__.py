@@ -16,6 +16,7 @@ from .errors import (
     InvalidParameterError,
     UpdateNotSupportedError,
 )
+from .scalable import ScalableBloomFilter
 
 __version__ = "0.1.0"
 
@@ -26,6 +27,7 @@ __all__ = [
     "FormatError",
     "IncompatibleFiltersError",
     "InvalidParameterError",
+    "ScalableBloomFilter",
     "UpdateNotSupportedError",
     "__version__",
     "get_num_threads",
