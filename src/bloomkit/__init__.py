@@ -16,6 +16,7 @@ from .errors import (
     InvalidParameterError,
     UpdateNotSupportedError,
 )
+from .splitblock import SplitBlockBloomFilter
 
 __version__ = "0.1.0"
 
@@ -26,6 +27,7 @@ __all__ = [
     "FormatError",
     "IncompatibleFiltersError",
     "InvalidParameterError",
+    "SplitBlockBloomFilter",
     "UpdateNotSupportedError",
     "__version__",
     "get_num_threads",
