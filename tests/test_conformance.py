@@ -109,7 +109,10 @@ def test_golden_file_of_the_current_format(tag):
 @pytest.mark.parametrize("tag", TAGS)
 def test_format_1_files_still_load(tag):
     """Files written by the format-1 code (tests/golden/v1/make_v1.py) load and answer the same."""
-    obj = bloomkit.load(GOLDEN / "v1" / f"{tag}.bkf")
+    path = GOLDEN / "v1" / f"{tag}.bkf"
+    if not path.exists():
+        pytest.skip("structure added after format 1")
+    obj = bloomkit.load(path)
     obj._check()
     assert type(obj) is STRUCTURES[tag]
     assert _same(EXAMPLES[tag].probe(obj), EXAMPLES[tag].probe(EXAMPLES[tag].make()))

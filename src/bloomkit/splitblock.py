@@ -125,8 +125,8 @@ def split_block_fpr(num_keys: float, num_blocks: int, lane_bits: int = 64) -> fl
 
     Complexity: O(sqrt(n / B)) terms.
 
-    >>> round(split_block_fpr(1000, 1000 * 9.585 / 512), 4)  # 9.585 bits per key
-    0.0128
+    >>> round(split_block_fpr(100_000, 1872), 4)  # 9.585 bits per key: 1% for a Bloom filter
+    0.0129
     >>> round(split_block_fpr(26214, 1024, lane_bits=32), 4)  # the Parquet spec's example
     0.0126
     """

@@ -49,6 +49,14 @@ def _counting() -> Any:
     return c
 
 
+def _splitblock() -> Any:
+    from bloomkit import SplitBlockBloomFilter
+
+    f = SplitBlockBloomFilter(num_blocks=6, seed=11)
+    f.add_many(STR)
+    return f
+
+
 def _members(obj: Any) -> tuple[Any, ...]:
     return (obj.contains_many(STR + ABSENT),)
 
@@ -356,6 +364,8 @@ EXAMPLES: dict[str, Example] = {
     "bloom.BloomFilter": Example(_bloom, _members, (_bloom_empty("BloomFilter"), _write_members, _verify_members)),
     "bloom.CountingBloomFilter": Example(
         _counting, _members, (_bloom_empty("CountingBloomFilter"), _write_members, _counting_verify)),
+    "splitblock.SplitBlockBloomFilter": Example(
+        _splitblock, _members, (_bloom_empty("SplitBlockBloomFilter"), _write_members, _verify_members)),
     "ranges.RangeBloomFilter": Example(
         _range_filter, _range_probe,
         (lambda: __import__("bloomkit.ranges", fromlist=["x"]).RangeBloomFilter(_schema(), 4096, _range_config(), seed=3),
