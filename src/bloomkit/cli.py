@@ -7,6 +7,8 @@
     bloomkit query FILTER [KEY ...] [--input FILE]
     bloomkit info FILTER
     bloomkit bench [--keys N]
+    bloomkit parquet probe FILE|DIR --column C VALUE... [--json] [--hex]
+    bloomkit parquet info FILE [--json]
 """
 
 from __future__ import annotations
@@ -277,7 +279,29 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("filter")
     be = sub.add_parser("bench", help="quick throughput check of this machine")
     be.add_argument("--keys", type=int, default=1_000_000)
+    # --- bloomkit parquet: the logic lives in bloomkit.parquet (cli_probe / cli_info) ---------
+    pqp = sub.add_parser("parquet", help="query the Bloom filters stored in Parquet files")
+    pqs = pqp.add_subparsers(dest="parquet_cmd", required=True)
+    pr = pqs.add_parser("probe", help="which row groups may hold each value")
+    pr.add_argument("file", help="a Parquet file or a directory of them")
+    pr.add_argument("--column", required=True, help="the column's path")
+    pr.add_argument("values", nargs="+", help="values, parsed by the column's type")
+    pr.add_argument("--json", action="store_true", help="JSON output")
+    pr.add_argument("--hex", action="store_true", help="binary values are given in hex")
+    pin = pqs.add_parser("info", help="the Bloom filter of every column chunk")
+    pin.add_argument("file")
+    pin.add_argument("--json", action="store_true", help="JSON output")
+    # --- end of bloomkit parquet ---------------------------------------------------------------
     return p
+
+
+def cmd_parquet(args: argparse.Namespace) -> int:
+    """``bloomkit parquet probe|info``: see :func:`bloomkit.parquet.cli_probe` / ``cli_info``."""
+    from . import parquet
+
+    if args.parquet_cmd == "probe":
+        return parquet.cli_probe(args.file, args.column, args.values, as_json=args.json, hex_bytes=args.hex)
+    return parquet.cli_info(args.file, as_json=args.json)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -291,7 +315,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{e.id}\t{e.title}\t({e.source})")
                 return 0
             return cmd_reproduce(args)
-        return {"build": cmd_build, "query": cmd_query, "info": cmd_info, "bench": cmd_bench}[args.cmd](args)
+        return {"build": cmd_build, "query": cmd_query, "info": cmd_info, "bench": cmd_bench,
+                "parquet": cmd_parquet}[args.cmd](args)
     except (BloomkitError, OSError) as e:
         print(f"bloomkit: error: {e}", file=sys.stderr)
         return 2

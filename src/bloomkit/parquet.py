@@ -126,8 +126,17 @@ def _kind(t: Any) -> str:
 
 _ACCEPTS = {"INT32": {"int"}, "INT64": {"int"}, "FLOAT": {"float", "int"}, "DOUBLE": {"float", "int"},
             "BYTE_ARRAY": {"bytes"}, "FIXED_LEN_BYTE_ARRAY": {"fixed", "bytes", "float16", "decimal"}}
-_PY_KINDS = {"int": (int, np.integer), "float": (int, float, np.integer, np.floating), "bytes": (str, bytes),
-             "fixed": (str, bytes)}
+def _py_kinds(target: Any) -> tuple[type, ...] | None:
+    """The Python types a list may hold for a column of arrow type ``target`` (None: let
+    pyarrow judge, e.g. dates, timestamps, decimals)."""
+    pa = _pa()
+    if pa.types.is_integer(target):
+        return (int, np.integer)
+    if pa.types.is_floating(target):
+        return (int, float, np.integer, np.floating)
+    if _kind(target) in ("bytes", "fixed"):
+        return (str, bytes)
+    return None
 
 
 def _wrong(name: str, owner: str, ptype: str, target: Any, got: str) -> InvalidParameterError:
@@ -155,7 +164,7 @@ def _as_arrow(values: Any, ptype: str, target: Any, explicit: bool, name: str, o
         col = as_keys(values, name, owner)  # pandas / polars / iterables, by position
         if not isinstance(col, list):
             return _as_arrow(col, ptype, target, explicit, name, owner)
-        allowed = _PY_KINDS.get(_kind(target))
+        allowed = _py_kinds(target)
         for i, v in enumerate(col):
             if v is None:
                 raise InvalidParameterError(
@@ -271,11 +280,14 @@ def _tags(values: Any, ptype: str) -> int:
         return 1 << TAG_INT
     if ptype in ("FLOAT", "DOUBLE"):
         return 1 << TAG_FLOAT
+    if isinstance(values, list | tuple):
+        kinds = {type(v) for v in values}
+        return (1 << TAG_STR if str in kinds else 0) | (1 << TAG_BYTES if kinds - {str} else 0)
     pa = _pa()
-    t = getattr(values, "type", None)
-    is_str = t is not None and (pa.types.is_string(t) or pa.types.is_large_string(t))
-    return 1 << (TAG_STR if is_str or (isinstance(values, list) and values and isinstance(values[0], str))
-                 else TAG_BYTES)
+    t = getattr(values, "type", getattr(values, "dtype", None))
+    is_str = t is not None and (t == np.dtype(object) or getattr(t, "kind", "") == "U" or (
+        isinstance(t, pa.DataType) and _kind(t) == "bytes" and "string" in str(t)))
+    return 1 << (TAG_STR if is_str else TAG_BYTES)
 
 
 def plain_source(
