@@ -17,7 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import bloomkit
-from bloomkit import FormatError, IncompatibleFiltersError, InvalidParameterError, SplitBlockBloomFilter
+from bloomkit import (
+    FormatError,
+    IncompatibleFiltersError,
+    InvalidParameterError,
+    SplitBlockBloomFilter,
+)
 from bloomkit import parquet as P
 from bloomkit.cli import main
 

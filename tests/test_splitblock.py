@@ -23,8 +23,10 @@ from bloomkit import (
     IncompatibleFiltersError,
     InvalidParameterError,
     SplitBlockBloomFilter,
+    _parallel,
+    parquet,
+    splitblock,
 )
-from bloomkit import _parallel, parquet, splitblock
 from bloomkit._hashing import hash_many
 from bloomkit._lazy import kernels as K
 from bloomkit._lazy import splitblock_kernels as SK

@@ -86,19 +86,29 @@ _WORDS_PER_BLOCK = {"native": 8, "parquet": 4}
 def _loads(n: float, num_blocks: int) -> tuple[np.ndarray, np.ndarray]:
     """(j, P(J = j)) over the block loads that matter: J ~ Binomial(n, 1/B) for integral n
     (exact for a uniform block choice), Poisson(n/B) otherwise (Putze et al.'s form, the
-    binomial's limit)."""
-    from scipy import stats
-
-    mu = n / num_blocks
+    binomial's limit). The log-pmf is the one at the lowest j (``math.lgamma``) plus the
+    cumulative log-ratios of consecutive terms (no scipy: it would cost every process that
+    sizes a filter 45 MB)."""
+    p = 1.0 / num_blocks
+    mu = n * p
     spread = 12.0 * math.sqrt(mu) + 12.0
     lo = max(0, math.floor(mu - spread))
     hi = math.ceil(mu + spread + 30.0)
-    if float(n).is_integer() and n <= 2**53:
+    binomial = float(n).is_integer() and n <= 2**53
+    if binomial:
         hi = min(hi, int(n))
-        j = np.arange(lo, hi + 1, dtype=np.float64)
-        return j, stats.binom.pmf(j, int(n), 1.0 / num_blocks)
     j = np.arange(lo, hi + 1, dtype=np.float64)
-    return j, stats.poisson.pmf(j, mu)
+    if binomial and p >= 1.0:
+        return j, (j == n).astype(np.float64)
+    if binomial:
+        first = (math.lgamma(n + 1) - math.lgamma(lo + 1) - math.lgamma(n - lo + 1)
+                 + lo * math.log(p) + (n - lo) * math.log1p(-p))
+        steps = np.log(n - j[:-1]) - np.log(j[:-1] + 1) + math.log(p) - math.log1p(-p)
+    else:
+        first = -mu + lo * math.log(mu) - math.lgamma(lo + 1)
+        steps = math.log(mu) - np.log(j[:-1] + 1)
+    logs = np.concatenate(([first], first + np.cumsum(steps)))
+    return j, np.exp(logs)
 
 
 def split_block_fpr(num_keys: float, num_blocks: int, lane_bits: int = 64) -> float:
