@@ -165,13 +165,15 @@ def _as_arrow(values: Any, ptype: str, target: Any, explicit: bool, name: str, o
         if not isinstance(col, list):
             return _as_arrow(col, ptype, target, explicit, name, owner)
         allowed = _py_kinds(target)
-        for i, v in enumerate(col):
+        bad = {t for t in set(map(type, col)) if t is type(None) or (allowed is not None and (
+            issubclass(t, bool | np.bool_) or not issubclass(t, allowed)))}
+        if bad:  # the first offending value, for the message
+            i, v = next((i, v) for i, v in enumerate(col) if type(v) in bad)
             if v is None:
                 raise InvalidParameterError(
                     f"The {name!r} parameter of {owner} must not contain nulls (Parquet never stores "
                     f"them in a Bloom filter). Got None at position {i} instead.")
-            if allowed is not None and (isinstance(v, bool | np.bool_) or not isinstance(v, allowed)):
-                raise _wrong(name, owner, ptype, target, f"{v!r} of type {type(v).__name__} at position {i}")
+            raise _wrong(name, owner, ptype, target, f"{v!r} of type {type(v).__name__} at position {i}")
         try:
             arr = pa.array(col, type=target)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
