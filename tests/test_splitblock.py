@@ -351,6 +351,9 @@ def test_threaded_add_uses_private_arrays_within_budget(monkeypatch, cls):
         cls(**kw).add_many(keys)
         assert len(made) == 2
         made.clear()
+        cls(**kw).add_many(keys.tolist())  # precomputed hashes of a list: every thread private
+        assert len(made) == 3
+        made.clear()
         monkeypatch.setattr(_parallel, "PRIVATE_BYTES", 1)
         cls(**kw).add_many(keys)
         assert made == []
@@ -403,3 +406,40 @@ def test_add_many_memory_is_the_input_plus_the_filter_plus_a_chunk(cls):
     assert res.returncode == 0, res.stderr
     grown, filter_bytes, answers, key_bytes = map(int, res.stdout.split())
     assert grown <= filter_bytes + answers + 12 * 2**20 < filter_bytes + answers + key_bytes, (grown, filter_bytes)
+
+
+def test_protocols_and_a_seeded_stress_run_against_a_python_set():
+    """Random operation sequences (DESIGN convention 5): the filter never misses a key of the
+    exact model (a set) and its invariants hold after every step."""
+    from bloomkit._protocols import MembershipFilter, Structure
+
+    rng = np.random.default_rng(2024)
+    f = S(num_blocks=360, seed=5)
+    assert isinstance(f, MembershipFilter) and isinstance(f, Structure)
+    model: set[int] = set()
+    for _step in range(120):
+        op = rng.integers(6)
+        if op == 0:
+            k = int(rng.integers(10**6))
+            f.add(k)
+            model.add(k)
+        elif op == 1:
+            ks = rng.integers(0, 10**6, int(rng.integers(1, 300)))
+            f.add_many(ks)
+            model.update(ks.tolist())
+        elif op == 2:
+            g = S(num_blocks=f.num_blocks, seed=5)
+            ks = rng.integers(0, 10**6, 50)
+            g.add_many(ks)
+            f |= g
+            model.update(ks.tolist())
+        elif op == 3 and f.num_blocks % 2 == 0 and f.num_blocks > 45:
+            f.fold(2)
+        elif op == 4 and rng.random() < 0.1:
+            f.clear()
+            model.clear()
+        else:
+            f = bloomkit.loads(f.to_bytes()) if rng.random() < 0.5 else f.copy()
+        f._check()
+        if model:
+            assert f.contains_many(np.fromiter(model, dtype=np.int64)).all()

@@ -42,6 +42,7 @@ __all__ = [
     "get_num_threads",
     "hash_batch",
     "hash_source",
+    "identity",
     "map_ranges",
     "query_chunked",
     "ranges",
@@ -191,7 +192,8 @@ def hash_batch(
     return h1, parts, results  # type: ignore[return-value]
 
 
-def _same(h: np.ndarray) -> np.ndarray:
+def identity(h: np.ndarray) -> np.ndarray:
+    """The ``hash_chunk`` of a batch of precomputed hashes (a slice is its own hashes)."""
     return h
 
 
@@ -206,16 +208,12 @@ def hash_source(
     (8 bytes per key, small beside the list itself), and its hashes are sliced."""
     if isinstance(keys, list):
         h, tags = hash_fn(keys)
-        return h, _same, tags
+        return h, identity, tags
     return keys, lambda part: hash_fn(part)[0], key_tags(keys) or 0
 
 
 def _nbytes(keys: Any) -> int:
-    """Bytes a canonical batch occupies (numpy, pyarrow; a list: its pointers)."""
-    if isinstance(keys, np.ndarray):
-        return int(keys.nbytes)
-    if isinstance(keys, list | tuple):
-        return 8 * len(keys)
+    """Bytes a numpy or pyarrow batch occupies."""
     return int(getattr(keys, "nbytes", 0))
 
 
@@ -248,9 +246,12 @@ def add_chunked(
     ``storage``, ``CHUNK`` keys at a time (it releases the GIL while it hashes, so the other
     threads' few Python lines never wait long); each other thread fills a private array,
     ORed into ``storage`` holding the GIL at the end (:func:`bloomkit._kernels.or_into`), so
-    concurrent adds from other Python threads never lose a bit. Threads are used when the
+    concurrent adds from other Python threads never lose a bit. With precomputed hashes
+    (``hash_chunk`` is :func:`identity`: a list hashed whole) the calling thread would never
+    release the GIL between its inserts, so it fills a private array too. Threads are used when the
     probes outnumber the storage words 4 to 1 (the merge costs a pass over the words) and
-    their private arrays fit in ``min(PRIVATE_BYTES, batch bytes / 5)``.
+    their private arrays fit in ``min(PRIVATE_BYTES, batch bytes / 5)`` (``PRIVATE_BYTES`` for
+    precomputed hashes of a list, whose objects take far more).
 
     With ``refuse_nan``, a float batch holding NaN raises (through ``hash_chunk``) before
     anything is inserted; every other bad input fails on the first chunk of every slice.
@@ -262,13 +263,18 @@ def add_chunked(
         raise InvalidParameterError("The 'keys' parameter must be a canonical batch.")
     if refuse_nan:
         _refuse_nan(keys, hash_chunk)
+    direct = hash_chunk is not identity
     extra = len(ranges(n)) - 1
     if n * probes_per_key < 4 * storage.size:
         extra = 0
-    extra = min(extra, min(PRIVATE_BYTES, _nbytes(keys) // 5) // max(1, storage.nbytes))
+    # a list's objects take far more than its hashes: only PRIVATE_BYTES bounds its threads
+    budget = min(PRIVATE_BYTES, _nbytes(keys) // 5) if direct else PRIVATE_BYTES
+    extra = min(extra, budget // max(1, storage.nbytes) - (not direct))
+    if extra <= 0:
+        extra, direct = 0, True
 
     def job(lo: int, hi: int) -> np.ndarray | None:
-        if lo == 0:
+        if lo == 0 and direct:
             for a, b in chunk_bounds(lo, hi, CHUNK):
                 set_shared(hash_chunk(slice_keys(keys, a, b)))
             return None
@@ -277,8 +283,7 @@ def add_chunked(
             set_private(private, hash_chunk(slice_keys(keys, a, b)))
         return private
 
-    privates = map_ranges(job, split(n, extra + 1))
-    for private in privates[1:]:
+    for private in map_ranges(job, split(n, extra + 1)):
         if private is not None:
             K.or_into(storage, private)
 

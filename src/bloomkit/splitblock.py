@@ -42,7 +42,7 @@ from ._hashing import (
 )
 from ._lazy import kernels as K
 from ._lazy import splitblock_kernels as SK
-from ._parallel import add_chunked, hash_source, query_chunked
+from ._parallel import add_chunked, hash_source, identity, query_chunked
 from ._storage import aligned_copy, aligned_zeros
 from ._validation import (
     CAPACITY,
@@ -441,7 +441,7 @@ class SplitBlockBloomFilter(KeyTypesMixin, Persistable):
     def add_hashes(self, hashes: Any) -> None:
         """Insert precomputed hashes (see :meth:`contains_hashes`). Complexity: O(n)."""
         shared, private, _test = self._kernels()
-        add_chunked(np.ascontiguousarray(hashes, dtype=np.uint64), lambda h: h, shared, private, self._words,
+        add_chunked(np.ascontiguousarray(hashes, dtype=np.uint64), identity, shared, private, self._words,
                     refuse_nan=False)
 
     # -- state --------------------------------------------------------------------------------
