@@ -139,6 +139,11 @@ def test_values_are_converted_by_the_columns_type(files):
     assert P.row_groups_may_contain(path, "dec", [row["dec"]])[1, 0]
     assert P.row_groups_may_contain(path, "fixed", [row["fixed"]])[1, 0]
     assert P.row_groups_may_contain(path, "dict", ["d5"])[0, 0]
+    ts = t.column("ts_ns").to_pandas().iloc[RG: RG + 5]  # pandas timestamps, numpy datetime64
+    assert P.row_groups_may_contain(path, "ts_ns", ts.set_axis(np.arange(5)[::-1]))[1].all()
+    assert P.row_groups_may_contain(path, "ts_ns", ts.to_numpy())[1].all()
+    with pytest.raises(InvalidParameterError, match="null"):
+        P.row_groups_may_contain(path, "ts_ns", np.array(["NaT"], dtype="datetime64[ns]"))
 
 
 @pytest.mark.parametrize(

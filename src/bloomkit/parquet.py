@@ -158,8 +158,11 @@ def _as_arrow(values: Any, ptype: str, target: Any, explicit: bool, name: str, o
         rows = np.ascontiguousarray(values)
         arr = pa.FixedSizeBinaryArray.from_buffers(pa.binary(rows.shape[1]), len(rows),
                                                    [None, pa.py_buffer(rows.tobytes())])
-    elif isinstance(values, np.ndarray) and values.dtype.kind in "iufSU":
-        arr = pa.array(values)
+    elif isinstance(values, np.ndarray) and values.dtype.kind in "iufSUmM":
+        arr = pa.array(values, from_pandas=values.dtype.kind in "mM")  # NaT is a null
+    elif type(values).__module__.split(".")[0] == "pandas" and getattr(values, "dtype", None) is not None \
+            and getattr(values.dtype, "kind", "") in "mM":  # timestamps / durations, by position
+        return _as_arrow(np.asarray(values.to_numpy()), ptype, target, explicit, name, owner)
     else:
         col = as_keys(values, name, owner)  # pandas / polars / iterables, by position
         if not isinstance(col, list):
