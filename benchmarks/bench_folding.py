@@ -1,7 +1,9 @@
 """Folding benchmarks (doc 003): fold speed, smooth-number sieve speed, planner latency.
 
 Targets of the issue: a fold of a 10^8-bit filter by any factor in <= 50 ms; the y-smooth
-numbers of an interval of 10^6 in <= 1 s. Peers, side by side in the same run:
+numbers of an interval of 10^6 in <= 1 s. The filter-level rows (``folded``, ``unfold``,
+``add_many`` into ``B_t`` and ``B_1``, ``to_wire`` / ``from_wire``) time the public methods,
+locks and checks included. Peers, side by side in the same run:
 
 * fold: numpy on the packed words (``bitwise_or.reduce`` of a reshape; only possible when
   the folded size is a multiple of 64), numpy on an unpacked bool array (``reshape.any``),
@@ -27,8 +29,10 @@ from bloomkit._bench import markdown_table, measure, versions, write_results
 from bloomkit._storage import CounterArray
 from bloomkit.folding import (
     FoldableBloomFilter,
+    FoldableCountingBloomFilter,
     choose_initial_size,
     divisor_count,
+    from_wire,
     is_smooth,
     next_size,
     primes_up_to,
@@ -108,6 +112,34 @@ def bench_fold(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def bench_filter(quick: bool) -> list[dict[str, Any]]:
+    """The public methods of the filters (what a sender calls), on 43,243,200 cells."""
+    rows: list[dict[str, Any]] = []
+    m = 2**6 * 3**3 * 5**2 * 7 * 11 * 13
+    keys = np.arange(1_000_000, dtype=np.int64)
+    repeats = 3 if quick else 7
+    for cls in (FoldableBloomFilter, FoldableCountingBloomFilter):
+        f = cls(m, 7, seed=1)
+        f.add_many(keys)
+        name = cls.__name__
+        t_add = measure(lambda f=f: f.add_many(keys), warmup=1, repeats=repeats)
+        t_fold = measure(lambda f=f: f.folded(77), warmup=1, repeats=repeats)
+        g = f.folded(77)
+        t_unfold = measure(lambda g=g: (g.unfold(), g.fold(77)), warmup=1, repeats=repeats)
+        wire = g.to_wire()
+        t_wire = measure(lambda g=g: g.to_wire(), warmup=1, repeats=repeats)
+        t_from = measure(lambda wire=wire: from_wire(wire), warmup=1, repeats=repeats)
+        for op, t in (("add_many 1e6 int keys (B_t and B_1)", t_add), ("folded(77), B_1 copied", t_fold),
+                      ("unfold() + fold(77)", t_unfold), ("to_wire at m_1 / 77", t_wire),
+                      ("from_wire at m_1 / 77", t_from)):
+            rows.append({"op": f"{name}.{op}", "m": m, "bloomkit_ms": round(t["median"] * 1e3, 3),
+                         "bloomkit_min_ms": round(t["min"] * 1e3, 3)})
+            print(rows[-1], flush=True)
+        del f, g
+        gc.collect()
+    return rows
+
+
 def bench_smooth(quick: bool) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     z = 1_000_000
@@ -152,7 +184,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
-    rows = bench_fold(args.quick) + bench_smooth(args.quick) + bench_planner(args.quick)
+    rows = bench_fold(args.quick) + bench_filter(args.quick) + bench_smooth(args.quick) + bench_planner(args.quick)
     meta = {"versions": versions(["numpy", "numba"]), "quick": args.quick,
             "targets": {"fold 1e8 bits": "<= 50 ms", "smooth numbers, z = 1e6": "<= 1 s"}}
     path = write_results("bench_folding", rows, meta)

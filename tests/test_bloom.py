@@ -51,6 +51,8 @@ def test_sizing_from_capacity_and_fpr():
         ({}, "capacity and fpr"),
         ({"capacity": 10, "fpr": 0.1, "num_bits": 100}, "not both"),
         ({"num_bits": 100, "num_hashes": 2, "seed": -1}, "'seed'"),
+        ({"capacity": 2**62, "fpr": 1e-300}, "cannot hold capacity"),
+        ({"capacity": 10**400, "fpr": 0.1}, "'capacity'"),
     ],
 )
 def test_bad_parameters(kwargs, match):

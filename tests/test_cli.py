@@ -61,7 +61,7 @@ def test_cli_errors_are_clear(tmp_path, capsys):
 def test_reproduce_one_experiment(tmp_path, capsys):
     assert main(["reproduce", "--quick", "--only", "base-fpr-grid", "--out", str(tmp_path)]) == 0
     report = (tmp_path / "report.md").read_text()
-    assert "base-fpr-grid" in report and "| quantity | paper | model | measured | note |" in report
+    assert "base-fpr-grid" in report and "<th>quantity</th><th>paper</th><th>model</th><th>measured</th>" in report
     assert (tmp_path / "base-fpr-grid.csv").read_text().startswith("n_over_m,k,")
     assert (tmp_path / "base-fpr-grid.png").stat().st_size > 1000
     assert main(["reproduce", "--only", "no-such-experiment", "--out", str(tmp_path)]) == 2

@@ -35,21 +35,14 @@ PENDING_SPECS: set[str] = {
 
     "ranges.ProfileIndex",
 
-    "lookup.GeometricFilter",
+}
 
-    "lookup.BloomierFilter",
 
-    "similarity.MLBF",
+# structures added in format 2: there is no format-1 file of them
+NEW_IN_FORMAT_2: set[str] = {
+    "scalable.ScalableBloomFilter",
 
-    "similarity.MLBFStar",
-
-    "similarity.LSBF",
-
-    "folding.FoldableBloomFilter",
-
-    "folding.FoldableCounting",
-
-    "multiattr.ParallelBloomFilter",
+    "splitblock.SplitBlockBloomFilter",
 }
 
 
@@ -109,10 +102,9 @@ def test_golden_file_of_the_current_format(tag):
 @pytest.mark.parametrize("tag", TAGS)
 def test_format_1_files_still_load(tag):
     """Files written by the format-1 code (tests/golden/v1/make_v1.py) load and answer the same."""
-    path = GOLDEN / "v1" / f"{tag}.bkf"
-    if not path.exists():
-        pytest.skip("structure added after format 1")
-    obj = bloomkit.load(path)
+    if tag in NEW_IN_FORMAT_2:
+        pytest.skip("the structure did not exist in format 1")
+    obj = bloomkit.load(GOLDEN / "v1" / f"{tag}.bkf")
     obj._check()
     assert type(obj) is STRUCTURES[tag]
     assert _same(EXAMPLES[tag].probe(obj), EXAMPLES[tag].probe(EXAMPLES[tag].make()))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import pickle
-import zlib
 
 import numpy as np
 import pytest
@@ -18,7 +17,6 @@ from bloomkit.errors import FormatError, IncompatibleFiltersError, InvalidParame
 from bloomkit.folding import (
     FoldableBloomFilter,
     FoldableCountingBloomFilter,
-    MultiTransmissionReceiver,
     admissible_sizes,
     aggregate_fpr,
     choose_initial_size,
@@ -66,6 +64,20 @@ def test_factorize_and_divisors_match_brute_force() -> None:
         if m < 400:
             assert divisor_count(m) == _brute_d(m)
             assert divisors(m).tolist() == [i for i in range(1, m + 1) if m % i == 0]
+
+
+def test_factorize_large_primes_and_semiprimes_quickly() -> None:
+    """Pollard's rho after trial division: a 61-bit prime took minutes of trial division."""
+    assert factorize(2**61 - 1) == {2**61 - 1: 1}
+    assert factorize((2**31 - 1) * (10**9 + 7)) == {10**9 + 7: 1, 2**31 - 1: 1}
+    assert factorize((2**31 - 1) ** 2) == {2**31 - 1: 2}
+    assert factorize(999983**3 * 4) == {2: 2, 999983: 3}
+    assert divisors(2**61 - 1).tolist() == [1, 2**61 - 1]
+    assert next_size(2**61 - 1, 1000, 3, 0.05, 0.01) == 2**61 - 1  # no admissible divisor: the largest
+    assert factorize(2**63 - 1) == {7: 2, 73: 1, 127: 1, 337: 1, 92737: 1, 649657: 1}
+    assert next_size(2**63 - 1, 1000, 3, 0.05, 0.01) == 7 * 7 * 127  # the largest filter size plans in ms
+    with pytest.raises(InvalidParameterError):
+        factorize(2**63)
 
 
 def test_divisor_counts_sieve_matches_eq8() -> None:
@@ -553,102 +565,9 @@ def test_inconsistent_container_state_raises_format_error() -> None:
             bloomkit.loads(pack(f._STRUCTURE, p, arrays, hash_id=1, seed=1))
 
 
-# ------------------------------------------------------------------------------ wire
-
-
-def test_wire_round_trip_and_size() -> None:
-    f = FoldableBloomFilter(720720, 4, seed=2**63 + 5)
-    f.add_many(KEYS)
-    f.fold(720720 // 30030)
-    w = f.to_wire(set_version=7)
-    assert len(w) <= (30030 + 7) // 8 + 40
-    g = from_wire(w, seed=2**63 + 5, num_hashes=4)
-    assert isinstance(g, FoldableBloomFilter) and not g.retains_original
-    assert g.num_bits == 30030 and g.m1 == 720720 and g.set_version == 7 and g.count == 3000
-    assert g.bits == f.bits and g.contains_many(KEYS).all()
-    g.fold(3)  # a received filter can still fold
-    assert g.bits == f.folded(3).bits
-    with pytest.raises(InvalidParameterError):
-        g.unfold()
-    c = FoldableCountingBloomFilter(5040, 3, seed=1, counter_bits=4)
-    c.add_many(KEYS[:300])
-    c.fold(7)
-    h = from_wire(c.to_wire())
-    assert isinstance(h, FoldableCountingBloomFilter) and h.counters == c.counters
-    h.remove_many(KEYS[:100])
-    assert h.contains_many(KEYS[100:300]).all()
-
-
-def test_wire_damage_and_mismatch() -> None:
-    f = FoldableBloomFilter(360, 2, seed=3)
-    f.add_many(KEYS[:20])
-    f.fold(10)
-    w = f.to_wire()
-    assert_damage_detected(w, from_wire)
-    with pytest.raises(FormatError):
-        from_wire(w + b"\x00")
-    with pytest.raises(FormatError):
-        from_wire("not bytes")  # type: ignore[arg-type]
-    with pytest.raises(IncompatibleFiltersError):
-        from_wire(w, seed=4)
-    with pytest.raises(IncompatibleFiltersError):
-        from_wire(w, num_hashes=3)
-    # a well-formed (CRC-valid) header that lies about the sizes
-    body = bytearray(w[:-4])
-    body[-5] ^= 0x01  # payload bit flip, CRC recomputed: a different but valid filter
-    fixed = bytes(body) + zlib.crc32(bytes(body)).to_bytes(4, "little")
-    assert from_wire(fixed).num_bits == 36
-
-
-def test_receiver_ands_copies_and_checks_compatibility() -> None:
-    f = FoldableBloomFilter(720720, 2, seed=6)
-    f.add_many(KEYS[:2000])
-    r = MultiTransmissionReceiver(window=3)
-    with pytest.raises(InvalidParameterError):
-        r.contains_many(KEYS[:3])
-    sizes = [720720 // d for d in (48, 55, 91)]
-    for s in sizes:
-        r.receive(f.folded(720720 // s).to_wire(set_version=1))
-    assert r.sizes == sizes and r.set_version == 1
-    assert r.contains_many(KEYS[:2000]).all()
-    probe = np.arange(10**7, 10**7 + 20000)
-    single = f.folded(48).contains_many(probe).mean()
-    both = r.contains_many(probe).mean()
-    assert both < single
-    assert r.predicted_fpr("product") == pytest.approx(
-        math.prod(false_positive_rate(2000, s, 2) for s in sizes)
-    )
-    assert r.predicted_fpr() == pytest.approx(aggregate_fpr(sizes, 2000, 2))
-    r.receive(f.folded(40).to_wire(set_version=2))
-    assert r.sizes == [18018]
-    with pytest.raises(IncompatibleFiltersError):
-        r.receive(FoldableBloomFilter(720720, 3, seed=6).to_wire(set_version=2))
-    with pytest.raises(IncompatibleFiltersError):
-        r.receive(FoldableBloomFilter(360360, 2, seed=6).to_wire(set_version=2))
-    with pytest.raises(FormatError):
-        r.receive(b"garbage")
-    with pytest.raises(InvalidParameterError):
-        MultiTransmissionReceiver(window=0)
-
-
-def test_wire_golden_bytes() -> None:
-    """Pins the wire layout, the hash and the position scheme (changing any breaks receivers)."""
-    f = FoldableBloomFilter(360, 3, seed=1)
-    f.add_many(["a", "b", "c", 1, 2.5, b"x"])
-    f.fold(4)
-    golden = "424b4657010000030001000100000000000000e80204060288008010048d010008d40801b6e01f97"
-    assert f.to_wire(set_version=2).hex() == golden
-    g = from_wire(bytes.fromhex(golden))
-    assert g.contains_many(["a", "b", "c", 1, 2.5, b"x"]).all() and g.set_version == 2
-    c = FoldableCountingBloomFilter(60, 2, seed=5, counter_bits=4)
-    c.add_many(["a", "b", "c"])
-    c.fold(3)
-    assert c.to_wire().hex() == "424b46570101040200010005000000000000003c03030000002001110000000010d2e22070"
-
-
 def test_single_key_paths_on_every_construction_path():
     """Single-key add / in work on filters made by fold, folded, unfold, wire and load."""
-    from bloomkit.folding import FoldableBloomFilter, FoldableCountingBloomFilter, from_wire
+    from bloomkit.folding import FoldableBloomFilter, FoldableCountingBloomFilter
 
     for cls in (FoldableBloomFilter, FoldableCountingBloomFilter):
         f = cls(num_bits=2 * 3 * 5 * 7 * 64, num_hashes=3, seed=9)
@@ -664,3 +583,266 @@ def test_single_key_paths_on_every_construction_path():
             assert "alpha" in h and 17 in h
             h.add("beta")
             assert "beta" in h
+
+
+# ------------------------------------------------------------------------------ issue 11 / 12: the contract
+
+
+def test_constructor_takes_the_bloom_filter_vocabulary() -> None:
+    f = FoldableBloomFilter(capacity=1000, fpr=0.01, seed=3)
+    assert f.num_bits == f.m1 == 9600 and f.num_bits >= 9586  # 9586 rounded up to a multiple of 60
+    assert f.capacity == 1000 and f.fpr == 0.01 and f.num_hashes == 7
+    assert all(f.m1 % d == 0 for d in range(2, 6))
+    c = FoldableCountingBloomFilter(capacity=1000, fpr=0.01, counter_bits=16)
+    assert c.num_bits == 9600 and c.counter_bits == 16 and c.size_in_bits == 9600 * 16
+    g = FoldableBloomFilter.for_requirements(1000, 0.01, seed=3)
+    assert g.num_bits == 9600 and g.seed == 3 and g.retains_original
+    h = FoldableCountingBloomFilter.for_requirements(1000, 0.01, counter_bits=4, retain_original=False)
+    assert h.counter_bits == 4 and not h.retains_original
+    assert FoldableBloomFilter(num_bits=5040, capacity=100).num_hashes == round(5040 / 100 * math.log(2))
+    # today's positional (num_bits, num_hashes) calls keep working; seed by position warns
+    assert FoldableBloomFilter(5040, 3).num_bits == 5040
+    with pytest.warns(DeprecationWarning, match="seed"):
+        old = FoldableCountingBloomFilter(5040, 3, 7)
+    assert old.seed == 7 and old.counter_bits == 8
+    for bad in (dict(), dict(capacity=10), dict(fpr=0.1), dict(num_bits=100), dict(num_bits=100, fpr=0.1, capacity=5),
+                dict(capacity=0, fpr=0.1), dict(capacity=10, fpr=1.0), dict(capacity=2**62, fpr=1e-300),
+                dict(num_bits=100, num_hashes=0), dict(num_bits=100, num_hashes=2000), dict(num_bits=2**63, num_hashes=2),
+                dict(num_bits=100, num_hashes=2, seed=-1), dict(num_bits=100, num_hashes=2, retain_original="x")):
+        with pytest.raises(InvalidParameterError):
+            FoldableBloomFilter(**bad)
+    with pytest.raises(InvalidParameterError):
+        FoldableCountingBloomFilter(100, 2, counter_bits=12)
+    with pytest.raises(TypeError):
+        FoldableBloomFilter(100, 2, 3, 4, 5, 6, 7)  # type: ignore[call-arg]
+
+
+def test_protocol_surface_clear_info_len_key_types() -> None:
+    from bloomkit._protocols import MembershipFilter
+
+    for cls in (FoldableBloomFilter, FoldableCountingBloomFilter):
+        f = cls(capacity=2000, fpr=0.01, seed=4)
+        assert isinstance(f, MembershipFilter) and type(f).exact_len is False
+        f.add_many(KEYS[:1000])
+        f.add("word")
+        assert f.key_types == ("int", "str") and f.count == 1001
+        assert abs(len(f) - 1001) < 60  # the Swamidass-Baldi estimate, from B_1
+        f.fold(4)
+        assert abs(len(f) - 1001) < 60 and f.count == 1001
+        rate = f.predicted_fpr()
+        assert isinstance(rate, float) and rate == pytest.approx(false_positive_rate(1001, f.num_bits, f.num_hashes))
+        assert f.predicted_fpr(10) == pytest.approx(false_positive_rate(10, f.num_bits, f.num_hashes))
+        info = f.info()
+        assert info["structure"] == cls._STRUCTURE and info["m1"] == f.m1 and info["num_bits"] == f.num_bits
+        assert info["fold_factor"] == 4 and info["size_history"] == [f.m1, f.num_bits] and info["count"] == 1001
+        assert info["predicted_fpr"] == rate and info["size_in_bits"] == f.size_in_bits and info["retains_original"]
+        assert info["fill_ratio"] == f.fill_ratio() and info["key_types"] == ["int", "str"]
+        f.clear()
+        assert f.count == 0 and f.key_types == () and not f and f.num_bits == f.m1 // 4
+        assert not f.contains_many(KEYS[:1000]).any() and f.predicted_fpr() == 0.0
+        f._check()
+        f.unfold()  # B_1 was cleared too
+        assert not f.contains_many(KEYS[:1000]).any()
+        f._check()
+        with pytest.raises(InvalidParameterError):
+            f.predicted_fpr(-1)
+
+
+def test_union_keeps_both_key_types() -> None:
+    a = FoldableBloomFilter(5040, 3, seed=1)
+    b = FoldableBloomFilter(5040, 3, seed=1)
+    a.add_many(["x", "y"])
+    b.add_many([1, 2])
+    assert (a | b).key_types == ("int", "str") and (b | a).key_types == ("int", "str")
+    assert (a & b).key_types == ()
+    a |= b
+    assert a.key_types == ("int", "str") and a.contains_many([1, 2, "x", "y"]).all() and a.count == 4
+    a._check()
+    assert (a | a) == a
+
+
+def test_history_is_bounded() -> None:
+    from bloomkit.folding.base import MAX_HISTORY
+
+    f = FoldableBloomFilter(60, 2, seed=1)
+    for _ in range(MAX_HISTORY // 2 + 3):
+        f.fold(2)
+        f.unfold()
+    h = f.size_history
+    assert len(h) == MAX_HISTORY and h[0] == 60 and h[-2:] == [30, 60]
+    f._check()
+    assert bloomkit.loads(f.to_bytes()).size_history == h
+
+
+def test_planner_refuses_what_no_filter_holds_at_once() -> None:
+    import time
+
+    t = time.perf_counter()
+    for call in (lambda: admissible_sizes(10**30, 3, 0.05, 0.01), lambda: admissible_sizes(2**62, 3, 0.05, 0.01),
+                 lambda: next_size(5040, 10**30, 3, 0.05, 0.01), lambda: next_size(5040, 2**62, 3, 0.05, 0.01),
+                 lambda: FoldableBloomFilter(5040, 3).fold_to_band(0.05, 0.01, n=10**30),
+                 lambda: FoldableBloomFilter(5040, 3).fold_to_band(0.05, 0.01, n=2**62),
+                 lambda: FoldableBloomFilter(5040, 3).fold_to_band(0.05, 0.01, sent=["x"]),
+                 lambda: FoldableBloomFilter(5040, 3).predicted_fpr_at(100, n=-1),
+                 lambda: choose_initial_size(200, 10**30, 3, 0.05, 0.01),
+                 lambda: choose_initial_size(200, 2**61, 3, 0.05, 0.01)):
+        with pytest.raises(InvalidParameterError):
+            call()
+    assert time.perf_counter() - t < 30  # minutes before (a +-1 walk); no timing in the normal sense
+    # the largest n a filter holds still gets its exact band, quickly
+    for n, k in ((10**15, 3), (2**58, 1), (10**17, 7)):
+        lo, hi = admissible_sizes(n, k, 0.05, 0.01)
+        assert false_positive_rate(n, lo, k) <= 0.06 < false_positive_rate(n, lo - 1, k)
+        assert false_positive_rate(n, hi, k) >= 0.04 > false_positive_rate(n, hi + 1, k)
+
+
+def test_foldable_size() -> None:
+    from bloomkit.folding import foldable_size
+
+    for m in (1, 63, 64, 9586, 10**6, 123457, 2**40 + 1):
+        s = foldable_size(m)
+        assert m <= s <= m + m // 64
+    assert foldable_size(10**6) % 2520 == 0 and divisor_count(foldable_size(10**6)) >= 48
+    assert foldable_size(2**63 - 1) == 2**63 - 1
+    with pytest.raises(InvalidParameterError):
+        foldable_size(0)
+
+
+def test_loader_checks_sizes_history_and_origin_against_each_other() -> None:
+    from bloomkit._format import pack
+
+    f = FoldableCountingBloomFilter(120, 2, seed=1, counter_bits=4)
+    f.add_many(KEYS[:10])
+    f.fold(2)
+    params, arrays = f._to_state()
+
+    def load(p: dict, a: dict) -> object:
+        return bloomkit.loads(pack(f._STRUCTURE, p, a, hash_id=1, seed=1))
+
+    assert load(params, arrays) == f
+    bad_params = [("history", [60]), ("history", [120, 7, 60]), ("history", []), ("history", [120] * 70000),
+                  ("num_bits", 7), ("num_bits", 240), ("m1", 2**40), ("count", 2**63), ("set_version", -1),
+                  ("retain_original", False), ("origin_overflowed", "x"), ("counter_bits", 8)]
+    for key, value in bad_params:
+        with pytest.raises(FormatError):
+            load({**params, key: value}, arrays)
+    with pytest.raises(FormatError, match="origin_overflowed"):
+        load({**params, "retain_original": False, "origin_overflowed": True}, {"counters": arrays["counters"]})
+    back = load({**params, "retain_original": False}, {"counters": arrays["counters"]})
+    assert not back.retains_original and back.num_bits == 60
+    with pytest.raises(FormatError):
+        load(params, {"counters": arrays["counters"][:-1], "origin": arrays["origin"]})
+    odd = FoldableCountingBloomFilter(45, 2, seed=1, counter_bits=4)
+    p2, a2 = odd._to_state()
+    pad = a2["origin"].copy()
+    pad[-1] |= 0xF0
+    with pytest.raises(FormatError, match="padding"):
+        load(p2, {"counters": a2["counters"], "origin": pad})
+
+
+# ------------------------------------------------------------------------------ threads and real data
+
+
+@pytest.mark.parametrize("cls", [FoldableBloomFilter, FoldableCountingBloomFilter])
+def test_adds_from_threads_while_another_thread_folds_unfolds_and_saves(cls: type) -> None:
+    """4 writer threads (single keys and batches) and a reader while a sixth thread resizes,
+    folds, unfolds and saves: no add is lost, the count is exact, the reader never misses a
+    key added before (queries read one storage object: an unfold cannot pair a small array
+    with a larger size), every saved snapshot is consistent."""
+    import threading
+
+    f = cls(2**6 * 3**2 * 5 * 7 * 11, 3, seed=8)
+    before = [f"pre-{i}" for i in range(500)]
+    f.add_many(before)
+    sizes = [d for d in divisors(f.m1).tolist() if d >= 64]
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    snapshots: list[bytes] = []
+
+    def writer(w: int) -> None:
+        try:
+            for i in range(300):
+                f.add(f"w{w}-{i}")
+                f.add_many(np.arange(i * 10, i * 10 + 10, dtype=np.int64) + w * 10**6)
+        except BaseException as e:
+            errors.append(e)
+
+    def reader() -> None:
+        while not stop.is_set():
+            if not (f.contains_many(before).all() and before[7] in f):
+                errors.append(AssertionError("a key added before was missed"))
+                return
+
+    def shaper() -> None:
+        i = 0
+        while not stop.is_set():
+            try:
+                f.resize(sizes[i % len(sizes)])
+                if i % 7 == 0:
+                    snapshots.append(f.to_bytes())
+                if i % 5 == 0:
+                    f.fold(2) if f.num_bits % 2 == 0 else f.unfold()
+            except BaseException as e:
+                errors.append(e)
+                return
+            i += 1
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    others = [threading.Thread(target=shaper), threading.Thread(target=reader)]
+    for t in others + threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    stop.set()
+    for t in others:
+        t.join(120)
+    assert not errors, errors[:3]
+    f._check()
+    assert f.count == 500 + 4 * 300 * 11 and snapshots
+    for w in range(4):
+        assert f.contains_many([f"w{w}-{i}" for i in range(300)]).all()
+        assert f.contains_many(np.arange(3000, dtype=np.int64) + w * 10**6).all()
+    f.unfold()
+    assert f.contains_many(np.arange(3000, dtype=np.int64) + 3 * 10**6).all()
+    for raw in snapshots:  # every save saw B_t and B_1 of the same adds
+        bloomkit.loads(raw)._check()
+
+
+def test_real_data_inputs_answer_like_the_filter_built_at_the_folded_size() -> None:
+    """pandas (shuffled index, string, categorical, nullable), pyarrow, polars: the folded filter
+    answers exactly as a plain filter built at the folded size from a Python list."""
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    pl = pytest.importorskip("polars")
+    words = [f"w{i}" for i in range(2000)]
+    ints = list(range(-1000, 1000))
+    rng = np.random.default_rng(3)
+    inputs = {
+        "pandas str, shuffled index": (pd.Series(words, index=rng.permutation(2000), dtype="string"), words),
+        "pandas categorical, reversed index": (pd.Series(words, index=range(1999, -1, -1), dtype="category"), words),
+        "pandas Int64, shuffled index": (pd.Series(ints, index=rng.permutation(2000), dtype="Int64"), ints),
+        "pandas one-column frame": (pd.DataFrame({"w": words}, index=rng.permutation(2000)), words),
+        "pyarrow dictionary": (pa.array(words).dictionary_encode(), words),
+        "pyarrow chunked int": (pa.chunked_array([pa.array(ints[:700]), pa.array(ints[700:])]), ints),
+        "polars": (pl.Series(words), words),
+    }
+    probe_str = [f"q{i}" for i in range(5000)] + words
+    probe_int = list(range(10**6, 10**6 + 5000)) + ints
+    for name, (data, plain) in inputs.items():
+        for cls in (FoldableBloomFilter, FoldableCountingBloomFilter):
+            f = cls(2**5 * 3**2 * 5 * 7, 3, seed=12)
+            f.add_many(data)
+            f.fold(12)
+            ref = BloomFilter(num_bits=f.num_bits, num_hashes=3, seed=12)
+            ref.add_many(plain)
+            probe = probe_str if isinstance(plain[0], str) else probe_int
+            assert np.array_equal(f.contains_many(probe), ref.contains_many(probe)), (name, cls.__name__)
+            assert f.contains_many(data).all() and f.count == len(plain)
+            assert f.key_types == (("str",) if isinstance(plain[0], str) else ("int",))
+            if cls is FoldableCountingBloomFilter:  # removal by the same input, by position
+                f.remove_many(data)
+                assert f.count == 0 and not f.contains_many(plain).any()
+    with pytest.raises(InvalidParameterError, match="keys"):
+        FoldableBloomFilter(60, 2).add_many(pd.Series(["a", None, "b"]))
+    with pytest.raises(InvalidParameterError):
+        FoldableCountingBloomFilter(60, 2).remove_many(pd.Series(["a", None]))

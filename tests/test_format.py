@@ -67,6 +67,8 @@ def test_newer_version_foreign_and_unknown_structures():
         bloomkit.loads(b"\x80\x04\x95" + b"\0" * 100)  # a pickle is refused, not loaded
     with pytest.raises(FormatError):
         bloomkit.loads("not bytes")  # type: ignore[arg-type]
+    with pytest.raises(FormatError, match="expected bytes"):
+        bloomkit.loads(10**12)  # type: ignore[arg-type]  # bytes(10**12) would allocate 1 TB
     with pytest.raises(FormatError, match="unknown structure"):
         bloomkit.loads(pack("nobody.Nothing", {}, {}))
     c = unpack(raw)

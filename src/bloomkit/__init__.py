@@ -16,6 +16,7 @@ from .errors import (
     InvalidParameterError,
     UpdateNotSupportedError,
 )
+from .scalable import ScalableBloomFilter
 from .splitblock import SplitBlockBloomFilter
 
 __version__ = "0.1.0"
@@ -27,6 +28,7 @@ __all__ = [
     "FormatError",
     "IncompatibleFiltersError",
     "InvalidParameterError",
+    "ScalableBloomFilter",
     "SplitBlockBloomFilter",
     "UpdateNotSupportedError",
     "__version__",

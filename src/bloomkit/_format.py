@@ -288,10 +288,9 @@ def _parse_params(raw: bytes) -> dict[str, Any]:
 
 def unpack(blob: bytes | bytearray | memoryview) -> Container:
     """Parse and verify a container; FormatError on anything wrong."""
-    try:
-        buf = bytes(blob)
-    except TypeError:
-        raise FormatError(f"expected bytes, got {type(blob).__name__}") from None
+    if not isinstance(blob, bytes | bytearray | memoryview):  # bytes(10**12) would allocate 1 TB
+        raise FormatError(f"expected bytes, got {type(blob).__name__}")
+    buf = bytes(blob)
     if len(buf) < _HEADER.size + 4:
         raise FormatError(f"data too short for a bloomkit container ({len(buf)} bytes)")
     magic, version, flags, tag, hash_id, reserved, seed, plen, dlen = _HEADER.unpack_from(buf)

@@ -466,6 +466,105 @@ def popcount64(w: np.uint64) -> np.int64:
     v = (v & U64(0x3333333333333333)) + ((v >> U64(2)) & U64(0x3333333333333333))
     v = (v + (v >> U64(4))) & U64(0x0F0F0F0F0F0F0F0F)
     return np.int64((v * U64(0x0101010101010101)) >> U64(56))
+@jit_mut
+def bits_add_new(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64, room: int) -> tuple[int, int]:
+    """Insert keys in order, each only if one of its k probe bits is still zero (a key whose
+    bits are all set already, by itself or by the keys before it, is a duplicate or a false
+    positive and is not counted), until ``room`` keys have been inserted.
+
+    Returns (keys consumed, keys inserted): the first ``consumed`` keys of ``h1`` were
+    processed and ``inserted`` of them set new bits; ``consumed < len(h1)`` only when
+    ``inserted == room``. The result for a batch equals that of its keys one at a time (the
+    growing filter relies on it). Prefetched like :func:`bits_set`.
+    """
+    M = reducer(m)
+    n = h1.shape[0]
+    ring = np.empty((_RING, k), dtype=np.uint64)
+    for r in range(min(n, _RING)):
+        _stage(ring, r, words, h1[r], k, m, M)
+    added = 0
+    for r in range(n):
+        if added >= room:
+            return r, added
+        slot = r & (_RING - 1)
+        acc = U64(1)
+        for i in range(k):
+            x = ring[slot, i]
+            acc &= words[x >> U64(6)] >> (x & U64(63))
+        if acc == U64(0):
+            for i in range(k):
+                x = ring[slot, i]
+                words[x >> U64(6)] |= U64(1) << (x & U64(63))
+            added += 1
+        if r + _RING < n:
+            _stage(ring, slot, words, h1[r + _RING], k, m, M)
+    return n, added
+
+
+# a series of bit arrays (the slices of bloomkit.scalable.ScalableBloomFilter), described by an
+# int64 table with one row (words address, number of words, k, m) per array; the caller keeps
+# the arrays alive while a kernel runs. A key is tested against the last (newest, largest) array
+# first; each array's test stops at its first zero bit and the key at its first hit, so a
+# negative key costs about two probes per array instead of k.
+
+
+@jit_inline
+def _series_reducers(table: np.ndarray) -> np.ndarray:
+    out = np.empty(table.shape[0], dtype=np.uint64)
+    for j in range(table.shape[0]):
+        out[j] = reducer(U64(table[j, 3]))
+    return out
+
+
+@jit_inline
+def _series_has(table: np.ndarray, Ms: np.ndarray, h: np.uint64) -> bool:
+    for j in range(table.shape[0] - 1, -1, -1):
+        words = numba.carray(_as_u64_ptr(table[j, 0]), table[j, 1])  # type: ignore[attr-defined, call-arg]
+        k, m = table[j, 2], U64(table[j, 3])
+        i = 0
+        while i < k:
+            x = fastmod(probe(h, i), m, Ms[j])
+            if (words[x >> U64(6)] >> (x & U64(63))) & U64(1) == U64(0):
+                break
+            i += 1
+        if i == k:
+            return True
+    return False
+
+
+@jit_read
+def series_test(table: np.ndarray, h1: np.ndarray) -> np.ndarray:
+    """True where all k_j probe bits of a key are set in one array j of the series."""
+    Ms = _series_reducers(table)
+    out = np.empty(h1.shape[0], dtype=np.bool_)
+    for r in range(h1.shape[0]):
+        out[r] = _series_has(table, Ms, h1[r])
+    return out
+
+
+@jit_mut
+def series_test_one(table: np.ndarray, h: int) -> bool:
+    """:func:`series_test` of one key, its h1 given as the int64 of the same bits (a Python
+    int converts to int64 for free; to np.uint64 it costs more than the test). Keeps the GIL
+    like the other single-key paths."""
+    return _series_has(table, _series_reducers(table), U64(h))
+
+
+@jit_mut
+def series_add_one(table: np.ndarray, h: int) -> bool:
+    """Set the probe bits of one key (h1 as in :func:`series_test_one`) in the last array of
+    the series, unless one of the arrays already has all of them; True if the key was new."""
+    Ms = _series_reducers(table)
+    hu = U64(h)
+    if _series_has(table, Ms, hu):
+        return False
+    j = table.shape[0] - 1
+    words = numba.carray(_as_u64_ptr(table[j, 0]), table[j, 1])  # type: ignore[attr-defined, call-arg]
+    m = U64(table[j, 3])
+    for i in range(table[j, 2]):
+        x = fastmod(probe(hu, i), m, Ms[j])
+        words[x >> U64(6)] |= U64(1) << (x & U64(63))
+    return True
 
 
 @jit_read

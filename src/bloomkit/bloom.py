@@ -69,6 +69,12 @@ def _resolve_size(
                 f"{owner} needs either capacity and fpr, or num_bits (and num_hashes). "
                 f"Got capacity={capacity!r}, fpr={fpr!r}, num_bits=None instead."
             )
+        bits = -cap * np.log(rate) / theory.LN2**2  # doc 000: m = ceil(-n ln(fpr) / ln(2)^2)
+        if not bits <= _MAX_BITS:
+            raise InvalidParameterError(
+                f"{owner} cannot hold capacity={capacity!r} keys at fpr={fpr!r}: that needs {bits:.3g} bits, "
+                f"more than the {_MAX_BITS} a filter can have."
+            )
         m = int(theory.num_bits_for(cap, rate))
     else:
         if rate is not None:

@@ -14,11 +14,8 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
-import time
-import traceback
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -41,78 +38,17 @@ def _console() -> Any:
 # reproduce
 
 
-def _fmt(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float | np.floating):
-        v = float(v)
-        if v == 0 or 1e-3 <= abs(v) < 1e6:
-            return f"{v:.4g}"
-        return f"{v:.3e}"
-    return str(v)
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    cols = list(dict.fromkeys(k for r in rows for k in r))
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (float(v) if isinstance(v, np.floating) else v) for k, v in r.items()})
-
-
-def _write_png(path: Path, plot: Any) -> bool:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    fig = plt.figure(figsize=(7, 4.5))
-    try:
-        plot(fig)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-    finally:
-        plt.close(fig)
-    return True
-
-
-def _section(exp: Any, result: Any, seconds: float, files: list[str]) -> list[str]:
-    lines = [f"## {exp.id}: {exp.title}", "", f"Source: {exp.source}. Run time: {seconds:.1f} s.", ""]
-    if result.comparisons:
-        lines += ["| quantity | paper | model | measured | note |", "|---|---|---|---|---|"]
-        for c in result.comparisons:
-            lines.append(
-                f"| {c.quantity} | {_fmt(c.paper)} | {_fmt(c.model)} | {_fmt(c.measured)} | {c.note} |"
-            )
-        lines.append("")
-    if result.notes:
-        lines += [result.notes, ""]
-    for f in files:
-        lines.append(f"![{f}]({f})" if f.endswith(".png") else f"Data: [{f}]({f})")
-    lines.append("")
-    return lines
-
-
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .experiments.registry import select
+    from .experiments.report import run_experiment, write_report
 
     exps = select(args.only)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     quick = not args.full
-    report = [
-        "# bloomkit reproduction report",
-        "",
-        f"Mode: {'quick' if quick else 'full'}. Experiments: {len(exps)}. "
-        "Each section puts the document's value (paper), our model's and our measurement side by side.",
-        "",
-    ]
-    failures = []
+    runs = []
     console = _console()
     with Progress(
         TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -121,30 +57,16 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         task = progress.add_task("reproduce", total=len(exps))
         for exp in exps:
             progress.update(task, description=f"{exp.id}")
-            t0 = time.perf_counter()
-            try:
-                result = exp.run(quick=quick, seed=args.seed)
-            except Exception as e:  # report and go on with the others
-                failures.append(exp.id)
-                report += [f"## {exp.id}: {exp.title}", "", "FAILED:", "", "```",
-                           "".join(traceback.format_exception(e)).rstrip(), "```", ""]
-                console.print(f"[red]{exp.id} failed: {e!r}")
-                progress.advance(task)
-                continue
-            dt = time.perf_counter() - t0
-            files = []
-            if result.rows:
-                _write_csv(out / f"{exp.id}.csv", result.rows)
-                files.append(f"{exp.id}.csv")
-            if result.plot is not None and _write_png(out / f"{exp.id}.png", result.plot):
-                files.append(f"{exp.id}.png")
-            report += _section(exp, result, dt, files)
-            if not console.is_terminal:
-                console.print(f"{exp.id} done in {dt:.1f} s")
+            run = run_experiment(exp, out, quick=quick, seed=args.seed)
+            runs.append(run)
+            if run.result is None:
+                console.print(f"[red]{exp.id} failed: {run.verdict.reason}")
+            elif not console.is_terminal:
+                console.print(f"{exp.id} done in {run.result.seconds:.1f} s (+{run.result.jit_seconds:.1f} s JIT)")
             progress.advance(task)
-    path = out / "report.md"
-    path.write_text("\n".join(report))
-    print(f"report: {path.resolve()}")
+    md, page = write_report(out, runs, quick=quick)
+    print(f"report: {md.resolve()} and {page.name}")
+    failures = [r.experiment.id for r in runs if r.result is None]
     if failures:
         print(f"failed experiments: {', '.join(failures)}", file=sys.stderr)
         return 1

@@ -19,6 +19,7 @@ from ..bloom import BloomFilter
 from ..folding import (
     FoldableCountingBloomFilter,
     MultiTransmissionReceiver,
+    admissible_bounds,
     admissible_sizes,
     choose_initial_size,
     dickman_rho,
@@ -31,7 +32,6 @@ from ..folding import (
     smooth_numbers,
     superior_highly_composite,
 )
-from ..folding.planner import admissible_bounds
 from ..theory import false_positive_rate
 from .registry import Comparison, ExperimentResult, experiment
 

@@ -227,11 +227,11 @@ def fig7(quick: bool, rng: np.random.Generator) -> ExperimentResult:
             idx = _recombined_idx(rng, n, p, probes)
             pos_r = _recombine_pos(pos_s[:n], idx)
             for ver in ("basic", "attenuated"):
-                f = ParallelBloomFilter(p, q, m, counter_bits=8, verification=ver, hash_function="md5")
-                f._add_positions(pos_s[:n])
+                f = ParallelBloomFilter(p, q, m, counter_bits=8, verification=ver, hash="md5")
+                f.add_positions(pos_s[:n])
                 label = "BM" if ver == "basic" else "IM"
-                hr = int(f._query_positions(pos_r).sum())
-                hf = int(f._query_positions(pos_f).sum())
+                hr = int(f.contains_positions(pos_r).sum())
+                hf = int(f.contains_positions(pos_f).sum())
                 rows.append(_row("7", m, n, label, "recombined", hr, pos_r.shape[0],
                                  model.two_step_fpr(n, p, q, m, ver, "recombined")))
                 rows.append(_row("7", m, n, label, "fresh", hf, probes, model.two_step_fpr(n, p, q, m, ver)))
@@ -291,11 +291,11 @@ def fig8(quick: bool, rng: np.random.Generator) -> ExperimentResult:
             idx = _recombined_idx(rng, n, p, probes)
             pos_r = _recombine_pos(pos_s[:n], idx)
             rec_keys = concat_keys(_recombine_cols([c[:n] for c in stored], idx), p)
-            f = ParallelBloomFilter(p, q, m, counter_bits=4, hash_function="md5")
-            f._add_positions(pos_s[:n])
-            hr = int(f._query_positions(pos_r).sum())
-            hf = int(f._query_positions(pos_f).sum())
-            hs = int(f._pbf_stage_positions(pos_f).sum())
+            f = ParallelBloomFilter(p, q, m, counter_bits=4, hash="md5")
+            f.add_positions(pos_s[:n])
+            hr = int(f.contains_positions(pos_r).sum())
+            hf = int(f.contains_positions(pos_f).sum())
+            hs = int(f.pbf_stage_positions(pos_f).sum())
             rows.append(_row("8", m, n, "PBF", "recombined", hr, pos_r.shape[0],
                              model.two_step_fpr(n, p, q, m, "attenuated", "recombined")))
             rows.append(_row("8", m, n, "PBF", "fresh", hf, probes, model.two_step_fpr(n, p, q, m)))

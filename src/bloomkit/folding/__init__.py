@@ -1,22 +1,21 @@
 """Folding and unfolding Bloom filters (doc 003: Sailhan & Stehr, GreenCom 2012).
 
-* :class:`FoldableBloomFilter`, :class:`FoldableCountingBloomFilter`: filters created at a
-  planned maximal size ``m_1`` that fold to any divisor (Eq. 3) and unfold back from the
-  retained ``B_1``; compact wire encoding (:meth:`~FoldableBloomFilter.to_wire`,
-  :func:`from_wire`) and a :class:`MultiTransmissionReceiver` for the "entropy" policy.
+* :mod:`bloomkit.folding.foldable`: :class:`FoldableBloomFilter`,
+  :class:`FoldableCountingBloomFilter`, filters created at a planned maximal size ``m_1`` that
+  fold to any divisor (Eq. 3) and unfold back from the retained ``B_1``
+  (:mod:`bloomkit.folding.base`: what both share).
+* :mod:`bloomkit.folding.wire`: the compact wire format (:meth:`~FoldableBloomFilter.to_wire`).
+* :mod:`bloomkit.folding.receiver`: :func:`from_wire` and the :class:`MultiTransmissionReceiver`
+  of the "entropy" policy.
 * :mod:`bloomkit.folding.numbers`: divisor counts (Eq. 8), highly / largely composite numbers
   (Eqs. 9-10, Table III), smooth numbers by the sieve of Section IV-B, the chooser of ``m_1``.
-* :mod:`bloomkit.folding.planner`: admissible sizes (corrected Eq. 14) and next-size policies.
+* :mod:`bloomkit.folding.planner`: the exact rate (corrected Eq. 4), admissible sizes
+  (corrected Eq. 14) and next-size policies.
 """
 
 from __future__ import annotations
 
-from .foldable import (
-    FoldableBloomFilter,
-    FoldableCountingBloomFilter,
-    MultiTransmissionReceiver,
-    from_wire,
-)
+from .foldable import FoldableBloomFilter, FoldableCountingBloomFilter
 from .numbers import (
     FoldabilityReport,
     choose_initial_size,
@@ -38,10 +37,13 @@ from .planner import (
     admissible_bounds,
     admissible_sizes,
     aggregate_fpr,
+    exact_fpr,
+    foldable_size,
     next_size,
     paper_eq14_bounds,
     size_for_fpr,
 )
+from .receiver import MultiTransmissionReceiver, from_wire
 
 __all__ = [
     "POLICIES",
@@ -58,7 +60,9 @@ __all__ = [
     "divisor_count",
     "divisor_counts",
     "divisors",
+    "exact_fpr",
     "factorize",
+    "foldable_size",
     "from_wire",
     "highly_composite",
     "is_smooth",

@@ -33,22 +33,36 @@ initial size ``m_1`` (every divisor is reachable by folding, Eq. 3, or by unfold
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._validation import check_choice, check_float, check_int, param_error
-from ..theory import false_positive_rate
+from .._validation import (
+    INT64_MAX,
+    NUM_HASHES,
+    Int,
+    check_choice,
+    check_float,
+    check_int,
+    param_error,
+)
+from ..bloom import NUM_BITS
+from ..theory import false_positive_rate, num_bits_for
 from .numbers import divisors
 
 __all__ = [
+    "ITEMS",
     "POLICIES",
     "SizeInterval",
     "aggregate_fpr",
     "admissible_bounds",
     "admissible_sizes",
+    "band_interval",
+    "bits_for_capacity",
+    "exact_fpr",
     "fallback_size",
+    "foldable_size",
     "next_size",
     "paper_eq14_bounds",
     "size_for_fpr",
@@ -56,6 +70,10 @@ __all__ = [
 ]
 
 POLICIES = ("independent", "greedy", "min_cost", "entropy")
+ITEMS = Int(0)
+"""``n``, a number of stored items (the planner's input; at most 2**63 - 1)."""
+MAX_BITS = INT64_MAX
+"""The largest size (bits or counters) of any filter: 2**63 - 1 (``bloomkit.bloom.NUM_BITS``)."""
 
 
 def validate_band(rho: Any, eps: Any, owner: str) -> tuple[float, float]:
@@ -148,11 +166,102 @@ class SizeInterval(NamedTuple):
         return self.lo <= m <= self.hi
 
 
-def _fpr(n: int, m: int, k: int) -> float:
-    if m <= 1:  # (1 - 1/m)^(kn) is 0^(kn): rate 1 for n > 0 (avoid log1p(-1) warnings)
+def exact_fpr(n: float, num_bits: int, num_hashes: int) -> float:
+    """Eq. 4 of doc 003 (outer exponent restored, ERRATA.md): ``(1 - (1 - 1/m)^(k n))^k``.
+
+    The rate of ``n`` items in a filter of ``m`` bits with ``k`` probes, through
+    :func:`bloomkit.theory.false_positive_rate` (exact form); ``m = 1`` gives 1 for ``n > 0``
+    and ``n = 0`` gives 0, without floating-point warnings. Arguments are not validated (the
+    callers did).
+
+    Notes
+    -----
+    Complexity: O(1).
+
+    >>> round(exact_fpr(1000, 4704, 2), 5), exact_fpr(5, 1, 3), exact_fpr(0, 10, 3)
+    (0.11997, 1.0, 0.0)
+    """
+    if num_bits <= 1:  # (1 - 1/m)^(kn) is 0^(kn): rate 1 for n > 0 (avoid log1p(-1) warnings)
         return 1.0 if n > 0 else 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        return float(false_positive_rate(n, m, k, exact=True))
+        return float(false_positive_rate(n, num_bits, num_hashes, exact=True))
+
+
+def foldable_size(num_bits: int) -> int:
+    """A size ``m_1 >= m`` with many divisors, at most ``m / 64`` larger than ``m``.
+
+    ``m_1`` is the smallest multiple of ``L_j = lcm(1, ..., j)`` that is at least ``m``, for
+    the largest ``j`` with ``L_j <= m / 64``: every factor ``2 .. j`` divides ``m_1``, so the
+    filter folds by each of them (Eq. 3), and ``d(m_1) >= d(L_j)`` (Eq. 8). This is how
+    ``FoldableBloomFilter(capacity=, fpr=)`` rounds the size of doc 000 Eqs. 1-2 (plan a
+    range of item counts with :func:`~bloomkit.folding.choose_initial_size` instead).
+
+    Notes
+    -----
+    Complexity: O(log m).
+
+    >>> foldable_size(9586), foldable_size(10**6), foldable_size(50)
+    (9600, 1000440, 50)
+    """
+    m = check_int(num_bits, "num_bits", "foldable_size", lo=1, hi=MAX_BITS)
+    step, j = 1, 1
+    while math.lcm(step, j + 1) <= m // 64:
+        step, j = math.lcm(step, j + 1), j + 1
+    out = -(-m // step) * step
+    return out if out <= MAX_BITS else m
+
+
+def bits_for_capacity(capacity: int, fpr: float, owner: str) -> int:
+    """``foldable_size`` of the size of doc 000 Eqs. 1-2 for ``capacity`` keys at ``fpr``
+    (:func:`bloomkit.theory.num_bits_for`); InvalidParameterError naming ``capacity`` when no
+    filter of at most 2**63 - 1 bits holds it. Arguments already validated."""
+    if -capacity * math.log(fpr) / math.log(2) ** 2 > MAX_BITS:  # num_bits_for before its int64 cast
+        raise param_error("capacity", owner, f"small enough for {MAX_BITS} bits at fpr={fpr}", capacity)
+    return foldable_size(int(num_bits_for(capacity, fpr)))
+
+
+def _first_true(pred: Callable[[int], bool], guess: int, limit: int) -> int:
+    """Smallest ``m`` in ``[1, limit]`` with ``pred(m)`` for a predicate that is False then
+    True (``pred(limit)`` is taken as True), searched from ``guess`` by doubling steps and
+    then bisection: O(log |answer - guess|) calls."""
+    g = min(max(1, guess), limit)
+    if pred(g):
+        hi, step = g, 1
+        lo = g - step
+        while lo >= 1 and pred(lo):
+            hi, step = lo, step * 2
+            lo = g - step
+        lo = max(lo, 0)  # pred(lo) is False, or lo = 0 (below the range)
+    else:
+        lo, step = g, 1
+        hi = min(g + step, limit)
+        while hi < limit and not pred(hi):
+            lo, step = hi, step * 2
+            hi = min(g + step, limit)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def band_interval(n: int, k: int, rho: float, eps: float, owner: str) -> SizeInterval:
+    """:func:`admissible_sizes` for validated arguments; InvalidParameterError naming ``n``
+    when no filter of at most 2**63 - 1 bits keeps ``n`` items at rate ``<= rho + eps``."""
+    if n == 0:
+        return SizeInterval(1, 0)
+    lo_r, hi_r = admissible_bounds(n, k, rho, eps)
+    if not lo_r <= MAX_BITS:
+        raise param_error(
+            "n", owner, f"at most what a filter of {MAX_BITS} bits holds at rate {rho + eps:g} "
+            f"(n = {n} needs {lo_r:.4g} bits)", n)
+    top, bottom = rho + eps, rho - eps
+    lo = _first_true(lambda m: exact_fpr(n, m, k) <= top, math.ceil(lo_r), MAX_BITS)
+    guess = math.floor(hi_r) + 1 if hi_r < MAX_BITS else MAX_BITS
+    hi = _first_true(lambda m: exact_fpr(n, m, k) < bottom, guess, MAX_BITS + 1) - 1
+    return SizeInterval(lo, min(hi, MAX_BITS))
 
 
 def admissible_sizes(n: int, num_hashes: int, rho: float, eps: float) -> SizeInterval:
@@ -160,8 +269,8 @@ def admissible_sizes(n: int, num_hashes: int, rho: float, eps: float) -> SizeInt
 
     Corrected Eq. 14 of doc 003 (ERRATA.md): ``ceil(m(rho + eps)) <= m <= floor(m(rho - eps))``
     with :func:`size_for_fpr`; the integer end points are then checked against the exact rate
-    (:func:`bloomkit.theory.false_positive_rate`) and moved by one where rounding put them on
-    the wrong side.
+    (:func:`exact_fpr`) and moved where rounding put them on the wrong side (a doubling then
+    bisecting search from the real bounds: a few evaluations, for any ``n``).
 
     Parameters
     ----------
@@ -169,46 +278,33 @@ def admissible_sizes(n: int, num_hashes: int, rho: float, eps: float) -> SizeInt
         Number of stored items, ``>= 0``. For ``n = 0`` every size has rate 0 and the
         interval is empty.
     num_hashes : int
-        ``k >= 1``.
+        ``k`` in ``[1, 1024]``.
     rho, eps : float
         The band; ``rho - eps > 0`` and ``rho + eps < 1``.
 
     Returns
     -------
     SizeInterval
-        ``(lo, hi)``, inclusive; ``lo > hi`` if empty.
+        ``(lo, hi)``, inclusive; ``lo > hi`` if empty. ``hi`` is at most ``2**63 - 1``.
 
     Raises
     ------
     InvalidParameterError
-        On a bad ``n``, ``k`` or band.
+        On a bad ``n``, ``k`` or band, or an ``n`` that no filter of at most ``2**63 - 1``
+        bits keeps at rate ``<= rho + eps``.
 
     Notes
     -----
-    Complexity: O(1).
+    Complexity: O(log m) evaluations of Eq. 4 (a handful in practice).
 
     >>> admissible_sizes(1000, 2, 0.1, 0.02)
     SizeInterval(lo=4704, hi=6016)
     """
     owner = "admissible_sizes"
-    n = check_int(n, "n", owner, lo=0)
-    k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=1024)
+    n = ITEMS(n, "n", owner)
+    k = NUM_HASHES(num_hashes, "num_hashes", owner)
     rho, eps = validate_band(rho, eps, owner)
-    if n == 0:
-        return SizeInterval(1, 0)
-    lo_r, hi_r = admissible_bounds(n, k, rho, eps)
-    lo = max(1, math.ceil(lo_r))
-    hi = max(0, math.floor(hi_r))
-    top, bottom = rho + eps, rho - eps
-    while lo > 1 and _fpr(n, lo - 1, k) <= top:
-        lo -= 1
-    while _fpr(n, lo, k) > top:
-        lo += 1
-    while hi >= 1 and _fpr(n, hi, k) < bottom:
-        hi -= 1
-    while _fpr(n, hi + 1, k) >= bottom:
-        hi += 1
-    return SizeInterval(lo, hi)
+    return band_interval(n, k, rho, eps, owner)
 
 
 def aggregate_fpr(sizes: Sequence[int], n: int, num_hashes: int, model: str = "folds") -> float:
@@ -254,14 +350,14 @@ def aggregate_fpr(sizes: Sequence[int], n: int, num_hashes: int, model: str = "f
     0.003065
     """
     owner = "aggregate_fpr"
-    k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=1024)
-    n = check_int(n, "n", owner, lo=0)
+    k = NUM_HASHES(num_hashes, "num_hashes", owner)
+    n = ITEMS(n, "n", owner)
     model = check_choice(model, "model", owner, ("folds", "product"))
     if isinstance(sizes, str | bytes) or not len(sizes):
         raise param_error("sizes", owner, "a non-empty sequence of sizes", sizes)
     uniq = sorted({check_int(m, "sizes", owner, lo=1) for m in sizes})
     if model == "product":
-        return float(math.prod(_fpr(n, int(m), k) for m in sizes))
+        return float(math.prod(exact_fpr(n, int(m), k) for m in sizes))
     if len(uniq) > 12:
         raise param_error("sizes", owner, "at most 12 distinct sizes for model='folds'", len(uniq))
     c = len(uniq)
@@ -343,22 +439,22 @@ def next_size(
 
     Notes
     -----
-    Complexity: O(sqrt(m_1) + d(m_1)) (factorisation plus a scan of the divisors); the
+    Complexity: O(m_1^(1/4) + d(m_1)) (factorisation plus a scan of the divisors); the
     greedy policy scans only the divisors of ``m_t`` (or of ``m_1 / m_t``) when it moves.
 
     >>> next_size(5040, 100, 2, 0.1, 0.02)
     504
     """
     owner = "next_size"
-    m1 = check_int(m1, "m1", owner, lo=1)
-    n = check_int(n, "n", owner, lo=0)
-    k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=1024)
+    m1 = NUM_BITS(m1, "m1", owner)
+    n = ITEMS(n, "n", owner)
+    k = NUM_HASHES(num_hashes, "num_hashes", owner)
     rho, eps = validate_band(rho, eps, owner)
     policy = check_choice(policy, "policy", owner, POLICIES)
     cur = m1 if current is None else check_int(current, "current", owner, lo=1, hi=m1)
     if m1 % cur:
         raise param_error("current", owner, f"a divisor of m1 = {m1}", current)
-    interval = admissible_sizes(n, k, rho, eps)
+    interval = band_interval(n, k, rho, eps, owner)
     divs = divisors(m1)
     adm = divs[(divs >= interval.lo) & (divs <= interval.hi)]
     if adm.size == 0:

@@ -18,10 +18,11 @@ import numpy as np
 import pyarrow as pa
 
 from .._hashing import TAG_BOOL, TAG_FLOAT, TAG_INT, encode_key
+from .._protocols import warn_deprecated
 from .._validation import check_int, param_error
 from ..bloom import BloomFilter, CountingBloomFilter
 from ..errors import InvalidParameterError
-from .pbf import as_columns
+from .batches import as_columns
 
 __all__ = ["ConcatenatedBloomFilter", "concat_key", "concat_keys"]
 
@@ -64,12 +65,13 @@ def _fixed_part(col: np.ndarray) -> np.ndarray | None:
 
 
 def concat_keys(data: Any, num_attributes: int) -> pa.Array:
-    """Concatenated keys of a batch of items given as columns (see :func:`as_columns`).
+    """Concatenated keys of a batch of items: rows or p columns (:mod:`bloomkit.multiattr.batches`;
+    a named table is refused: the concatenation has no attribute names to read it by).
 
     Returns a pyarrow binary array whose i-th element is ``concat_key(item_i)``; numeric numpy
     columns are encoded without a Python loop. Complexity: O(n p).
     """
-    cols = as_columns(data, num_attributes, _OWNER)
+    cols = as_columns(data, num_attributes, owner=_OWNER)
     parts = [_fixed_part(c) if isinstance(c, np.ndarray) else None for c in cols]
     if all(p is not None for p in parts):
         rows = np.ascontiguousarray(np.hstack(parts))  # type: ignore[arg-type]
@@ -131,8 +133,14 @@ class ConcatenatedBloomFilter:
         return concat_key(item)
 
     @property
+    def size_in_bits(self) -> int:
+        """Bits of the filter's payload (m bits, or m counters of ``counter_bits``)."""
+        return self.filter.size_in_bits
+
+    @property
     def nbytes(self) -> int:
-        """Bytes of the bit / counter storage."""
+        """Deprecated: bytes of the bit / counter storage; use :attr:`size_in_bits`."""
+        warn_deprecated("ConcatenatedBloomFilter.nbytes", "ConcatenatedBloomFilter.size_in_bits (bits)")
         f = self.filter
         if isinstance(f, CountingBloomFilter):
             return int(f.counters.data.nbytes)
@@ -153,7 +161,7 @@ class ConcatenatedBloomFilter:
         self.filter.remove(self._key(item))
 
     def add_many(self, data: Any) -> None:
-        """Insert a batch of items given as columns. Complexity: O(n (k + p))."""
+        """Insert a batch of items (rows or p columns, :func:`concat_keys`). Complexity: O(n (k + p))."""
         self.filter.add_many(concat_keys(data, self.num_attributes))
 
     def contains_many(self, data: Any) -> np.ndarray:

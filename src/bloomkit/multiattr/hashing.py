@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from .._hashing import HASH_XXH64, encode_key, hash64, hash_many, register_hash_id
+from .._columns import as_keys
+from .._hashing import HASH_XXH64, encode_key, hash64_tag, hash_keys, register_hash_id
 from . import _kernels as MK
 
 __all__ = [
@@ -41,6 +43,8 @@ __all__ = [
     "HASH_XXH64",
     "attribute_positions",
     "attribute_seed",
+    "hash_columns",
+    "hash_item",
     "hash_material",
     "item_material",
     "material_len",
@@ -48,7 +52,7 @@ __all__ = [
 ]
 
 HASH_MD5 = register_hash_id(3, "md5-words (doc 004)")
-#: hash_function name -> hash id of the container header
+#: the ``hash`` option of ParallelBloomFilter -> hash id of the container header
 HASHES = {"xxh64": HASH_XXH64, "md5": HASH_MD5}
 _MASK = (1 << 64) - 1
 _ATTR_STEP = 0xD6E8FEB86659FD93
@@ -63,7 +67,13 @@ def attribute_seed(seed: int, i: int) -> int:
     return (int(seed) + int(i) * _ATTR_STEP) & _MASK
 
 
-def _md5_words(value: Any, seed: int, blocks: int) -> list[int]:
+@lru_cache(maxsize=64)
+def _attribute_seeds(seed: int, p: int) -> tuple[int, ...]:
+    return tuple(attribute_seed(seed, i) for i in range(p))
+
+
+def _md5_words(value: Any, seed: int, blocks: int) -> tuple[list[int], int]:
+    """(the first 4 * blocks MD5 words of a value, its key tag)."""
     tag, payload = encode_key(value)
     body = bytes((tag,)) + payload
     out: list[int] = []
@@ -71,7 +81,7 @@ def _md5_words(value: Any, seed: int, blocks: int) -> list[int]:
         prefix = b"" if (seed == 0 and b == 0) else seed.to_bytes(8, "little") + b.to_bytes(4, "little")
         d = hashlib.md5(prefix + body, usedforsecurity=False).digest()
         out.extend(int.from_bytes(d[4 * w : 4 * w + 4], "big") for w in range(4))
-    return out
+    return out, tag
 
 
 def _pylist(column: Any) -> list[Any]:
@@ -85,36 +95,66 @@ def _pylist(column: Any) -> list[Any]:
     return values
 
 
-def hash_material(columns: Sequence[Any], hash_name: str, seed: int, q: int) -> np.ndarray:
+def hash_columns(columns: Sequence[Any], hash_name: str, seed: int, q: int, *,
+                 owner: str | None = None) -> tuple[np.ndarray, list[int]]:
     """Hash the p columns of a batch once (before any mutation, so a bad value changes nothing).
 
-    Returns a (p, n) uint64 array of h1 values for ``"xxh64"``, or an (n, p, q) uint64 array of
-    MD5 words for ``"md5"``. Complexity: O(n p) hashes.
+    Returns the material and the key-type tag mask of every column
+    (:func:`bloomkit._hashing.key_type_names`): a (p, n) uint64 array of h1 values for
+    ``"xxh64"``, or an (n, p, q) uint64 array of MD5 words for ``"md5"``. Each column goes
+    through the data front door (:func:`bloomkit._columns.as_keys`, by position; a null is
+    refused naming ``data[i]`` and ``owner``). Complexity: O(n p) hashes.
     """
     p = len(columns)
+    masks: list[int] = []
     if hash_name != "md5":
-        rows = [hash_many(col, attribute_seed(seed, i)) for i, col in enumerate(columns)]
+        rows = []
+        for i, (col, s) in enumerate(zip(columns, _attribute_seeds(seed, p), strict=True)):
+            h, mask = hash_keys(col, s, name=f"data[{i}]", owner=owner)
+            rows.append(h)
+            masks.append(mask)
         n = rows[0].shape[0] if rows else 0
         out = np.empty((p, n), dtype=np.uint64)
         for i, r in enumerate(rows):
             out[i] = r
-        return out
+        return out, masks
     blocks = (q + 3) // 4
-    lists = [_pylist(c) for c in columns]
+    lists = [_pylist(as_keys(c, f"data[{i}]", owner)) for i, c in enumerate(columns)]
     n = len(lists[0]) if lists else 0
-    out = np.empty((n, p, q), dtype=np.uint64)
+    words = np.empty((n, p, q), dtype=np.uint64)
     for i, values in enumerate(lists):
+        mask = 0
         for j, v in enumerate(values):
-            out[j, i, :] = _md5_words(v, seed, blocks)[:q]
-    return out
+            w, tag = _md5_words(v, seed, blocks)
+            words[j, i, :] = w[:q]
+            mask |= 1 << tag
+        masks.append(mask)
+    return words, masks
+
+
+def hash_material(columns: Sequence[Any], hash_name: str, seed: int, q: int) -> np.ndarray:
+    """The material of :func:`hash_columns` alone (h1 values or MD5 words)."""
+    return hash_columns(columns, hash_name, seed, q)[0]
+
+
+def hash_item(item: Sequence[Any], hash_name: str, seed: int, q: int) -> tuple[np.ndarray, list[int]]:
+    """:func:`hash_columns` of one item (the single-key path, same values and tag masks)."""
+    if hash_name != "md5":
+        out = np.empty((len(item), 1), dtype=np.uint64)
+        masks = []
+        for i, (v, s) in enumerate(zip(item, _attribute_seeds(seed, len(item)), strict=True)):
+            h, tag = hash64_tag(v, s)
+            out[i, 0] = h
+            masks.append(1 << tag)
+        return out, masks
+    blocks = (q + 3) // 4
+    words = [_md5_words(v, seed, blocks) for v in item]
+    return np.array([[w[:q] for w, _ in words]], dtype=np.uint64), [1 << t for _, t in words]
 
 
 def item_material(item: Sequence[Any], hash_name: str, seed: int, q: int) -> np.ndarray:
-    """:func:`hash_material` of one item (the single-key path, same values)."""
-    if hash_name != "md5":
-        return np.array([[hash64(v, attribute_seed(seed, i))] for i, v in enumerate(item)], dtype=np.uint64)
-    blocks = (q + 3) // 4
-    return np.array([[_md5_words(v, seed, blocks)[:q] for v in item]], dtype=np.uint64)
+    """The material of :func:`hash_item` alone."""
+    return hash_item(item, hash_name, seed, q)[0]
 
 
 def material_positions(material: np.ndarray, hash_name: str, q: int, m: int,
@@ -134,10 +174,6 @@ def attribute_positions(values: Any, i: int, hash_name: str, seed: int, q: int, 
     """(n, q) int64 positions H_ij of a column of values of attribute i (same as the item path)."""
     if isinstance(values, str | bytes):
         values = [values]
-    if hash_name != "md5":
-        h1 = hash_many(values, attribute_seed(seed, i)).reshape(1, -1)
-        return np.ascontiguousarray(material_positions(h1, hash_name, q, m)[:, 0, :])
-    vals = _pylist(values)
-    blocks = (q + 3) // 4
-    words = np.array([_md5_words(v, seed, blocks)[:q] for v in vals], dtype=np.uint64).reshape(len(vals), q)
-    return (words % np.uint64(m)).astype(np.int64)
+    # a one-column batch: column 0 of seed attribute_seed(seed, i) is attribute i (MD5 ignores i)
+    mat = hash_columns([values], hash_name, seed if hash_name == "md5" else attribute_seed(seed, i), q)[0]
+    return np.ascontiguousarray(material_positions(mat, hash_name, q, m)[:, 0, :])

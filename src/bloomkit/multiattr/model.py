@@ -37,9 +37,10 @@ from typing import Any
 
 import numpy as np
 from scipy import fft as sfft
+from scipy import special
 
 from .. import theory
-from .._validation import check_choice, check_int
+from .._validation import CAPACITY, FPR, check_choice, check_int
 from ..errors import InvalidParameterError
 
 __all__ = [
@@ -48,6 +49,8 @@ __all__ = [
     "bf_union_fpr",
     "collision_probability",
     "max_verification_value",
+    "optimal_parameters",
+    "overflow_expectation",
     "pbf_intersection_fpr",
     "pbf_pass_probability",
     "pbf_union_fpr",
@@ -200,12 +203,14 @@ def table_hit_probability(values: np.ndarray, num_attributes: int, num_hashes: i
 
 
 def table_stage_probability(n: Any, num_attributes: int, num_hashes: int, num_counters: int,
-                            verification: str = "attenuated") -> Any:
+                            verification: str = "attenuated", exact: bool | None = None) -> Any:
     """Probability that a random item's V_a equals that of at least one of n independent
     random items: ``sum_v P(V = v) (1 - (1 - P(V = v))^n)``.
 
-    Exact over the distribution of V when it is available; otherwise ``1 - (1 - c_p)^n``
-    (which is larger by Jensen's inequality, noticeably only when ``n c_p`` is not small).
+    Exact over the distribution of V when it is available (``exact=None``: when
+    ``V_max < EXACT_PMF_LIMIT``); otherwise (or with ``exact=False``) ``1 - (1 - c_p)^n`` with
+    the local normal limit of c_p (larger by Jensen's inequality, noticeably only when
+    ``n c_p`` is not small).
 
     >>> a = table_stage_probability(2000, 2, 5, 1024, "basic")
     >>> b = 1 - (1 - collision_probability(2, 5, 1024, "basic")) ** 2000
@@ -215,13 +220,15 @@ def table_stage_probability(n: Any, num_attributes: int, num_hashes: int, num_co
     p = int(num_attributes)
     nn = np.asarray(n, dtype=float)
     vmax = max_verification_value(p, num_hashes, num_counters, verification)
-    if vmax + 1 <= EXACT_PMF_LIMIT:
+    if exact is None:
+        exact = vmax + 1 <= EXACT_PMF_LIMIT
+    if exact:
         pmf = verification_pmf(p, num_hashes, num_counters, verification)
         pmf = pmf[pmf > 0]
         lg = np.log1p(-np.minimum(pmf, 1 - 1e-16))
         out = np.array([float(np.dot(pmf, -np.expm1(x * lg))) for x in nn.ravel()]).reshape(nn.shape)
     else:
-        cp = collision_probability(p, num_hashes, num_counters, verification)
+        cp = collision_probability(p, num_hashes, num_counters, verification, exact=False)
         out = -np.expm1(nn * np.log1p(-cp))
     return float(out) if out.ndim == 0 else out
 
@@ -241,7 +248,7 @@ def pbf_pass_probability(n: Any, num_attributes: int, num_hashes: int, num_count
 
 
 def two_step_fpr(n: Any, num_attributes: int, num_hashes: int, num_counters: int,
-                 verification: str = "attenuated", query: str = "fresh") -> Any:
+                 verification: str = "attenuated", query: str = "fresh", exact: bool | None = None) -> Any:
     """False positive rate of the two-step check (Fig. 3) after n random items.
 
     ``query="fresh"``: attribute values never stored,
@@ -250,7 +257,7 @@ def two_step_fpr(n: Any, num_attributes: int, num_hashes: int, num_counters: int
     case the verification table exists for; the PBF stage always passes),
     ``FPR = 1 - (1 - c_p)^(n - p) (1 - c_(p-1))^p``.
     ``1 - (1 - c_p)^N`` is evaluated as :func:`table_stage_probability` (exact average over
-    the query's V when the distribution is available).
+    the query's V when the distribution is available; ``exact`` as there).
 
     >>> f = two_step_fpr(200, 4, 6, 1280, "attenuated", "recombined")
     >>> 0.001 < f < 0.003
@@ -261,14 +268,14 @@ def two_step_fpr(n: Any, num_attributes: int, num_hashes: int, num_counters: int
     nn = np.asarray(n, dtype=float)
     if query == "fresh":
         out = np.asarray(pbf_pass_probability(nn, p, q, m)) * np.asarray(
-            table_stage_probability(nn, p, q, m, verification))
+            table_stage_probability(nn, p, q, m, verification, exact))
     else:
         if p < 2:
             raise InvalidParameterError(
                 f"The 'query' parameter of two_step_fpr can be 'recombined' only for p >= 2. Got p = {p} instead."
             )
-        cq = collision_probability(p - 1, q, m, verification)
-        rest = np.asarray(table_stage_probability(np.maximum(nn - p, 0.0), p, q, m, verification))
+        cq = collision_probability(p - 1, q, m, verification, exact)
+        rest = np.asarray(table_stage_probability(np.maximum(nn - p, 0.0), p, q, m, verification, exact))
         out = 1.0 - (1.0 - rest) * np.exp(np.minimum(nn, p) * np.log1p(-cq))
     return float(out) if out.ndim == 0 else out
 
@@ -358,3 +365,107 @@ def pbf_intersection_fpr(n_a: Any, n_b: Any, n_ab: Any, num_attributes: int, num
     entries = n_ab_ + (n_a_ - n_ab_) * (n_b_ - n_ab_) * cp
     out = s ** (p * q) * -np.expm1(entries * np.log1p(-cp))
     return float(out) if out.ndim == 0 else out
+
+
+# ---------------------------------------------------------------------------------------------
+# sizing (ours: the document gives no sizing rule)
+
+QUERIES = ("any", "fresh", "recombined")
+#: largest expected number of saturated counters :func:`optimal_parameters` accepts at capacity
+MAX_EXPECTED_OVERFLOWS = 0.01
+_MAX_COUNTERS_PER_ARRAY = 1 << 32
+_MAX_TOTAL_COUNTERS = 1 << 40
+
+
+def overflow_expectation(n: Any, num_attributes: int, num_hashes: int, num_counters: int,
+                         counter_bits: int = 4) -> Any:
+    """Expected number of counters that saturate after n items of distinct attribute values.
+
+    Each of the p*q arrays receives n increments at uniform positions, so a counter's count is
+    about Poisson(n/m); it saturates (and sets ``overflowed``) when an increment finds it at
+    ``2^b - 1``: ``E = p q m P(X >= 2^b)``. Repeated attribute values (ports, protocols) put
+    the same counter up once per item and saturate sooner than this.
+
+    >>> overflow_expectation(1000, 3, 7, 1000) < 1e-6
+    True
+    """
+    lam = np.asarray(n, dtype=float) / float(num_counters)
+    tail = special.pdtrc((1 << int(counter_bits)) - 1, lam)  # P(X > 2^b - 1)
+    out = int(num_attributes) * int(num_hashes) * float(num_counters) * tail
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _rate(n: int, p: int, q: int, m: int, verification: str, query: str, exact: bool | None) -> float:
+    kinds = ("fresh", "recombined") if query == "any" else (query,)
+    return max(float(two_step_fpr(n, p, q, m, verification, k, exact)) for k in kinds
+               if not (k == "recombined" and p < 2))
+
+
+def optimal_parameters(num_attributes: int, capacity: int, fpr: float, *, query: str = "any",
+                       counter_bits: int = 4, verification: str = "attenuated") -> tuple[int, int]:
+    """(q, m): the smallest parallel Bloom filter (counters plus table) for ``capacity`` items of
+    p attributes whose :func:`two_step_fpr` at ``capacity`` items is at most ``fpr``.
+
+    ``query`` says which false positives count: ``"fresh"`` (attribute values never stored),
+    ``"recombined"`` (each attribute from a different stored item, the case the verification
+    table exists for; p >= 2), or ``"any"`` (the larger of both, the default). Besides the
+    rate, every configuration keeps the expected number of saturated counters at capacity
+    (:func:`overflow_expectation`) at most :data:`MAX_EXPECTED_OVERFLOWS`, V_max below 2^62,
+    m <= 2^32 and p q m <= 2^40.
+
+    For each q = 1..62 the smallest such m is found by bisection (the rate falls with m) on
+    the local normal approximation of the collision probabilities, held to ``fpr / 1.05`` (the
+    approximation is within a few per cent of the exact rate); the q of fewest bits
+    (``p q m counter_bits`` plus the table's ``slots (key_bits + 32)`` at capacity) wins. When
+    the exact distribution of V is small (V_max < 2^20) the result is checked against the
+    exact rate and m raised in 1 % steps until it holds. The document gives no sizing rule:
+    this one is ours, from the model above.
+
+    Raises InvalidParameterError if no configuration within those limits meets ``fpr``.
+
+    >>> optimal_parameters(3, 10_000, 0.01)
+    (9, 3364)
+
+    Complexity: O(62 * 32) evaluations of the closed forms (plus a few exact ones when cheap).
+    """
+    owner = "optimal_parameters"
+    p = check_int(num_attributes, "num_attributes", owner, lo=1, hi=64)
+    n = CAPACITY(capacity, "capacity", owner)
+    rate = FPR(fpr, "fpr", owner)
+    check_choice(query, "query", owner, QUERIES)
+    b = check_choice(counter_bits, "counter_bits", owner, (4, 8, 16, 32))
+    check_choice(verification, "verification", owner, VERIFICATIONS)
+    if query == "recombined" and p < 2:
+        raise InvalidParameterError(
+            f"The 'query' parameter of {owner} can be 'recombined' only for p >= 2. Got p = {p} instead.")
+    slots = 1 << (max(16, int(n / 0.6) + 1) - 1).bit_length()  # the table at capacity
+
+    def ok(q: int, m: int, exact: bool | None, target: float) -> bool:
+        return (overflow_expectation(n, p, q, m, b) <= MAX_EXPECTED_OVERFLOWS
+                and _rate(n, p, q, m, verification, query, exact) <= target)
+
+    best: tuple[int, int, int] | None = None  # (bits, q, m)
+    for q in range(1, 63):
+        hi = min(_MAX_COUNTERS_PER_ARRAY, _MAX_TOTAL_COUNTERS // (p * q))
+        hi = min(hi, ((1 << 62) - 1) // (p * int(verification_weights(q, verification).sum())))
+        if hi < 1 or not ok(q, hi, False, rate / 1.05):
+            continue
+        lo = 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ok(q, mid, False, rate / 1.05):
+                hi = mid
+            else:
+                lo = mid + 1
+        key_bits = 32 if max_verification_value(p, q, lo, verification) < (1 << 32) - 1 else 64
+        bits = p * q * lo * b + slots * (key_bits + 32)
+        if best is None or bits < best[0]:
+            best = (bits, q, lo)
+    if best is None:
+        raise InvalidParameterError(
+            f"No parallel Bloom filter of p = {p} attributes with m <= 2**32 counters per array holds "
+            f"{n} items at a false positive rate of {rate} ({query} queries) with {b}-bit counters.")
+    _, q, m = best
+    while max_verification_value(p, q, m, verification) < 1 << 20 and not ok(q, m, True, rate):
+        m = math.ceil(m * 1.01)
+    return q, m

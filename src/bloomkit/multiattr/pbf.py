@@ -11,28 +11,41 @@ counters non-zero, then V_a in the table.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import numpy as np
-import pyarrow as pa
 
-from .._format import Persistable
-from .._hashing import check_seed, hash64
+from .._format import ArraySpec, Persistable
+from .._hashing import key_type_mask, key_type_names
+from .._protocols import keyword_only, renamed_kwargs, warn_deprecated
 from .._storage import CounterArray
-from .._validation import check_choice, check_int, param_error
+from .._validation import (
+    CAPACITY,
+    FPR,
+    KEY_TYPES,
+    SEED,
+    Bool,
+    Int,
+    ListOf,
+    Optional,
+    Options,
+    Str,
+    check_choice,
+    param_error,
+)
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as MK
 from . import model
+from .batches import as_columns, as_item, as_positions, attribute_index
 from .hashing import (
     HASHES,
     attribute_positions,
-    attribute_seed,
-    hash_material,
-    item_material,
+    hash_columns,
+    hash_item,
     material_len,
     material_positions,
 )
-from .table import VerificationTable
+from .table import MAX_ITEMS, VerificationTable
 
 __all__ = ["ParallelBloomFilter", "as_columns"]
 
@@ -42,48 +55,24 @@ _CHUNK = 1 << 15
 #: upper bounds of the stored items' counts, removal stays safe), "union" (after a union:
 #: counters are maxima, a removal could zero a counter another item needs, so it is refused)
 _STATES = ("exact", "upper", "union")
+_HASH_NAMES = {v: k for k, v in HASHES.items()}
 
-
-def _is_pandas(obj: Any) -> bool:
-    return type(obj).__module__.split(".")[0] == "pandas" and hasattr(obj, "iloc")
-
-
-def as_columns(data: Any, p: int, owner: str = _OWNER) -> list[Any]:
-    """The p attribute columns of a batch.
-
-    Accepts a pyarrow Table / RecordBatch, a pandas DataFrame, a numpy structured array, a 2-D
-    numpy array of shape (n, p) (one row per item), or a sequence of p columns (numpy arrays,
-    pyarrow arrays or lists) of equal length. Raises InvalidParameterError otherwise.
-    """
-    if isinstance(data, pa.Table | pa.RecordBatch):
-        cols: list[Any] = [data.column(i) for i in range(data.num_columns)]
-    elif _is_pandas(data):
-        cols = [data.iloc[:, i].to_numpy() for i in range(data.shape[1])]
-    elif isinstance(data, np.ndarray):
-        if data.dtype.names:
-            cols = [data[name] for name in data.dtype.names]
-        elif data.ndim == 2:
-            cols = [data[:, i] for i in range(data.shape[1])]
-        else:
-            raise param_error("data", owner, "a 2-D array of shape (n, p) or a structured array",
-                              f"array of shape {data.shape}")
-    elif isinstance(data, list | tuple):
-        cols = list(data)
-        for c in cols:
-            if isinstance(c, str | bytes) or not hasattr(c, "__len__"):
-                raise param_error("data", owner, "a sequence of p columns (arrays or lists)",
-                                  f"a sequence containing {type(c).__name__}")
-    else:
-        raise param_error("data", owner,
-                          "a pyarrow Table, pandas DataFrame, numpy array or a sequence of p columns",
-                          type(data).__name__)
-    if len(cols) != p:
-        raise param_error("data", owner, f"made of {p} attribute columns", f"{len(cols)} columns")
-    lengths = {len(c) for c in cols}
-    if len(lengths) > 1:
-        raise param_error("data", owner, "made of columns of equal length",
-                          f"lengths {sorted(lengths)}")
-    return cols
+# the parameter constraints: __init__ and the loader check with the same objects
+NUM_ATTRIBUTES = Int(1, 64)
+"""p, attributes per item."""
+PBF_NUM_HASHES = Int(1, 62)
+"""q, hash functions (arrays) per attribute (V_a of the attenuated method needs 2^q < 2^62)."""
+NUM_COUNTERS = Int(1, 1 << 32)
+"""m, counters per array."""
+MAX_TOTAL_COUNTERS = 1 << 40
+"""Largest p*q*m."""
+COUNTER_BITS = Options(4, 8, 16, 32)
+VERIFICATION = Options(*model.VERIFICATIONS)
+HASH = Options(*HASHES)
+ATTRIBUTES = Optional(ListOf(Str(1, 256), 1, 64, unique=True))
+"""Optional attribute names (tables are read by these names)."""
+ATTRIBUTE_KEY_TYPES = ListOf(KEY_TYPES, 1, 64)
+"""The saved key types: one list per attribute."""
 
 
 class ParallelBloomFilter(Persistable):
@@ -96,71 +85,161 @@ class ParallelBloomFilter(Persistable):
     num_hashes : int
         q, hash functions (arrays) per attribute (1..62).
     num_counters : int
-        m, counters per array; the PBF holds p*q*m counters.
-    counter_bits : {4, 8, 16, 32}
+        m, counters per array; the PBF holds p*q*m counters (at most 2**40).
+    counter_bits : {4, 8, 16, 32}, keyword-only
         Counter width. Counters saturate at ``2**counter_bits - 1`` (flagged by
         :attr:`overflowed`); a saturated counter never goes back down, so it can never cause
         a false negative, but the item cannot be fully removed from the PBF.
-    verification : {"attenuated", "basic"}
+    verification : {"attenuated", "basic"}, keyword-only
         How V_a is formed (Section 3.3): ``sum_ij H_ij / 2^j`` (improved method, kept as the
         exact integer ``sum_ij H_ij * 2^(q-j)``) or ``sum_ij H_ij`` (basic method).
-    hash_function : {"xxh64", "md5"}
+    hash : {"xxh64", "md5"}, keyword-only
         ``"xxh64"`` (default): the package's XXH64 of each attribute value (per-attribute seed)
         and the foundation's probe positions ``G_j mod m`` (q independent SplitMix64 words, as
         :func:`bloomkit._hashing.positions`); ``"md5"``: the paper's MD5 split into 32-bit
-        words mod m (Section 6.2). See :mod:`bloomkit.multiattr.hashing`.
-    seed : int
+        words mod m (Section 6.2). See :mod:`bloomkit.multiattr.hashing`. (``hash_function``
+        is the deprecated name.)
+    seed : int, keyword-only
         Hash seed in [0, 2**64).
+    attributes : list of str, keyword-only, optional
+        Names of the p attributes, in order. With names, tables (DataFrame, pyarrow Table,
+        mapping of columns) are read by column name and single items may be mappings; without
+        names a table is refused (see :mod:`bloomkit.multiattr.batches` for the one rule).
+
+    Notes
+    -----
+    ``len()`` is the exact number of stored items, with multiplicity (``exact_len`` is True).
+    Batches (``add_many``, ``contains_many``, ``remove_many``, ``pbf_stage_many``) are named
+    tables read by name, rows (tuples, or a 2-D array of shape (n, p)) or a list of p column
+    arrays (:mod:`bloomkit.multiattr.batches`).
+
+    Thread safety: any number of threads may add, remove and query at once. Every mutation
+    (``add``, ``add_many``, ``remove``, ``remove_many``, ``clear``, ``|=``, ``add_positions``)
+    runs its counter updates and the verification table's insert / growth / counts under the
+    filter's lock (items are hashed before the lock is taken); the counter kernels keep the
+    GIL. Queries take no lock: they release the GIL and read the table's slot arrays as one
+    consistent pair, so an item whose add returned is always found. ``copy``, ``union``,
+    ``intersection``, ``to_bytes`` and ``save`` read a consistent state under the lock.
 
     Examples
     --------
-    >>> f = ParallelBloomFilter(3, 4, 1024)
+    >>> f = ParallelBloomFilter(3, 4, 1024, attributes=["src", "dst", "port"])
     >>> f.add(("10.0.0.1", "10.0.0.2", 80))
-    >>> ("10.0.0.1", "10.0.0.2", 80) in f
-    True
-    >>> f.contains_attribute(2, 80)
-    True
+    >>> ("10.0.0.1", "10.0.0.2", 80) in f, {"port": 80, "dst": "10.0.0.2", "src": "10.0.0.1"} in f
+    (True, True)
+    >>> f.contains_attribute("port", 80), len(f)
+    (True, 1)
     """
 
     _STRUCTURE = "multiattr.ParallelBloomFilter"
     _HASH_IDS = tuple(HASHES.values())
+    _PARAMS: ClassVar[Any] = {
+        "num_attributes": NUM_ATTRIBUTES, "num_hashes": PBF_NUM_HASHES, "num_counters": NUM_COUNTERS,
+        "counter_bits": COUNTER_BITS, "verification": VERIFICATION, "attributes": ATTRIBUTES,
+        "key_types": ATTRIBUTE_KEY_TYPES, "state": Options(*_STATES), "overflowed": Bool(),
+        "num_items": Int(0, MAX_ITEMS), "capacity": Optional(CAPACITY), "fpr": Optional(FPR),
+    }
+    _ARRAYS: ClassVar[Any] = {
+        "counters": ArraySpec(None),  # the dtype follows counter_bits (checked in _from_state)
+        "values": ArraySpec("<i8", lo=0, hi=(1 << 62) - 1),
+        "counts": ArraySpec("<i8", lo=1, hi=MAX_ITEMS),
+    }
+    exact_len: ClassVar[bool] = True
 
+    @renamed_kwargs(hash_function="hash")
+    @keyword_only(4)
     def __init__(
         self,
         num_attributes: int,
         num_hashes: int,
         num_counters: int,
+        *,
         counter_bits: int = 4,
         verification: str = "attenuated",
-        *,
-        hash_function: str = "xxh64",
+        hash: str = "xxh64",  # the package's one name for the hash option (shadows the builtin here)
         seed: int = 0,
+        attributes: Sequence[str] | None = None,
     ) -> None:
-        self.num_attributes = check_int(num_attributes, "num_attributes", _OWNER, lo=1, hi=64)
-        self.num_hashes = check_int(num_hashes, "num_hashes", _OWNER, lo=1, hi=62)
-        self.num_counters = check_int(num_counters, "num_counters", _OWNER, lo=1, hi=1 << 32)
-        self.counter_bits = check_choice(counter_bits, "counter_bits", _OWNER, (4, 8, 16, 32))
-        self.verification = check_choice(verification, "verification", _OWNER, model.VERIFICATIONS)
-        self.hash_function = check_choice(hash_function, "hash_function", _OWNER, tuple(HASHES))
-        self.seed = check_seed(seed, _OWNER)
-        self._hash_id = HASHES[self.hash_function]
-        total = self.num_attributes * self.num_hashes * self.num_counters
-        if total > 1 << 40:
-            raise param_error("num_counters", _OWNER,
-                              f"such that p*q*m <= 2**40 (p*q = {self.num_attributes * self.num_hashes})",
-                              num_counters)
-        self._vmax = model.max_verification_value(
-            self.num_attributes, self.num_hashes, self.num_counters, self.verification)
-        if self._vmax >= 1 << 62:
+        self._configure(
+            NUM_ATTRIBUTES(num_attributes, "num_attributes", _OWNER),
+            PBF_NUM_HASHES(num_hashes, "num_hashes", _OWNER),
+            NUM_COUNTERS(num_counters, "num_counters", _OWNER),
+            COUNTER_BITS(counter_bits, "counter_bits", _OWNER),
+            VERIFICATION(verification, "verification", _OWNER),
+            HASH(hash, "hash", _OWNER),
+            SEED(seed, "seed", _OWNER),
+            ATTRIBUTES(attributes if attributes is None or isinstance(attributes, str | bytes) else list(attributes),
+                       "attributes", _OWNER),
+        )
+        self._set_contents(CounterArray(self._total, self.counter_bits),
+                           VerificationTable(key_bits=self._key_bits), "exact", [0] * self.num_attributes)
+        self.capacity: int | None = None
+        self.fpr: float | None = None
+
+    def _configure(self, p: int, q: int, m: int, b: int, verification: str, hash_name: str, seed: int,
+                   attributes: list[str] | None) -> None:
+        """Set the parameters and the state derived from them (no storage: nothing of the
+        declared size is allocated). Raises InvalidParameterError for relations between them."""
+        if p * q * m > MAX_TOTAL_COUNTERS:
+            raise param_error("num_counters", _OWNER, f"such that p*q*m <= 2**40 (p*q = {p * q})", m)
+        vmax = model.max_verification_value(p, q, m, verification)
+        if vmax >= 1 << 62:
             raise param_error("num_hashes", _OWNER,
-                              "small enough that p*(m-1)*(2**q - 1) < 2**62 (attenuated values are int64)",
-                              num_hashes)
-        self._weights = model.verification_weights(self.num_hashes, self.verification)
-        self._counters = CounterArray(total, self.counter_bits)
-        self._attr_seeds = [attribute_seed(self.seed, i) for i in range(self.num_attributes)]
-        self._key_bits = 32 if self._vmax < (1 << 32) - 1 else 64
-        self._table = VerificationTable(key_bits=self._key_bits)
-        self._state = "exact"
+                              "small enough that p*(m-1)*(2**q - 1) < 2**62 (attenuated values are int64)", q)
+        if attributes is not None and len(attributes) != p:
+            raise param_error("attributes", _OWNER, f"a list of num_attributes = {p} names", attributes)
+        self.num_attributes, self.num_hashes, self.num_counters = p, q, m
+        self.counter_bits, self.verification, self.hash, self.seed = b, verification, hash_name, seed
+        self.attributes: tuple[str, ...] | None = None if attributes is None else tuple(attributes)
+        self._hash_id = HASHES[hash_name]
+        self._total = p * q * m
+        self._vmax = vmax
+        self._weights = model.verification_weights(q, verification)
+        self._key_bits = 32 if vmax < (1 << 32) - 1 else 64
+
+    def _set_contents(self, counters: CounterArray, table: VerificationTable, state: str,
+                      key_masks: list[int]) -> None:
+        self._counters = counters
+        self._table = table
+        self._state = state
+        self._key_masks = key_masks
+
+    @classmethod
+    def for_requirements(
+        cls,
+        num_attributes: int,
+        capacity: int,
+        fpr: float,
+        *,
+        query: str = "any",
+        counter_bits: int = 4,
+        verification: str = "attenuated",
+        hash: str = "xxh64",
+        seed: int = 0,
+        attributes: Sequence[str] | None = None,
+    ) -> Self:
+        """The smallest filter (counters plus table) holding ``capacity`` items of
+        ``num_attributes`` attributes at false positive rate ``fpr``.
+
+        q and m come from :func:`bloomkit.multiattr.model.optimal_parameters` (the model of
+        :mod:`~bloomkit.multiattr.model`; ``query="any"`` bounds both the fresh and the
+        recombined rate, ``"fresh"`` or ``"recombined"`` only one), which also keeps counter
+        saturation unlikely at capacity. ``capacity`` and ``fpr`` are kept (saved, in
+        :meth:`info`, which says ``overfilled`` past capacity).
+
+        Complexity: about 0.5 s of model evaluations, then O(p q m) to allocate.
+
+        >>> f = ParallelBloomFilter.for_requirements(3, 10_000, 0.01)
+        >>> (f.num_hashes, f.num_counters, f.capacity)
+        (9, 3364, 10000)
+        """
+        q, m = model.optimal_parameters(num_attributes, capacity, fpr, query=query,
+                                        counter_bits=counter_bits, verification=verification)
+        out = cls(num_attributes, q, m, counter_bits=counter_bits, verification=verification, hash=hash,
+                  seed=seed, attributes=attributes)
+        out.capacity = CAPACITY(capacity, "capacity", _OWNER)
+        out.fpr = FPR(fpr, "fpr", _OWNER)
+        return out
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -169,106 +248,215 @@ class ParallelBloomFilter(Persistable):
         return bool(self._counters.overflowed)
 
     @property
+    def size_in_bits(self) -> int:
+        """Bits of the structure: ``p q m counter_bits`` (the PBF) plus the verification
+        table's ``slots * (key_bits + 32)`` (keys and int32 counts)."""
+        return self._total * self.counter_bits + self._table.size_in_bits
+
+    @property
     def nbytes(self) -> int:
-        """Memory of the counters plus the verification table, in bytes."""
+        """Deprecated: bytes of the counter storage plus the table; use :attr:`size_in_bits`."""
+        warn_deprecated("ParallelBloomFilter.nbytes", "ParallelBloomFilter.size_in_bits (bits)")
         return int(self._counters.data.nbytes + self._table.nbytes)
+
+    @property
+    def hash_function(self) -> str:
+        """Deprecated name of :attr:`hash`."""
+        warn_deprecated("ParallelBloomFilter.hash_function", "ParallelBloomFilter.hash")
+        return self.hash
 
     @property
     def counter_state(self) -> str:
         """``"exact"``, ``"upper"`` (after an intersection) or ``"union"`` (after a union)."""
         return self._state
 
+    @property
+    def key_types(self) -> tuple[str, ...]:
+        """The kinds of attribute values stored, over all attributes ("str", "int", ...;
+        "unknown" for format-1 files and items added by position)."""
+        mask = 0
+        for mk in self._key_masks:
+            mask |= mk
+        return tuple(key_type_names(mask))
+
+    @property
+    def attribute_key_types(self) -> tuple[tuple[str, ...], ...]:
+        """:attr:`key_types` of each attribute, in attribute order."""
+        return tuple(tuple(key_type_names(mk)) for mk in self._key_masks)
+
     def __len__(self) -> int:
-        """Number of stored items (with multiplicity)."""
+        """Exact number of stored items (with multiplicity). Complexity: O(1)."""
         return self._table.total
 
     def __repr__(self) -> str:
+        names = "" if self.attributes is None else f", attributes={list(self.attributes)!r}"
         return (f"ParallelBloomFilter(num_attributes={self.num_attributes}, num_hashes={self.num_hashes}, "
                 f"num_counters={self.num_counters}, counter_bits={self.counter_bits}, "
-                f"verification={self.verification!r}, hash_function={self.hash_function!r}, "
-                f"seed={self.seed}) with {len(self)} items")
+                f"verification={self.verification!r}, hash={self.hash!r}, seed={self.seed}{names}) "
+                f"with {len(self)} items")
 
-    # -- hashing -------------------------------------------------------------------------------
-    def _item_positions(self, item: Any) -> np.ndarray:
-        mat = self._item_material(item)
-        return material_positions(mat, self.hash_function, self.num_hashes, self.num_counters)
+    # -- input ---------------------------------------------------------------------------------
+    def _attribute_index(self, i: Any) -> int:
+        return attribute_index(i, self.num_attributes, self.attributes, _OWNER)
 
-    def _item_material(self, item: Any) -> np.ndarray:
-        if isinstance(item, np.ndarray) and item.ndim == 1:
-            item = item.tolist()
-        if not isinstance(item, tuple | list):
-            raise param_error("item", _OWNER, f"a tuple of {self.num_attributes} attribute values",
-                              item)
-        if len(item) != self.num_attributes:
-            raise param_error("item", _OWNER, f"a tuple of {self.num_attributes} attribute values",
-                              f"{len(item)} values {tuple(item)!r}")
-        if self.hash_function != "md5":
-            return np.array([[hash64(v, s)] for v, s in zip(item, self._attr_seeds, strict=True)],
-                            dtype=np.uint64)
-        return item_material(item, self.hash_function, self.seed, self.num_hashes)
+    def _hash_one(self, item: Any) -> tuple[np.ndarray, list[int]]:
+        return hash_item(as_item(item, self.num_attributes, self.attributes, _OWNER), self.hash, self.seed,
+                         self.num_hashes)
 
-    def _hash_batch(self, data: Any) -> tuple[np.ndarray, int]:
-        cols = as_columns(data, self.num_attributes)
-        mat = hash_material(cols, self.hash_function, self.seed, self.num_hashes)
-        return mat, material_len(mat, self.hash_function)
+    def _hash_batch(self, data: Any, method: str) -> tuple[np.ndarray, int, list[int]]:
+        owner = f"{_OWNER}.{method}"
+        cols = as_columns(data, self.num_attributes, self.attributes, owner=owner)
+        mat, masks = hash_columns(cols, self.hash, self.seed, self.num_hashes, owner=owner)
+        return mat, material_len(mat, self.hash), masks
 
     def _positions(self, mat: np.ndarray, lo: int, hi: int) -> np.ndarray:
-        return material_positions(mat, self.hash_function, self.num_hashes, self.num_counters, lo, hi)
+        return material_positions(mat, self.hash, self.num_hashes, self.num_counters, lo, hi)
 
-    def _flat_index(self, pos: np.ndarray) -> np.ndarray:
-        p, q, m = self.num_attributes, self.num_hashes, self.num_counters
-        base = (np.arange(p * q, dtype=np.int64) * m).reshape(1, p, q)
-        return (pos + base).ravel()
+    def _check_positions(self, pos: Any) -> np.ndarray:
+        return as_positions(pos, self.num_attributes, self.num_hashes, self.num_counters, _OWNER)
 
-    # -- core operations on positions (used by the public methods and the experiments) --------
-    def _add_positions(self, pos: np.ndarray) -> None:
+    # -- mutations: everything below the hashing runs under the lock ---------------------------
+    def _add_positions_locked(self, pos: np.ndarray) -> None:
         vals = np.empty(pos.shape[0], dtype=np.int64)
         c = self._counters
-        over = MK.pbf_add(c.data, c.width, c.max_value, np.ascontiguousarray(pos),
-                          self.num_counters, self._weights, vals)
+        over = MK.pbf_add(c.data, c.width, c.max_value, pos, self.num_counters, self._weights, vals)
         c.overflowed |= bool(over)
-        self._table.add_many(vals)
+        self._table._add_trusted(vals)
 
+    def _add_material(self, mat: np.ndarray, n: int, masks: list[int]) -> None:
+        with self._lock:
+            self._table._check_room(n)  # before anything changes
+            if self.hash != "xxh64":
+                for lo in range(0, n, _CHUNK):
+                    self._add_positions_locked(self._positions(mat, lo, min(n, lo + _CHUNK)))
+            else:
+                vals = np.empty(n, dtype=np.int64)
+                c = self._counters
+                over = MK.pbf_add_xxh64(c.data, c.width, c.max_value, np.ascontiguousarray(mat),
+                                        self.num_hashes, np.uint64(self.num_counters), self._weights, vals)
+                c.overflowed |= bool(over)
+                self._table._add_trusted(vals)
+            self._note_keys(masks)
+
+    def _note_keys(self, masks: list[int]) -> None:
+        """OR the key-type masks of an added batch in, attribute by attribute (under the lock)."""
+        known = self._key_masks
+        for i, mk in enumerate(masks):
+            if mk & ~known[i]:
+                known[i] |= mk
+
+    def _remove_positions(self, pos: np.ndarray) -> None:
+        with self._lock:
+            if self._state == "union":
+                raise InvalidParameterError(
+                    "Items cannot be removed from a ParallelBloomFilter produced by a union: its "
+                    "counters are maxima (Section 5.2) and a removal could zero a counter that another "
+                    "stored item needs (a false negative).")
+            vals = MK.verification_values(pos, self._weights)
+            u, need = np.unique(vals, return_counts=True)
+            short = self._table.count_many(u) < need
+            if short.any():
+                raise InvalidParameterError(
+                    f"Cannot remove an item that is not stored (verification value {int(u[short][0])} "
+                    "is not in the table often enough); nothing was removed.")
+            p, q, m = self.num_attributes, self.num_hashes, self.num_counters
+            base = (np.arange(p * q, dtype=np.int64) * m).reshape(1, p, q)
+            self._counters.decrement_many((pos + base).ravel())  # all or nothing
+            self._table.remove_many(vals)
+
+    def add(self, item: Any) -> None:
+        """Add one item (Fig. 2): increment its p*q counters and store V_a.
+
+        Parameters
+        ----------
+        item : tuple, list or mapping
+            The p attribute values (str, bytes, int, float, bool or tuples of these), in
+            attribute order, or a mapping ``{name: value}`` (filters with attribute names).
+
+        Complexity: O(p q).
+        """
+        mat, masks = self._hash_one(item)
+        self._add_material(mat, 1, masks)
+
+    def add_many(self, data: Any) -> None:
+        """Add a batch of items: a named table (by name), rows or p columns
+        (:mod:`bloomkit.multiattr.batches`).
+
+        Every value is hashed before anything changes, so a bad value leaves the filter intact.
+        Complexity: O(n p q).
+        """
+        mat, n, masks = self._hash_batch(data, "add_many")
+        self._add_material(mat, n, masks)
+
+    def update(self, *others: Any) -> None:
+        """Add the items of every batch, or merge another filter (``|=``, a union).
+
+        Complexity: O(n p q) per batch, O(p q m + |A| + |B|) per filter.
+        """
+        for other in others:
+            if isinstance(other, ParallelBloomFilter):
+                self |= other
+            else:
+                self.add_many(other)
+
+    def add_positions(self, positions: Any) -> None:
+        """Add items given by their positions H_ij: an integer array of shape (n, p, q) with
+        values in [0, m) (e.g. :meth:`positions` of another filter, or hashes computed once
+        and reduced for several m). Their key types are recorded as "unknown".
+
+        Complexity: O(n p q).
+        """
+        pos = self._check_positions(positions)
+        with self._lock:
+            self._table._check_room(pos.shape[0])
+            self._add_positions_locked(pos)
+            self._note_keys([key_type_mask(["unknown"])] * self.num_attributes)
+
+    def remove(self, item: Any) -> None:
+        """Remove one item (Fig. 4): decrement its counters and remove V_a from the table.
+
+        Raises InvalidParameterError, with nothing changed, if V_a is not in the table (the
+        item was never added), if a counter is already zero (possible only after an
+        intersection), or if the filter came from a union (see :meth:`union`).
+        Complexity: O(p q).
+        """
+        self._remove_positions(self._positions(self._hash_one(item)[0], 0, 1))
+
+    def remove_many(self, data: Any) -> None:
+        """Remove a batch of items (as :meth:`add_many` takes them), all or nothing (same
+        errors as :meth:`remove`). Complexity: O(n p q).
+        """
+        mat, n, _ = self._hash_batch(data, "remove_many")
+        if n:
+            self._remove_positions(self._positions(mat, 0, n))
+
+    def clear(self) -> None:
+        """Remove every item (counters zero, empty table, key types forgotten); parameters stay.
+
+        Complexity: O(p q m).
+        """
+        with self._lock:
+            self._counters.clear()
+            self._set_contents(self._counters, VerificationTable(key_bits=self._key_bits), "exact",
+                               [0] * self.num_attributes)
+
+    # -- queries: no lock (read-only kernels) --------------------------------------------------
     def _probe_positions(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(passed the PBF stage, verification value) of every row of positions."""
         n = pos.shape[0]
         passed = np.empty(n, dtype=np.bool_)
         vals = np.empty(n, dtype=np.int64)
         c = self._counters
-        MK.pbf_probe(c.data, c.width, np.ascontiguousarray(pos), self.num_counters, self._weights,
-                     passed, vals)
+        MK.pbf_probe(c.data, c.width, pos, self.num_counters, self._weights, passed, vals)
         return passed, vals
 
-    def _query_positions(self, pos: np.ndarray) -> np.ndarray:
-        passed, vals = self._probe_positions(pos)
-        return self._table.contains_many(vals, passed)
-
-    def _pbf_stage_positions(self, pos: np.ndarray) -> np.ndarray:
-        return self._probe_positions(pos)[0]
-
-    def _add_material(self, mat: np.ndarray, n: int) -> None:
-        if len(self) + n >= 1 << 31:
-            raise InvalidParameterError(
-                f"A ParallelBloomFilter holds fewer than 2**31 items; it has {len(self)} and "
-                f"{n} more were given. Nothing was added.")
-        if self.hash_function != "xxh64":
-            for lo in range(0, n, _CHUNK):
-                self._add_positions(self._positions(mat, lo, min(n, lo + _CHUNK)))
-            return
-        vals = np.empty(n, dtype=np.int64)
-        c = self._counters
-        over = MK.pbf_add_xxh64(c.data, c.width, c.max_value, np.ascontiguousarray(mat),
-                                self.num_hashes, np.uint64(self.num_counters), self._weights, vals)
-        c.overflowed |= bool(over)
-        self._table._add_trusted(vals)
-
     def _probe_material(self, mat: np.ndarray, n: int, verify: bool) -> np.ndarray:
-        if self.hash_function != "xxh64":
+        if self.hash != "xxh64":
             out = np.empty(n, dtype=np.bool_)
             for lo in range(0, n, _CHUNK):
                 hi = min(n, lo + _CHUNK)
-                pos = self._positions(mat, lo, hi)
-                out[lo:hi] = self._query_positions(pos) if verify else self._pbf_stage_positions(pos)
+                passed, vals = self._probe_positions(self._positions(mat, lo, hi))
+                out[lo:hi] = self._table._contains_trusted(vals, passed) if verify else passed
             return out
         passed = np.empty(n, dtype=np.bool_)
         vals = np.empty(n, dtype=np.int64)
@@ -277,61 +465,18 @@ class ParallelBloomFilter(Persistable):
                            np.uint64(self.num_counters), self._weights, passed, vals)
         return self._table._contains_trusted(vals, passed) if verify else passed
 
-    def _remove_positions(self, pos: np.ndarray) -> None:
-        if self._state == "union":
-            raise InvalidParameterError(
-                "Items cannot be removed from a ParallelBloomFilter produced by a union: its "
-                "counters are maxima (Section 5.2) and a removal could zero a counter that another "
-                "stored item needs (a false negative)."
-            )
-        vals = MK.verification_values(np.ascontiguousarray(pos), self._weights)
-        have = self._table.count_many(np.unique(vals))
-        u, need = np.unique(vals, return_counts=True)
-        short = have < need
-        if short.any():
-            raise InvalidParameterError(
-                f"Cannot remove an item that is not stored (verification value {int(u[short][0])} "
-                "is not in the table often enough); nothing was removed."
-            )
-        self._counters.decrement_many(self._flat_index(pos))  # all or nothing
-        self._table.remove_many(vals)
-
-    # -- public API ----------------------------------------------------------------------------
-    def add(self, item: Sequence[Any]) -> None:
-        """Add one item (Fig. 2): increment its p*q counters and store V_a.
-
-        Parameters
-        ----------
-        item : tuple or list
-            The p attribute values (str, bytes, int, float, bool or tuples of these).
-
-        Complexity: O(p q).
-        """
-        mat = self._item_material(item)
-        self._add_material(mat, 1)
-
-    def add_many(self, data: Any) -> None:
-        """Add a batch of items given as columns (see :func:`as_columns`).
-
-        Every value is hashed before anything changes, so a bad value leaves the filter intact.
-        Complexity: O(n p q).
-        """
-        mat, n = self._hash_batch(data)
-        self._add_material(mat, n)
-
     def __contains__(self, item: Any) -> bool:
         """Two-step check of Fig. 3: all p*q counters non-zero, then V_a in the table.
 
         Complexity: O(p q).
         """
-        return bool(self._probe_material(self._item_material(item), 1, True)[0])
+        return bool(self._probe_material(self._hash_one(item)[0], 1, True)[0])
 
     def contains_many(self, data: Any) -> np.ndarray:
-        """Bool array: the two-step check for every item of a batch (columns).
-
-        Complexity: O(n p q).
+        """Bool array: the two-step check for every item of a batch (as :meth:`add_many`
+        takes them). Complexity: O(n p q).
         """
-        mat, n = self._hash_batch(data)
+        mat, n, _ = self._hash_batch(data, "contains_many")
         return self._probe_material(mat, n, True)
 
     def pbf_stage_many(self, data: Any) -> np.ndarray:
@@ -339,34 +484,36 @@ class ParallelBloomFilter(Persistable):
 
         This is what the PBF alone answers, without the verification table. Complexity: O(n p q).
         """
-        mat, n = self._hash_batch(data)
+        mat, n, _ = self._hash_batch(data, "pbf_stage_many")
         return self._probe_material(mat, n, False)
 
-    def remove(self, item: Sequence[Any]) -> None:
-        """Remove one item (Fig. 4): decrement its counters and remove V_a from the table.
-
-        Raises InvalidParameterError, with nothing changed, if V_a is not in the table (the
-        item was never added), if a counter is already zero (possible only after an
-        intersection), or if the filter came from a union (see :meth:`union`).
-        Complexity: O(p q).
-        """
-        self._remove_positions(self._item_positions(item))
-
-    def remove_many(self, data: Any) -> None:
-        """Remove a batch of items, all or nothing (same errors as :meth:`remove`).
+    def positions(self, data: Any) -> np.ndarray:
+        """(n, p, q) int64 positions H_ij in [0, m) of a batch (as :meth:`add_many` takes it).
 
         Complexity: O(n p q).
         """
-        mat, n = self._hash_batch(data)
-        if n:
-            self._remove_positions(self._positions(mat, 0, n))
+        mat, n, _ = self._hash_batch(data, "positions")
+        return self._positions(mat, 0, n)
 
-    def verification_value(self, item: Sequence[Any]) -> int:
+    def contains_positions(self, positions: Any) -> np.ndarray:
+        """:meth:`contains_many` for items given by their positions (see :meth:`add_positions`).
+
+        Complexity: O(n p q).
+        """
+        passed, vals = self._probe_positions(self._check_positions(positions))
+        return self._table._contains_trusted(vals, passed)
+
+    def pbf_stage_positions(self, positions: Any) -> np.ndarray:
+        """:meth:`pbf_stage_many` for items given by their positions. Complexity: O(n p q)."""
+        return self._probe_positions(self._check_positions(positions))[0]
+
+    def verification_value(self, item: Any) -> int:
         """V_a of an item (integer form, Section 3.3). Complexity: O(p q)."""
-        return int(MK.verification_values(self._item_positions(item), self._weights)[0])
+        pos = self._positions(self._hash_one(item)[0], 0, 1)
+        return int(MK.verification_values(pos, self._weights)[0])
 
-    def contains_attribute(self, i: int, value: Any) -> bool:
-        """Whether some stored item may have attribute i equal to ``value``.
+    def contains_attribute(self, i: int | str, value: Any) -> bool:
+        """Whether some stored item may have attribute ``i`` (index or name) equal to ``value``.
 
         Answered from submatrix i alone (its q counters), so it has no false negatives and the
         false positive rate of a Bloom filter with q hashes over the distinct values of
@@ -374,18 +521,21 @@ class ParallelBloomFilter(Persistable):
         """
         return bool(self.contains_attribute_many(i, [value])[0])
 
-    def contains_attribute_many(self, i: int, values: Any) -> np.ndarray:
-        """Bool array: :meth:`contains_attribute` for a column of values. Complexity: O(n q)."""
-        i = check_int(i, "i", _OWNER, lo=0, hi=self.num_attributes - 1)
+    def contains_attribute_many(self, i: int | str, values: Any) -> np.ndarray:
+        """Bool array: :meth:`contains_attribute` for a column of values (by position).
+
+        Complexity: O(n q).
+        """
+        i = self._attribute_index(i)
         q, m = self.num_hashes, self.num_counters
-        pos = attribute_positions(values, i, self.hash_function, self.seed, q, m)
+        pos = attribute_positions(values, i, self.hash, self.seed, q, m)
         c = self._counters
         return MK.attribute_probe(c.data, c.width, np.ascontiguousarray(pos), i, q, m)
 
     # -- algebra (Section 5.2) -----------------------------------------------------------------
     def _params_tuple(self) -> tuple[Any, ...]:
         return (self.num_attributes, self.num_hashes, self.num_counters, self.counter_bits,
-                self.verification, self.hash_function, self.seed)
+                self.verification, self.hash, self.seed, self.attributes)
 
     def _compatible(self, other: Any, op: str) -> ParallelBloomFilter:
         if not isinstance(other, ParallelBloomFilter):
@@ -393,7 +543,7 @@ class ParallelBloomFilter(Persistable):
                 f"The {op} of a ParallelBloomFilter needs another ParallelBloomFilter. "
                 f"Got {type(other).__name__} instead.")
         names = ("num_attributes (p)", "num_hashes (q)", "num_counters (m)", "counter_bits",
-                 "verification", "hash_function", "seed")
+                 "verification", "hash", "seed", "attributes")
         for name, a, b in zip(names, self._params_tuple(), other._params_tuple(), strict=True):
             if a != b:
                 raise IncompatibleFiltersError(
@@ -401,16 +551,35 @@ class ParallelBloomFilter(Persistable):
                     f"{a!r} and {b!r}.")
         return other
 
-    def _with(self, counters: np.ndarray, table: VerificationTable, state: str,
-              overflowed: bool) -> ParallelBloomFilter:
-        out = self.copy_empty()
-        out._counters = CounterArray.from_values(counters, self.counter_bits)
-        out._counters.overflowed |= overflowed
-        out._table = table
-        out._state = state
+    def _snapshot(self) -> tuple[CounterArray, VerificationTable, str, list[int]]:
+        """Copies of the contents, read under the lock (one object's lock at a time)."""
+        with self._lock:
+            return self._counters.copy(), self._table.copy(), self._state, list(self._key_masks)
+
+    def _like(self, counters: CounterArray, table: VerificationTable, state: str, masks: list[int]) -> Self:
+        """A filter with this one's parameters over the given contents (not copied)."""
+        out = self.__class__.__new__(self.__class__)
+        skip = ("_bk_lock", "_counters", "_table", "_state", "_key_masks")
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in skip})
+        out._set_contents(counters, table, state, masks)
         return out
 
-    def union(self, other: ParallelBloomFilter) -> ParallelBloomFilter:
+    def _combine(self, other: ParallelBloomFilter, op: str) -> Self:
+        o = self._compatible(other, op)
+        ca, ta, sa, ka = self._snapshot()
+        cb, tb, sb, kb = o._snapshot()
+        if op == "union":
+            vals, table, state = np.maximum(ca.values(), cb.values()), ta.union(tb), "union"
+            masks = [a | b for a, b in zip(ka, kb, strict=True)]
+        else:
+            vals, table = np.minimum(ca.values(), cb.values()), ta.intersection(tb)
+            state = "union" if "union" in (sa, sb) else "upper"
+            masks = [a & b for a, b in zip(ka, kb, strict=True)]
+        counters = CounterArray.from_values(vals, self.counter_bits)
+        counters.overflowed |= ca.overflowed or cb.overflowed
+        return self._like(counters, table, state, masks)
+
+    def union(self, other: ParallelBloomFilter) -> Self:
         """PBF(A) | PBF(B): counter-wise maximum and union of the tables (Section 5.2, Fig. 5a).
 
         The document's "conservative" union. The counters are non-zero exactly where those of
@@ -418,49 +587,51 @@ class ParallelBloomFilter(Persistable):
         refuses :meth:`remove`. The table keeps the larger multiplicity of each value.
         Complexity: O(p q m + |A| + |B|).
         """
-        o = self._compatible(other, "union")
-        vals = np.maximum(self._counters.values(), o._counters.values())
-        return self._with(vals, self._table.union(o._table), "union",
-                          self.overflowed or o.overflowed)
+        return self._combine(other, "union")
 
-    def intersection(self, other: ParallelBloomFilter) -> ParallelBloomFilter:
+    def intersection(self, other: ParallelBloomFilter) -> Self:
         """PBF(A) & PBF(B): counter-wise minimum and intersection of the tables (Section 5.2, Fig. 5b).
 
         The minimum of two counters is at least the number of items of A n B on it, so items of
         the result can still be removed. Complexity: O(p q m + |A| + |B|).
         """
-        o = self._compatible(other, "intersection")
-        vals = np.minimum(self._counters.values(), o._counters.values())
-        state = "union" if "union" in (self._state, o._state) else "upper"
-        return self._with(vals, self._table.intersection(o._table), state,
-                          self.overflowed or o.overflowed)
+        return self._combine(other, "intersection")
 
-    def __or__(self, other: ParallelBloomFilter) -> ParallelBloomFilter:
+    def __or__(self, other: ParallelBloomFilter) -> Self:
         return self.union(other)
 
-    def __and__(self, other: ParallelBloomFilter) -> ParallelBloomFilter:
+    def __and__(self, other: ParallelBloomFilter) -> Self:
         return self.intersection(other)
 
-    def copy_empty(self) -> ParallelBloomFilter:
-        """An empty filter with the same parameters. Complexity: O(p q m)."""
-        return ParallelBloomFilter(self.num_attributes, self.num_hashes, self.num_counters,
-                                   self.counter_bits, self.verification,
-                                   hash_function=self.hash_function, seed=self.seed)
+    def __ior__(self, other: ParallelBloomFilter) -> Self:
+        o = self._compatible(other, "union")
+        cb, tb, _, kb = o._snapshot()  # the other's lock first, released before ours is taken
+        with self._lock:
+            vals = np.maximum(self._counters.values(), cb.values())
+            counters = CounterArray.from_values(vals, self.counter_bits)
+            counters.overflowed |= self._counters.overflowed or cb.overflowed
+            masks = [a | b for a, b in zip(self._key_masks, kb, strict=True)]
+            self._set_contents(counters, self._table.union(tb), "union", masks)
+        return self
 
-    def copy(self) -> ParallelBloomFilter:
+    def copy_empty(self) -> Self:
+        """An empty filter with the same parameters. Complexity: O(p q m)."""
+        return self._like(CounterArray(self._total, self.counter_bits), VerificationTable(key_bits=self._key_bits),
+                          "exact", [0] * self.num_attributes)
+
+    def copy(self) -> Self:
         """An independent copy. Complexity: O(p q m + n)."""
-        out = self.copy_empty()
-        out._counters = self._counters.copy()
-        out._table = self._table.copy()
-        out._state = self._state
-        return out
+        return self._like(*self._snapshot())
 
     def __eq__(self, other: object) -> bool:
+        """Same parameters, counters, table, counter state and overflow flag (key types are
+        not compared)."""
         if not isinstance(other, ParallelBloomFilter):
             return NotImplemented
-        return (self._params_tuple() == other._params_tuple() and self._counters == other._counters
-                and self._table == other._table and self._state == other._state
-                and self.overflowed == other.overflowed)
+        ca, ta, sa, _ = self._snapshot()
+        cb, tb, sb, _ = other._snapshot()
+        return (self._params_tuple() == other._params_tuple() and ca == cb and ta == tb and sa == sb
+                and ca.overflowed == cb.overflowed)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -471,14 +642,15 @@ class ParallelBloomFilter(Persistable):
         c = self._counters
         return (MK.array_stats(c.data, c.width, p * q, m)[1] / m).reshape(p, q)
 
-    def predicted_fpr(self, query: str = "fresh") -> float:
+    @keyword_only(1)
+    def predicted_fpr(self, *, query: str = "fresh") -> float:
         """Model false positive rate of the two-step check for the current contents.
 
         ``query="fresh"`` (attribute values never stored): the product of the measured fill
         ratios of the p*q arrays (stage 1) times the probability that a random V falls on one
         of the table's values (stage 2, :func:`model.table_hit_probability`), assuming the
         stages independent. ``query="recombined"`` (each attribute from a different stored
-        item): :func:`model.two_step_fpr` with n = the number of stored items.
+        item; p >= 2): :func:`model.two_step_fpr` with n = the number of stored items.
         Complexity: O(p q m + n).
         """
         check_choice(query, "query", "predicted_fpr", ("fresh", "recombined"))
@@ -491,60 +663,93 @@ class ParallelBloomFilter(Persistable):
         values, _ = self._table.items()
         return stage1 * model.table_hit_probability(values, p, q, m, self.verification)
 
+    def info(self) -> dict[str, Any]:
+        """Parameters, sizes, fill, counts and predicted rates (what ``bloomkit info`` prints).
+
+        ``predicted_fpr`` is the fresh-query rate, ``predicted_fpr_recombined`` the rate of
+        recombined queries (None for p = 1); ``overfilled`` is True once more than
+        ``capacity`` items are stored (filters from :meth:`for_requirements`).
+        Complexity: O(p q m + n).
+        """
+        fill = self.fill_ratios()
+        n = len(self)
+        return {
+            "structure": self._STRUCTURE, "class": type(self).__name__, "seed": self.seed, "hash": self.hash,
+            "num_attributes": self.num_attributes, "num_hashes": self.num_hashes,
+            "num_counters": self.num_counters, "counter_bits": self.counter_bits,
+            "verification": self.verification,
+            "attributes": None if self.attributes is None else list(self.attributes),
+            "capacity": self.capacity, "fpr": self.fpr, "size_in_bits": self.size_in_bits,
+            "table_bits": self._table.size_in_bits, "key_types": list(self.key_types),
+            "attribute_key_types": [list(t) for t in self.attribute_key_types],
+            "count": n, "count_is_exact": True, "distinct_verification_values": self._table.distinct,
+            "fill_ratio": float(fill.mean()), "fill_ratios": fill.tolist(),
+            "predicted_fpr": self.predicted_fpr(),
+            "predicted_fpr_recombined": self.predicted_fpr(query="recombined") if self.num_attributes > 1 else None,
+            "overflowed": self.overflowed, "counter_state": self._state,
+            "overfilled": bool(self.capacity is not None and n > self.capacity),
+        }
+
     # -- persistence ---------------------------------------------------------------------------
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         values, counts = self._table.items()
         params = {
-            "num_attributes": self.num_attributes,
-            "num_hashes": self.num_hashes,
-            "num_counters": self.num_counters,
-            "counter_bits": self.counter_bits,
+            "num_attributes": self.num_attributes, "num_hashes": self.num_hashes,
+            "num_counters": self.num_counters, "counter_bits": self.counter_bits,
             "verification": self.verification,
-            "hash_function": self.hash_function,
-            "state": self._state,
-            "overflowed": self.overflowed,
-            "num_items": len(self),
+            "attributes": None if self.attributes is None else list(self.attributes),
+            "key_types": [list(t) for t in self.attribute_key_types], "state": self._state,
+            "overflowed": self.overflowed, "num_items": len(self), "capacity": self.capacity, "fpr": self.fpr,
         }
         return params, {"counters": self._counters.data, "values": values, "counts": counts}
 
     @classmethod
+    def _upgrade(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
+        if version == 1:
+            # format 1 saved the hash by name too; the header's hash id says the same
+            params.pop("hash_function", None)
+            p = params.get("num_attributes")
+            params["key_types"] = [["unknown"]] * (p if type(p) is int and 1 <= p <= 64 else 1)
+            params.update(attributes=None, capacity=None, fpr=None)
+        return params
+
+    @classmethod
     def _from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int,
                     hash_id: int) -> ParallelBloomFilter:
-        expected = {"num_attributes", "num_hashes", "num_counters", "counter_bits", "verification",
-                    "hash_function", "state", "overflowed", "num_items"}
-        if set(params) != expected or set(arrays) != {"counters", "values", "counts"}:
-            raise FormatError("ParallelBloomFilter container has unexpected parameters or arrays")
-        hf = params["hash_function"]
-        if hf not in HASHES or HASHES[hf] != hash_id:
-            raise FormatError(f"hash id {hash_id} does not match hash_function {hf!r}")
-        if params["state"] not in _STATES or not isinstance(params["overflowed"], bool):
-            raise FormatError("invalid counter state")
+        out = cls.__new__(cls)
+        p, b = params["num_attributes"], params["counter_bits"]
         try:
-            f = cls(params["num_attributes"], params["num_hashes"], params["num_counters"],
-                    params["counter_bits"], params["verification"], hash_function=hf, seed=seed)
+            out._configure(p, params["num_hashes"], params["num_counters"], b, params["verification"],
+                           _HASH_NAMES[hash_id], seed, params["attributes"])
         except InvalidParameterError as e:
             raise FormatError(f"invalid ParallelBloomFilter parameters: {e}") from None
+        if len(params["key_types"]) != p:
+            raise FormatError(f"'key_types' has {len(params['key_types'])} lists for num_attributes = {p}")
         data = arrays["counters"]
-        if data.dtype != f._counters.data.dtype or data.shape != f._counters.data.shape:
-            raise FormatError("counter array has the wrong dtype or shape")
-        ca = CounterArray.from_bytes(data.tobytes(), f._counters.size, f.counter_bits)
-        ca.overflowed = params["overflowed"]
+        length, dtype = CounterArray.storage_shape(out._total, b)
+        if data.dtype != dtype or data.shape != (length,):  # before anything is allocated
+            raise FormatError(f"the 'counters' array must be {length} x {dtype} for p*q*m = {out._total} "
+                              f"{b}-bit counters; got {data.shape} {data.dtype}")
+        if b == 4 and out._total % 2 and int(data[-1]) >> 4:
+            raise FormatError("the 'counters' array has a non-zero padding nibble")
+        counters = CounterArray(out._total, b, data)
+        counters.overflowed = params["overflowed"]
         values, counts = arrays["values"], arrays["counts"]
-        VerificationTable._validate_items(values, counts, f._vmax)
-        if int(counts.sum()) != params["num_items"]:
-            raise FormatError("item count does not match the verification table")
-        f._counters = ca
-        f._table = VerificationTable.from_items(values, counts, f._key_bits)
-        f._state = params["state"]
-        if f._state == "exact" and not ca.overflowed:
-            sums, _ = MK.array_stats(ca.data, ca.width, f.num_attributes * f.num_hashes, f.num_counters)
-            if not bool(np.all(sums == len(f))):
-                raise FormatError("counter sums do not match the number of items")
-        return f
+        VerificationTable.check_items(values, counts, out._vmax, params["num_items"])
+        table = VerificationTable.from_items(values, counts, out._key_bits)  # charged to the load budget
+        out._set_contents(counters, table, params["state"], [key_type_mask(t) for t in params["key_types"]])
+        out.capacity, out.fpr = params["capacity"], params["fpr"]
+        if out._state == "exact" and not counters.overflowed:
+            sums, _ = MK.array_stats(counters.data, counters.width, out._total // out.num_counters,
+                                     out.num_counters)
+            if not bool(np.all(sums == len(out))):
+                raise FormatError("the counter sums do not match 'num_items' (every array of an exact "
+                                  "filter sums to the number of items)")
+        return out
 
     # -- invariants ----------------------------------------------------------------------------
     def _check(self) -> None:
-        """Assert the invariants (called by the tests after mutations).
+        """Assert the invariants (called by the tests after mutations and by the loader).
 
         Every array received one increment per stored item, so with exact counters and no
         saturation each array sums to the number of items; after an intersection the sums are
@@ -552,9 +757,13 @@ class ParallelBloomFilter(Persistable):
         """
         p, q, m = self.num_attributes, self.num_hashes, self.num_counters
         c = self._counters
-        assert c.size == p * q * m and c.width == self.counter_bits
+        assert c.size == p * q * m == self._total and c.width == self.counter_bits
+        if c.width == 4 and c.size % 2:
+            assert int(c.data[-1]) >> 4 == 0, "padding nibble is not zero"
         assert self._state in _STATES
+        assert len(self._key_masks) == p and (self.attributes is None or len(self.attributes) == p)
         self._table._check()
+        assert self._table.key_bits == self._key_bits
         values, _ = self._table.items()
         if values.size:
             assert 0 <= int(values[0]) and int(values[-1]) <= self._vmax

@@ -14,13 +14,16 @@ from typing import Any
 
 import numpy as np
 
+from .._storage import aligned_empty, aligned_zeros
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as MK
 
-__all__ = ["VerificationTable"]
+__all__ = ["MAX_ITEMS", "VerificationTable"]
 
 _MAX_LOAD = 0.7
 _MIN_CAP = 16
+MAX_ITEMS = (1 << 31) - 1
+"""Most values (items, counting multiplicity) a table holds: its counts are int32."""
 
 
 def _capacity_for(live: int) -> int:
@@ -48,45 +51,80 @@ class VerificationTable:
     ----------
     total : int
         Number of stored values counting multiplicity (the number of items).
+
+    Notes
+    -----
+    Thread safety: the slot arrays are one tuple, replaced whole when the table grows or
+    shrinks, so a reader (``count_many``, ``contains_many``) always sees a matching pair of
+    arrays. Mutations are several steps (reserve room, insert, update the counts): the table
+    does not serialise them itself; :class:`ParallelBloomFilter` runs every mutation of its
+    table under its lock.
     """
 
-    __slots__ = ("_counts", "_empty", "_keys", "_used", "distinct", "key_bits", "total")
+    __slots__ = ("_empty", "_slots", "_used", "distinct", "key_bits", "total")
 
     def __init__(self, capacity: int = _MIN_CAP, key_bits: int = 64) -> None:
         if key_bits not in (32, 64):
             raise InvalidParameterError(f"The 'key_bits' parameter of VerificationTable must be 32 or 64. Got {key_bits!r} instead.")
         self.key_bits = key_bits
         self._empty = np.uint32(0xFFFFFFFF) if key_bits == 32 else np.int64(-1)
-        cap = _capacity_for(int(capacity * 0.6))
-        self._keys = np.full(cap, self._empty, dtype=self._empty.dtype)
-        self._counts = np.zeros(cap, dtype=np.int32)
+        self._slots = self._new_slots(_capacity_for(int(capacity * 0.6)))
         self._used = 0  # slots holding a key (live or count 0)
         self.distinct = 0  # keys with count > 0
         self.total = 0
 
+    def _new_slots(self, cap: int) -> tuple[np.ndarray, np.ndarray]:
+        """Empty (keys, counts) arrays of ``cap`` slots (charged to the load budget)."""
+        keys = aligned_empty(cap, self._empty.dtype, "a verification table")
+        keys.fill(self._empty)
+        return keys, aligned_zeros(cap, np.int32, "a verification table")
+
     # -- sizing --------------------------------------------------------------------------------
     def _rebuild(self, live_hint: int) -> None:
-        cap = _capacity_for(live_hint)
-        keys = np.full(cap, self._empty, dtype=self._empty.dtype)
-        counts = np.zeros(cap, dtype=np.int32)
-        moved = int(MK.table_rehash(self._keys, self._counts, keys, counts, self._empty))
-        self._keys, self._counts = keys, counts
+        keys, counts = self._slots
+        new = self._new_slots(_capacity_for(live_hint))
+        moved = int(MK.table_rehash(keys, counts, new[0], new[1], self._empty))
+        self._slots = new
         self._used = moved
         self.distinct = moved
 
     def _reserve(self, extra: int) -> None:
-        if self._used + extra > _MAX_LOAD * self._keys.shape[0]:
+        if self._used + extra > _MAX_LOAD * self._slots[0].shape[0]:
             self._rebuild(self.distinct + extra)
+
+    @property
+    def capacity(self) -> int:
+        """Number of slots (a power of two)."""
+        return int(self._slots[0].shape[0])
+
+    @property
+    def size_in_bits(self) -> int:
+        """Bits held by the table's arrays: ``capacity * (key_bits + 32)``."""
+        return self.capacity * (self.key_bits + 32)
 
     @property
     def nbytes(self) -> int:
         """Bytes held by the table's arrays."""
-        return int(self._keys.nbytes + self._counts.nbytes)
+        return self.size_in_bits // 8
 
     def __len__(self) -> int:
         return self.total
 
     # -- operations ----------------------------------------------------------------------------
+    def _check_room(self, n: int) -> None:
+        if self.total + n > MAX_ITEMS:
+            raise InvalidParameterError(
+                f"A VerificationTable holds at most {MAX_ITEMS} values (int32 counts); it has "
+                f"{self.total} and {n} more were given. Nothing was added.")
+
+    def _insert(self, vals: np.ndarray, mult: np.ndarray, total: int) -> None:
+        self._reserve(vals.shape[0])
+        keys, counts = self._slots
+        packed = int(MK.table_add(keys, counts, vals, mult, self._empty))
+        self._used += packed >> 32
+        self.distinct += packed & 0xFFFFFFFF
+        self.total += total
+
     def add_many(self, vals: Any, mult: Any = None) -> None:
         """Add every value (``mult`` copies each, default 1). Complexity: O(len(vals)) expected."""
         a = _as_values(vals, self.key_bits)
@@ -95,38 +133,31 @@ class VerificationTable:
         mu = np.ones(a.size, np.int64) if mult is None else np.ascontiguousarray(mult, dtype=np.int64)
         if mu.shape != a.shape or (mu.size and int(mu.min()) < 1):
             raise InvalidParameterError("The 'mult' parameter of VerificationTable must be positive counts.")
-        if self.total + int(mu.sum()) >= 1 << 31:
-            raise InvalidParameterError("VerificationTable holds fewer than 2**31 values (int32 counts).")
-        self._reserve(a.size)
-        packed = int(MK.table_add(self._keys, self._counts, a, mu, self._empty))
-        self._used += packed >> 32
-        self.distinct += packed & 0xFFFFFFFF
-        self.total += int(mu.sum())
+        total = int(mu.sum())
+        self._check_room(total)
+        self._insert(a, mu, total)
 
     def _add_trusted(self, vals: np.ndarray) -> None:
-        """add_many for a contiguous int64 array already known to be in range (no checks)."""
+        """add_many for a contiguous int64 array already known to be in range, after the
+        caller's :meth:`_check_room` (no checks)."""
         n = vals.shape[0]
-        if self.total + n >= 1 << 31:
-            raise InvalidParameterError("VerificationTable holds fewer than 2**31 values (int32 counts).")
-        self._reserve(n)
-        packed = int(MK.table_add(self._keys, self._counts, vals, np.ones(n, np.int64), self._empty))
-        self._used += packed >> 32
-        self.distinct += packed & 0xFFFFFFFF
-        self.total += n
+        self._insert(vals, np.ones(n, np.int64), n)
 
     def _contains_trusted(self, vals: np.ndarray, passed: np.ndarray) -> np.ndarray:
         """contains_many for contiguous int64 values already known to be in range."""
-        return MK.table_contains_masked(self._keys, self._counts, vals, passed, self._empty)
+        keys, counts = self._slots
+        return MK.table_contains_masked(keys, counts, vals, passed, self._empty)
 
     def count_many(self, vals: Any) -> np.ndarray:
         """Multiplicity of every value (int64, 0 if absent). Complexity: O(len(vals)) expected."""
-        return MK.table_count(self._keys, self._counts, _as_values(vals), self._empty)
+        keys, counts = self._slots
+        return MK.table_count(keys, counts, _as_values(vals), self._empty)
 
     def contains_many(self, vals: Any, passed: np.ndarray | None = None) -> np.ndarray:
         """Bool array: value present (and ``passed``, if given). Complexity: O(len(vals))."""
         a = _as_values(vals)
         p = np.ones(a.size, np.bool_) if passed is None else np.ascontiguousarray(passed, dtype=np.bool_)
-        return MK.table_contains_masked(self._keys, self._counts, a, p, self._empty)
+        return self._contains_trusted(a, p)
 
     def remove_many(self, vals: Any) -> None:
         """Remove one copy of every value, all or nothing.
@@ -137,7 +168,8 @@ class VerificationTable:
         a = _as_values(vals)
         if a.size == 0:
             return
-        bad = int(MK.table_remove(self._keys, self._counts, a, self._empty))
+        keys, counts = self._slots
+        bad = int(MK.table_remove(keys, counts, a, self._empty))
         if bad >= 0:
             raise InvalidParameterError(
                 f"Verification value {int(a[bad])} is not stored (often enough) in the table; nothing was removed."
@@ -151,16 +183,17 @@ class VerificationTable:
 
     def items(self) -> tuple[np.ndarray, np.ndarray]:
         """(sorted distinct values, their counts), live entries only. Complexity: O(capacity log)."""
-        live = (self._keys != self._empty) & (self._counts > 0)
-        k = self._keys[live].astype(np.int64)
-        c = self._counts[live].astype(np.int64)
+        keys, counts = self._slots
+        live = (keys != self._empty) & (counts > 0)
+        k = keys[live].astype(np.int64)
+        c = counts[live].astype(np.int64)
         order = np.argsort(k, kind="stable")
         return k[order], c[order]
 
     @classmethod
     def from_items(cls, values: np.ndarray, counts: np.ndarray, key_bits: int = 64) -> VerificationTable:
         """Table holding ``counts[t]`` copies of ``values[t]`` (values distinct)."""
-        v = _as_values(values)
+        v = _as_values(values, key_bits)
         c = np.ascontiguousarray(counts, dtype=np.int64).ravel()
         if c.shape != v.shape or (c.size and int(c.min()) < 1):
             raise InvalidParameterError("The 'counts' parameter of VerificationTable must be positive.")
@@ -170,11 +203,36 @@ class VerificationTable:
         t.add_many(v, c)
         return t
 
+    @staticmethod
+    def check_items(values: np.ndarray, counts: np.ndarray, vmax: int, num_items: int) -> None:
+        """FormatError unless (values, counts) is a saved table: equal 1-D int64 shapes, values
+        strictly increasing in [0, vmax], counts >= 1 summing to ``num_items``.
+
+        Complexity: O(len(values))."""
+        if values.dtype != np.int64 or counts.dtype != np.int64 or values.ndim != 1 or counts.shape != values.shape:
+            raise FormatError("the 'values' and 'counts' arrays of a verification table must be int64 "
+                              f"arrays of one shape; got {values.shape} and {counts.shape}")
+        if values.size > MAX_ITEMS:
+            raise FormatError(f"a verification table holds at most {MAX_ITEMS} values; the file has {values.size}")
+        if not values.size:
+            if num_items:
+                raise FormatError(f"'num_items' is {num_items} but the verification table is empty")
+            return
+        if int(values.min()) < 0 or int(values.max()) > vmax:
+            raise FormatError(f"the 'values' array holds a verification value outside [0, {vmax}]")
+        if values.size > 1 and not bool(np.all(np.diff(values) > 0)):
+            raise FormatError("the 'values' array is not strictly increasing")
+        if int(counts.min()) < 1 or int(counts.max()) > MAX_ITEMS:
+            raise FormatError(f"the 'counts' array must hold counts in [1, {MAX_ITEMS}]")
+        total = int(counts.sum())  # < 2**31 values of < 2**31 each: no int64 overflow
+        if total != num_items:
+            raise FormatError(f"'num_items' is {num_items} but the verification table holds {total} values")
+
     def copy(self) -> VerificationTable:
         """An independent copy. Complexity: O(capacity)."""
         t = VerificationTable.__new__(VerificationTable)
-        t._keys = self._keys.copy()
-        t._counts = self._counts.copy()
+        keys, counts = self._slots
+        t._slots = (keys.copy(), counts.copy())
         t.key_bits, t._empty = self.key_bits, self._empty
         t._used, t.distinct, t.total = self._used, self.distinct, self.total
         return t
@@ -208,29 +266,17 @@ class VerificationTable:
 
     def _check(self) -> None:
         """Assert the table's invariants (used by the tests after mutations)."""
-        cap = self._keys.shape[0]
-        assert cap & (cap - 1) == 0 and cap >= _MIN_CAP
-        used = self._keys != self._empty
+        keys, counts = self._slots
+        cap = keys.shape[0]
+        assert cap & (cap - 1) == 0 and cap >= _MIN_CAP and counts.shape == keys.shape
+        used = keys != self._empty
         assert int(used.sum()) == self._used
         assert self._used <= _MAX_LOAD * cap + 1
-        assert bool(np.all(self._counts[~used] == 0))
-        assert bool(np.all(self._counts >= 0))
-        live = used & (self._counts > 0)
+        assert bool(np.all(counts[~used] == 0))
+        assert bool(np.all(counts >= 0))
+        live = used & (counts > 0)
         assert int(live.sum()) == self.distinct
-        assert int(self._counts.sum(dtype=np.int64)) == self.total
-        assert self._keys.dtype == (np.uint32 if self.key_bits == 32 else np.int64)
-        assert bool(np.all(self._keys[used].astype(np.int64) >= 0))
-        assert int(MK.table_probe_ok(self._keys, self._empty)) == -1, "unreachable or duplicate key"
-
-    @staticmethod
-    def _validate_items(values: np.ndarray, counts: np.ndarray, vmax: int) -> None:
-        """FormatError unless (values, counts) is a valid persisted table with values <= vmax."""
-        if values.dtype != np.int64 or counts.dtype != np.int64 or values.ndim != 1 or counts.shape != values.shape:
-            raise FormatError("verification table arrays have the wrong dtype or shape")
-        if values.size:
-            if int(values.min()) < 0 or int(values.max()) > vmax:
-                raise FormatError("verification value out of range")
-            if values.size > 1 and not bool(np.all(np.diff(values) > 0)):
-                raise FormatError("verification values are not strictly increasing")
-            if int(counts.min()) < 1:
-                raise FormatError("verification counts must be positive")
+        assert int(counts.sum(dtype=np.int64)) == self.total
+        assert keys.dtype == (np.uint32 if self.key_bits == 32 else np.int64)
+        assert bool(np.all(keys[used].astype(np.int64) >= 0))
+        assert int(MK.table_probe_ok(keys, self._empty)) == -1, "unreachable or duplicate key"
