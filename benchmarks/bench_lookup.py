@@ -9,6 +9,7 @@ e_o = 2^-16) and, when /usr/share/dictd/gcide.dict.dz exists, the GCIDE trigram 
 
     python benchmarks/bench_lookup.py            # 10^6 and 10^7 keys + GCIDE
     python benchmarks/bench_lookup.py --quick    # 10^6 keys + GCIDE
+    python benchmarks/bench_lookup.py --sizes 1000000 --no-dict --no-gcide   # one size, filters only
 
 Peak memory: tracemalloc's peak during the build (it sees numpy's and numba's allocations)
 minus the memory traced before it, minus the finished structure's own size. The build's
@@ -71,7 +72,7 @@ def bench_filters(name: str, keys: Any, values: np.ndarray, absent: Any, repeats
     ]
     for label, build in structs:
         f, _s, extra = peak_extra(build)
-        size_bytes = f.size_in_bits() / 8
+        size_bytes = f.size_in_bits / 8
         enc = measure(build, warmup=0, repeats=max(1, repeats - 1))
         exact = bool((f.get_many(keys) == values).all())
         pos = measure(lambda f=f: f.get_many(keys), warmup=1, repeats=repeats)
@@ -82,7 +83,7 @@ def bench_filters(name: str, keys: Any, values: np.ndarray, absent: Any, repeats
             "encode_ns_per_key": enc["min"] / n * 1e9, "encode_median_ns": enc["median"] / n * 1e9,
             "pos_ns_per_key": pos["min"] / n * 1e9, "pos_median_ns": pos["median"] / n * 1e9,
             "neg_ns_per_key": neg["min"] / na * 1e9, "neg_median_ns": neg["median"] / na * 1e9,
-            "bits_per_key": f.size_in_bits() / n,
+            "bits_per_key": f.size_in_bits / n,
             "peak_extra_MB": extra / 2**20 - size_bytes / 2**20,
             "peak_extra_pct_of_filter": 100 * (extra - size_bytes) / size_bytes,
             "exact": exact, "fpr": fp / na, "fp": fp, "absent": na,
@@ -139,6 +140,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-dict", action="store_true")
+    ap.add_argument("--no-gcide", action="store_true")
+    ap.add_argument("--sizes", type=int, nargs="+", help="numbers of Zipf keys (default 1e6 1e7; --quick: 1e6)")
     args = ap.parse_args()
     # warm the JIT (compile, or load the cache) outside every measurement: uint64, str and
     # pyarrow keys, and a 5-bit fingerprint so that invalidations, the targeted rescan and the
@@ -151,7 +154,7 @@ def main() -> None:
         GeometricFilter.build(keys, z.values, num_hashes=3).get_many(keys[:100])
         GeometricFilter.build(keys, z.values % 255 + 1, value_bits=8, error_bits=5, fpr=2.0**-5).get_many(keys)
     rows: list[dict[str, Any]] = []
-    sizes = [1_000_000] if args.quick else [1_000_000, 10_000_000]
+    sizes = args.sizes or ([1_000_000] if args.quick else [1_000_000, 10_000_000])
     for n in sizes:
         z = zipf_table(n, seed=1, num_absent=min(n, 2_000_000))
         rows += bench_filters("zipf uint64", z.keys, z.values, z.absent, args.repeats)
@@ -159,7 +162,7 @@ def main() -> None:
             rows.append(bench_dict("zipf uint64", z.keys, z.values, z.absent, args.repeats))
         del z
         gc.collect()
-    if gcide_available():
+    if gcide_available() and not args.no_gcide:
         t = trigram_table(num_absent=1_000_000, seed=5)
         rows += bench_filters("gcide trigrams", t.keys, t.values, t.absent, args.repeats)
         if not args.no_dict:

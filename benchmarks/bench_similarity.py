@@ -56,8 +56,10 @@ def main() -> None:
 
     def make(cls: Any) -> Any:
         if cls is LSBF:
-            return LSBF(D, W, K, 1 << 22, 1 << 22, 4, seed=1, domain=(0, 1001))
-        return cls(D, W, S, K, L, 1 << 22, 1 << 23, 4, seed=1, domain=(0, 1001))
+            return LSBF(D, W, and_width=K, num_bits=1 << 22, verify_bits=1 << 22, verify_hashes=4, seed=1,
+                        domain=(0, 1001))
+        return cls(D, W, num_levels=S, and_width=K, or_count=L, num_bits=1 << 22, verify_bits=1 << 23,
+                   verify_hashes=4, seed=1, domain=(0, 1001))
 
     filters = {}
     for name, cls in (("MLBF", MLBF), ("MLBF*", MLBFStar), ("LSBF", LSBF)):
@@ -73,8 +75,8 @@ def main() -> None:
     for name, f in filters.items():
         levels = range(S) if name != "LSBF" else [0]
         for lv in levels:
-            def q(f: Any = f, lv: int = lv, name: str = name) -> Any:
-                return f.query_many(Q) if name == "LSBF" else f.query_many(Q, lv)
+            def q(f: Any = f, lv: int = lv) -> Any:
+                return f.query_many(Q, lv)
 
             t = measure(q, repeats=5)
             pos = float(q().mean())
@@ -106,7 +108,7 @@ def main() -> None:
                 r["ratio_vs_sklearn"] = r["items_per_s"] / sk_rate
     exact = brute_force(X, sub, W)
     for name, f in filters.items():
-        got = f.query_many(sub) if name == "LSBF" else f.query_many(sub, 0)
+        got = f.query_many(sub, 0)
         rows.append({"structure": name, "operation": "agreement with exact r = w (level 0)",
                      "missed_true": int((exact & ~got).sum()), "extra_false": int((~exact & got).sum()),
                      "true_positives_exact": int(exact.sum())})

@@ -35,16 +35,6 @@ PENDING_SPECS: set[str] = {
 
     "ranges.ProfileIndex",
 
-    "lookup.GeometricFilter",
-
-    "lookup.BloomierFilter",
-
-    "similarity.MLBF",
-
-    "similarity.MLBFStar",
-
-    "similarity.LSBF",
-
 }
 
 

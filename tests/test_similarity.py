@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 import pickle
 
 import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
 import pytest
 from _damage import assert_damage_detected
 
@@ -336,8 +340,8 @@ def test_distance_for_level_and_repr() -> None:
     assert f.size_in_bits == (1 << 18) + (1 << 14)
     assert _mlbf(MLBFStar).size_in_bits == 1 << 14
     f.add_many(_data(100))
-    assert 0 < f.predicted_verify_fpr(3) < 1
-    assert f.predicted_verify_fpr(0) < f.predicted_verify_fpr(3)
+    assert 0 < f.predicted_fpr(level=3) < 1
+    assert f.predicted_fpr(level=0) < f.predicted_fpr(level=3)
 
 
 def test_fitted_domain_and_queries_outside() -> None:
@@ -627,44 +631,395 @@ def test_buckets_locations_and_projections_agree() -> None:
     assert np.array_equal(loc_based, f.query_many(X, 1, verify=False))
 
 
-# a small MLBF saved by this version: pins the container layout, the projection generator
-# (numpy PCG64 + standard_normal from the seed) and the MVBF hashing
-_GOLDEN_SHA256 = "ca5e475b962fa7166a0e082bba92ef8c82a6fef7051b0e602a8b1f6149ded737"
-_GOLDEN = (
-    "eNpz8vH39/X2DGFkYGAozszNzEksyiyp1PP1cXJjQAcgNaxQdh2QswDKrlaKj08sKkqsLI6PV7KKjlbKKc6IT1TSUbJJs1"
-    "DSiTbRMYqN1YGIJiFE4WI5+eWpRXBxhNrSggKs4vlpacWpJWgSuWVJaSChUpCQIVgoKTcHVSxWRykxLyW+PDOlJEPJykhH"
-    "KTm/NK9EycpYRyklMxcskpKfm5iZF5+bWJSemadkZaBnqKOUlllSkpqiZFVSVJqqo5RXmhuflFlSrGRlZgLhpZXmJZdk5u"
-    "cBhaAiOallqTnFYAMhjo1PzyxLBZqXlphTDDQjvygeajVQRRHQTfm5MF/BlJSlFmWmVSLZBBXISCzOSIUYXa5kZahnUAuJ"
-    "gwaRZU7/nP7b8691iNiQeWe/7hvP8m0/f9j/YNby0v542T5zUvqZeQnP7OXf7FHZtPuPfZI4u6569lv7x1r5lzarPdvPQB"
-    "ZQcUClP9jD6A4GI1YRJgaHryshzpuxUFsHAAeAqy8="
-)
-
-
-def test_golden_file() -> None:
-    import base64
-    import hashlib
-    import zlib
-
-    data = zlib.decompress(base64.b64decode(_GOLDEN))
-    assert hashlib.sha256(data).hexdigest() == _GOLDEN_SHA256
-    f = MLBF.from_bytes(data)
-    f._check()
-    assert (f.dim, f.num_levels, f.and_width, f.or_count, f.count) == (2, 2, 2, 2, 3)
-    Q = np.array([[1.0, 2.0], [3.1, 4.0], [9.0, 9.0], [5.0, 5.0]])
-    assert f.query_many(Q, 0).tolist() == [True, True, False, False]
-    # a fresh build with the same parameters gives the same bytes
-    g = MLBF(2, 1.0, num_levels=2, and_width=2, or_count=2, num_bits=64, verify_bits=64,
-             verify_hashes=2, seed=5, domain=(0, 10))
-    g.add_many(np.array([[1.0, 2.0], [3.0, 4.0], [7.5, 0.5]]))
-    assert g.to_bytes() == data
-
-
 def test_docstring_examples() -> None:
     import doctest
 
-    from bloomkit.similarity import lsbf, mlbf, params
+    from bloomkit.similarity import lsbf, mlbf, mvbf, params, spec
     from bloomkit.similarity import theory as th
 
-    for mod in (th, params, mlbf, lsbf):
+    for mod in (th, params, mlbf, lsbf, mvbf, spec):
         res = doctest.testmod(mod)
         assert res.failed == 0 and res.attempted > 0, mod.__name__
+
+
+# --------------------------------------------------------------------------------------------
+# the shared protocol (issue 12)
+
+ALL = [MLBF, MLBFStar, LSBF]
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_similarity_protocol(cls: type) -> None:
+    from bloomkit._protocols import SimilarityFilter
+
+    f = _mlbf(cls)
+    assert isinstance(f, SimilarityFilter)
+    assert cls.exact_len is True and len(f) == 0
+    X = _data(50)
+    f.add_many(X)
+    f.add(X[0])
+    assert len(f) == 51 and f.count == 51
+    assert isinstance(f.size_in_bits, int) and not callable(f.size_in_bits)
+    assert f.query_many(X, 0).all() and f.query(X[3], 0) is True and f.query(X[3]) is True
+    rate = f.predicted_fpr()
+    assert isinstance(rate, float) and 0 < rate < 1
+    info = f.info()
+    json.dumps(info)
+    assert info["structure"] == cls._STRUCTURE and info["count"] == 51 and info["size_in_bits"] == f.size_in_bits
+    assert info["predicted_fpr"] == rate and len(info["predicted_fpr_by_level"]) == f.num_levels
+    assert info["domain_lower"] == [0.0] * 20 and info["domain_upper"] == [1001.0] * 20
+    c = f.copy()
+    assert c == f and c is not f
+    c.add_many(_data(5, seed=9))
+    assert len(f) == 51 and len(c) == 56 and c != f
+    f.clear()
+    f._check()
+    assert len(f) == 0 and f.info()["fill_ratio_mvbf"] == 0.0
+    assert f.lsh.fitted  # the domain (the shift of the hash functions) stays
+    f.add_many(X[:10])
+    assert f.query_many(X[:10], 0).all() and len(f) == 10
+
+
+def test_predicted_fpr_is_theorem8_at_the_current_count() -> None:
+    f = _mlbf(MLBF)
+    assert f.predicted_fpr() == 0.0
+    f.add_many(_data(300))
+    for t in range(f.num_levels):
+        want = theory.mlbf_star_fpr(300, f.or_count, f.verify_bits, f.verify_hashes, t)
+        assert f.predicted_fpr(level=t) == pytest.approx(float(want))
+        assert f.predicted_fpr(level=t, alpha=0.5) == pytest.approx(
+            float(theory.mlbf_fpr(0.5, 300, f.or_count, f.verify_bits, f.verify_hashes, t)))
+    star = _mlbf(MLBFStar)
+    star.add_many(_data(300))
+    assert star.predicted_fpr(level=2) == pytest.approx(f.predicted_fpr(level=2))
+    lb = _mlbf(LSBF)
+    lb.add_many(_data(300))
+    assert lb.predicted_fpr() == pytest.approx(float(theory.mvbf_fpr(300, lb.verify_bits, lb.verify_hashes, 0,
+                                                                     exact=False)))
+    assert lb.predicted_fpr(alpha=0.25) == pytest.approx(0.25 * lb.predicted_fpr())
+    for bad in (dict(alpha=1.5), dict(alpha=float("nan")), dict(level=9), dict(level=-1)):
+        with pytest.raises(InvalidParameterError):
+            f.predicted_fpr(**bad)
+    with pytest.raises(TypeError):
+        f.predicted_fpr(1)  # type: ignore[misc]  # level is keyword-only
+
+
+@pytest.mark.parametrize("level", [1, 2, -1, True, "0", 0.0])
+def test_lsbf_has_only_level_zero(level: object) -> None:
+    f = _mlbf(LSBF)
+    f.add_many(_data(10))
+    for call in (lambda: f.query_many(_data(3), level), lambda: f.query(_data(1)[0], level),
+                 lambda: f.predicted_fpr(level=level), lambda: f.distance_for_level(level)):
+        with pytest.raises(InvalidParameterError, match="must be 0: an LSBF answers at its one width"):
+            call()
+    assert f.query_many(_data(3), np.int64(0)).shape == (3,)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_optional_parameters_are_keyword_only(cls: type) -> None:
+    if cls is LSBF:
+        old_args: tuple[object, ...] = (20, 1.0, 5, 1 << 18, 1 << 14, 4, 7)
+    else:
+        old_args = (20, 1.0, 4, 5, 5, 1 << 18, 1 << 14, 4, 7)
+    with pytest.warns(DeprecationWarning, match="by position"):
+        old = cls(*old_args, domain=(0, 1001))
+    new = _mlbf(cls, num_bits=1 << 18)
+    X = _data(30)
+    old.add_many(X)
+    new.add_many(X)
+    assert old == new and old.seed == 7
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_old_argument_names_still_work_with_a_warning(cls: type) -> None:
+    f = _mlbf(cls)
+    X = _data(20)
+    with pytest.warns(DeprecationWarning, match="'X' argument"):
+        f.add_many(X=X)
+    with pytest.warns(DeprecationWarning, match="'x' argument"):
+        f.add(x=X[0])
+    with pytest.warns(DeprecationWarning, match="'Q' argument"):
+        assert f.query_many(Q=X).all()
+    with pytest.warns(DeprecationWarning, match="'q' argument"):
+        assert f.query(q=X[1])
+    with pytest.warns(DeprecationWarning, match="predicted_verify_fpr"):
+        assert f.predicted_verify_fpr(0) == f.predicted_fpr(level=0)
+    with pytest.warns(DeprecationWarning, match="as_vectors"):
+        from bloomkit.similarity.lsh import as_vectors
+
+        assert as_vectors(X[0], 20, "t").shape == (1, 20)
+
+
+@pytest.mark.parametrize("cls", [MLBF, MLBFStar])
+def test_for_requirements_on_both_multi_level_filters(cls: type) -> None:
+    f = cls.for_requirements(20, R1, 10 * R1, 0.1, 0.09, 0.001, 100, p1=0.8, levels=(0, 1, 2),
+                             seed=3, domain=(0, 1001))
+    assert (f.and_width, f.or_count, f.verify_bits, f.verify_hashes, f.num_levels, f.seed) == (5, 6, 65536, 4, 3, 3)
+    assert f.num_bits == (1 << 20 if cls is MLBF else 1 << 32)  # the class's default m
+    with pytest.raises(TypeError):
+        cls.for_requirements(20, R1, 10 * R1, 0.1, 0.09, 0.001, 100, 0.8)  # p1 is keyword-only
+
+
+# --------------------------------------------------------------------------------------------
+# the data front door for points (issue 12)
+
+
+def _shuffled_frame(X: np.ndarray, seed: int = 0) -> pd.DataFrame:
+    idx = np.random.default_rng(seed).permutation(len(X)) * 3 + 7  # an index that is not 0..n-1
+    return pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])], index=idx)
+
+
+POINT_INPUTS = {
+    "numpy float64": lambda X: X,
+    "numpy float32": lambda X: X.astype(np.float32).astype(np.float64),
+    "numpy Fortran order": lambda X: np.asfortranarray(X),
+    "numpy int": lambda X: np.round(X).astype(np.int64),
+    "list of lists": lambda X: X.tolist(),
+    "list of arrays": lambda X: list(X),
+    "tuple of tuples": lambda X: tuple(map(tuple, X.tolist())),
+    "generator": lambda X: (row for row in X),
+    "pandas shuffled index": lambda X: _shuffled_frame(X),
+    "pandas Float64 nullable": lambda X: _shuffled_frame(X).astype("Float64"),
+    "pandas int": lambda X: _shuffled_frame(np.round(X).astype(np.int64)),
+    "pyarrow table": lambda X: pa.table({f"f{i}": X[:, i] for i in range(X.shape[1])}),
+    "pyarrow fixed-size list": lambda X: pa.FixedSizeListArray.from_arrays(pa.array(X.ravel()), X.shape[1]),
+    "pyarrow chunked fixed-size list": lambda X: pa.chunked_array([
+        pa.FixedSizeListArray.from_arrays(pa.array(X[:7].ravel()), X.shape[1]),
+        pa.FixedSizeListArray.from_arrays(pa.array(X[7:].ravel()), X.shape[1])]),
+    "polars frame": lambda X: pl.DataFrame({f"f{i}": X[:, i] for i in range(X.shape[1])}),
+}
+
+
+@pytest.mark.parametrize("kind", POINT_INPUTS)
+@pytest.mark.parametrize("cls", ALL)
+def test_every_point_input_gives_the_answers_of_the_array(cls: type, kind: str) -> None:
+    """Real-data workflow: the same points from every container, by position (a DataFrame's
+    index is ignored), give bit for bit the filter and the answers of the numpy array."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(1, 1000, (40, 20))
+    if kind in ("numpy int", "pandas int"):
+        X = np.round(X)
+    ref, got = _mlbf(cls), _mlbf(cls)
+    ref.add_many(X)
+    got.add_many(POINT_INPUTS[kind](X))
+    assert got == ref and len(got) == 40
+    Q = np.vstack([X[:10] + 0.01, rng.uniform(1, 1000, (200, 20))])
+    if kind in ("numpy int", "pandas int"):
+        Q = np.round(Q)
+    if kind != "generator":
+        levels = range(ref.num_levels)
+        for lv in levels:
+            assert np.array_equal(got.query_many(POINT_INPUTS[kind](Q), lv), ref.query_many(Q, lv))
+    # zero false negatives against the exact model: every stored point is found at every level
+    assert all(got.query_many(X, lv).all() for lv in range(got.num_levels))
+
+
+def test_dataframe_rows_are_read_by_position_not_label() -> None:
+    X = _data(60, seed=3)
+    df = _shuffled_frame(X, seed=4)
+    f = _mlbf(MLBF)
+    f.add_many(df)
+    # the exact model: a stored point is found, a point that is far from all is (nearly) never
+    assert f.query_many(df, 0).all()
+    assert f.query_many(df.iloc[::-1], 0).all()
+    single = [f.query(df.iloc[i], 0) for i in range(0, 60, 7)]  # one row (a Series) as a point
+    assert all(single)
+
+
+@pytest.mark.parametrize("cls", ALL)
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (lambda X: X[0], "2-D batch of rows .* 1-D input of shape \\(20,\\).*add\\(\\)|1-D input"),
+        (lambda X: X[:, :19], "20 columns"),
+        (lambda X: X.astype(bool), "int or float numbers. Got an array of dtype bool"),
+        (lambda X: np.where(np.arange(20) == 4, np.nan, X[:3]), "finite numbers. Got nan at row 0, column 4"),
+        (lambda X: np.where(np.arange(20) == 7, np.inf, X[:3]), "Got inf at row 0, column 7"),
+        (lambda X: [list(X[0]), list(X[1][:5])], "rows of equal length. Got 5 values at row 1"),
+        (lambda X: [list(X[0]), [*X[1][:3], "x", *X[1][4:]]], "Got 'x' at row 1, column 3"),
+        (lambda X: _shuffled_frame(X[:4]).assign(f2=["a", "b", "c", "d"]), "'a' at row 0, column 'f2'"),
+        (lambda X: _shuffled_frame(X[:4]).assign(f5=[1.0, np.nan, 2.0, 3.0]), "points\\['f5'\\].*position 1"),
+        (lambda X: _shuffled_frame(X[:4]).assign(f6=[1.0, np.inf, 2.0, 3.0]), "Got inf at row 1, column 'f6'"),
+        (lambda X: pd.Series(X[0]), "2-D batch"),
+        (lambda X: {"a": X}, "2-D batch"),
+        (lambda X: "points", "2-D batch"),
+        (lambda X: 3.5, "2-D batch"),
+        (lambda X: pa.table({"a": pa.array(["x"] * 3)}), "int or float"),
+        (lambda X: pa.FixedSizeListArray.from_arrays(pa.array([1.0] * 19 + [None]), 20), "row 0, column 19"),
+    ],
+)
+def test_bad_point_batches_name_the_row_and_column(cls: type, bad: object, match: str) -> None:
+    f = _mlbf(cls)
+    X = _data(10)
+    with pytest.raises(InvalidParameterError, match=match):
+        f.add_many(bad(X))  # type: ignore[operator]
+    assert len(f) == 0 and not f.info()["fill_ratio_mvbf"]  # nothing half-inserted
+    f.add_many(X)
+    with pytest.raises(InvalidParameterError, match=match):
+        f.query_many(bad(X), 0)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_single_point_methods_refuse_batches_clearly(cls: type) -> None:
+    f = _mlbf(cls)
+    X = _data(3)
+    with pytest.raises(InvalidParameterError, match=f"one point.*use {cls.__name__}.add_many"):
+        f.add(X)
+    f.add_many(X)
+    with pytest.raises(InvalidParameterError, match=f"one point.*use {cls.__name__}.query_many"):
+        f.query(X, 0)
+    with pytest.raises(InvalidParameterError, match="length 20"):
+        f.query(X[0][:5], 0)
+    assert f.query(X[:1], 0)  # a (1, d) row is one point
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_out_of_domain_error_names_row_dimension_value_and_domain(cls: type) -> None:
+    kw: dict[str, object] = dict(and_width=2, verify_bits=1 << 10, verify_hashes=2, seed=1, num_bits=1 << 10)
+    if cls is not LSBF:
+        kw.update(num_levels=2, or_count=2)
+    f = cls(3, 1.0, **kw)
+    X = np.random.default_rng(0).uniform(0, 10, (50, 3))
+    f.add_many(X)  # fits the domain: bounds widened by 10% of the span
+    lo, hi = f.lsh.lower, f.lsh.upper
+    later = np.vstack([X[:4], [[5.0, 5.0, 42.5]]])
+    pattern = (rf"Got 42.5 at row 4, dimension 2 instead, outside that dimension's domain "
+               rf"\[{lo[2]:.6g}, {hi[2]:.6g}\]")
+    with pytest.raises(InvalidParameterError, match=pattern):
+        f.add_many(later)
+    assert len(f) == 50
+    with pytest.raises(InvalidParameterError, match=pattern):
+        f.query_many(later, 0)
+    with pytest.raises(InvalidParameterError, match="Got -3.0 at row 0, dimension 0"):
+        f.query([-3.0, 5.0, 5.0], 0)
+
+
+def test_unfitted_filter_refuses_queries_with_a_clear_message() -> None:
+    f = MLBF(4, 1.0, num_levels=2, num_bits=1 << 10, verify_bits=1 << 10)
+    with pytest.raises(InvalidParameterError, match="before the domain is known"):
+        f.query_many(np.ones((2, 4)), 0)
+    assert f.info()["domain_fitted"] is False and f.info()["domain_lower"] is None
+    json.dumps(f.info())
+
+
+# --------------------------------------------------------------------------------------------
+# the loader contract (issue 11): hostile files
+
+
+def _forged(f: object, **params: object) -> bytes:
+    from conformance.forge import build, parse
+
+    tag, _v, hash_id, seed, old, arrays = parse(f.to_bytes())  # type: ignore[attr-defined]
+    old.update(params)
+    return build(tag, json.dumps(old), arrays, hash_id=hash_id, seed=seed)
+
+
+@pytest.mark.parametrize("cls", ALL)
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(num_bits=1 << 62), dict(verify_bits=1 << 40), dict(num_bits=1 << 20), dict(verify_bits=1 << 30),
+        dict(random_offset="x"), dict(random_offset=1), dict(fitted="x"), dict(offset_given=0),
+        dict(random_offset=False), dict(random_offset=True), dict(num_functions=7), dict(dim=3),
+        dict(w=1e-300), dict(w=float("nan")), dict(count=-1), dict(fitted=False), dict(num_levels=15),
+        dict(and_width=64), dict(verify_hashes=65), dict(domain_margin=-1.0), dict(extra=1),
+    ],
+)
+def test_forged_parameters_give_format_error(cls: type, params: dict[str, object]) -> None:
+    f = _mlbf(cls)
+    f.add_many(_data(20))
+    if cls is LSBF and params in (dict(random_offset=True),) or cls is not LSBF and params == dict(random_offset=False):
+        return  # the class's own value: a valid file
+    if cls is MLBFStar and params in (dict(num_bits=1 << 62), dict(num_bits=1 << 20)):
+        g = cls.from_bytes(_forged(f, **params))  # virtual address space: no memory, a valid object
+        g._check()
+        return
+    with pytest.raises(FormatError):
+        cls.from_bytes(_forged(f, **params))
+
+
+def test_forged_arrays_give_format_error() -> None:
+    from conformance.forge import build, parse
+
+    f = _mlbf(MLBF)
+    f.add_many(_data(20))
+    tag, _v, hash_id, seed, params, arrays = parse(f.to_bytes())
+    by_name = {a[0]: a for a in arrays}
+
+    def with_array(name: str, values: np.ndarray) -> bytes:
+        out = [(n, d, list(values.shape), values.astype(d).tobytes()) if n == name else (n, d, s, b)
+               for n, d, s, b in arrays]
+        return build(tag, json.dumps(params), out, hash_id=hash_id, seed=seed)
+
+    a = np.frombuffer(by_name["lsh_a"][3], "<f8").reshape(by_name["lsh_a"][2])
+    for name, values in [
+        ("lsh_a", a * 1e300),  # buckets beyond 2^52
+        ("lsh_a", np.where(np.arange(a.size).reshape(a.shape) == 3, np.nan, a)),
+        ("lsh_a", a[:-1]),  # not k L rows
+        ("lsh_b", np.full(len(a), 0.5)),  # the alignable family has no offsets
+        ("lsh_lower", np.full(20, 2000.0)),  # lower > upper
+        ("lsh_offset", np.full(20, np.inf)),
+        ("mvbf", np.zeros(3, np.uint64)),  # wrong size
+        ("bmlbf", np.zeros(1, np.uint64)),
+    ]:
+        with pytest.raises(FormatError):
+            MLBF.from_bytes(with_array(name, values))
+    # a tiny verify filter whose padding bits are set
+    g = MLBF(2, 1.0, num_levels=1, and_width=1, or_count=1, num_bits=4, verify_bits=4, domain=(0, 1))
+    tag, _v, hash_id, seed, params, arrays = parse(g.to_bytes())
+    arrays = [(n, d, s, np.array([1 << 40], np.uint64).tobytes()) if n == "mvbf" else (n, d, s, b)
+              for n, d, s, b in arrays]
+    with pytest.raises(FormatError, match="beyond"):
+        MLBF.from_bytes(build(tag, json.dumps(params), arrays, hash_id=hash_id, seed=seed))
+
+
+def test_huge_declared_sizes_in_a_small_file_allocate_nothing() -> None:
+    import tracemalloc
+
+    f = _mlbf(MLBF)
+    raw = _forged(f, num_bits=1 << 62, verify_bits=1 << 40)
+    tracemalloc.start()
+    with pytest.raises(FormatError):
+        MLBF.from_bytes(raw)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 16 * len(raw) + (1 << 20)
+
+
+# --------------------------------------------------------------------------------------------
+# threads (issue 11): the first batch fits the domain under the lock
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_concurrent_first_batches_fit_the_domain_once(cls: type) -> None:
+    import threading
+
+    kw: dict[str, object] = dict(and_width=3, verify_bits=1 << 14, verify_hashes=3, seed=2)
+    if cls is not LSBF:
+        kw.update(num_levels=2, or_count=2)
+    if cls is not MLBFStar:
+        kw["num_bits"] = 1 << 16
+    corners = np.array([[0.0] * 4, [100.0] * 4])
+    batches = [np.vstack([corners, np.random.default_rng(w).uniform(0, 100, (300, 4))]) for w in range(4)]
+    for _round in range(3):
+        f = cls(4, 4.0, **kw)  # no domain: whichever thread comes first fits it
+        barrier = threading.Barrier(4)
+        errors: list[BaseException] = []
+
+        def run(w: int, f: object = f, barrier: threading.Barrier = barrier,
+                errors: list[BaseException] = errors) -> None:
+            try:
+                barrier.wait()
+                f.add_many(batches[w])  # type: ignore[attr-defined]
+            except BaseException as e:  # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=run, args=(w,)) for w in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        f._check()
+        assert len(f) == 4 * 302
+        assert all(f.query_many(b, 0).all() for b in batches)

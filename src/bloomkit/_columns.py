@@ -28,6 +28,7 @@ Nothing here imports pandas or polars: they are recognised by their module names
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -38,6 +39,7 @@ from .errors import InvalidParameterError
 
 __all__ = [
     "as_keys",
+    "as_matrix",
     "as_table",
     "as_values",
     "batch_len",
@@ -355,6 +357,198 @@ def as_table(
     if len(set(lengths.values())) > 1:
         raise InvalidParameterError(f"The columns of {name!r}{_where(owner)} have different lengths: {lengths}.")
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# numeric matrices: one row per item, one column per dimension
+
+
+def as_matrix(
+    data: Any, name: str = "points", owner: str | None = None, *, ncols: int | None = None, hint: str = ""
+) -> np.ndarray:
+    """``data`` as an (n, d) C-contiguous float64 array of finite numbers, by position: rows are
+    items, columns are dimensions (a DataFrame's or table's columns in their order; any index is
+    ignored).
+
+    Parameters
+    ----------
+    data : 2-D numpy array (int, uint, float), list / tuple / iterable of equal-length numeric
+        vectors, pandas DataFrame, pyarrow Table / RecordBatch, pyarrow FixedSizeListArray (or a
+        chunked one), polars DataFrame / Array Series
+        The rows.
+    name, owner : str
+        The parameter and the method, for error messages.
+    ncols : int, optional
+        The number of columns required.
+    hint : str
+        Appended to the error for 1-D input (e.g. the method that takes one item).
+
+    Raises
+    ------
+    InvalidParameterError
+        For 1-D input, another number of columns than ``ncols``, rows of unequal length (naming
+        the row), bool or non-numeric values, nulls, NaN or infinities (naming the row and the
+        column).
+
+    Complexity: O(n d).
+
+    >>> as_matrix([[1, 2], [3, 4]]).tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    labels: list[Any] | None = None  # column names, for messages
+    mod = _module(data)
+    if mod == "polars":
+        data, mod = data.to_arrow(), "pyarrow"
+    if isinstance(data, np.ndarray) and data.dtype.kind != "O":
+        arr = _numpy_matrix(data, name, owner, hint)
+    elif mod == "pandas" and hasattr(data, "columns"):
+        labels = list(data.columns)
+        arr = _columns_matrix([data.iloc[:, i] for i in range(len(labels))], labels, len(data), name, owner)
+    elif mod == "pyarrow" and hasattr(data, "column_names"):
+        labels = list(data.column_names)
+        arr = _columns_matrix([data.column(i) for i in range(len(labels))], labels, data.num_rows, name, owner)
+    elif mod == "pyarrow" and _pa().types.is_fixed_size_list(getattr(data, "type", None)):
+        arr = _arrow_list_matrix(data, name, owner)
+    elif mod in ("pandas", "pyarrow") or isinstance(data, str | bytes | bytearray | Mapping):
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be a 2-D batch of rows (n, d): a 2-D array, "
+            f"a list of vectors, a DataFrame or a table. Got {type(data).__name__} instead{hint}."
+        )
+    else:
+        try:
+            rows = data.tolist() if isinstance(data, np.ndarray) else list(data)
+        except TypeError:
+            raise InvalidParameterError(
+                f"The {name!r} parameter{_where(owner)} must be a 2-D batch of rows (n, d). "
+                f"Got {type(data).__name__} instead."
+            ) from None
+        arr = _list_matrix(rows, name, owner, hint)
+    if ncols is not None and arr.shape == (0, 0):
+        arr = arr.reshape(0, ncols)  # an empty list: no rows of any width
+    if ncols is not None and arr.shape[1] != ncols:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must have {ncols} columns (one per dimension). "
+            f"Got shape {arr.shape} instead."
+        )
+    if arr.size and not np.isfinite(arr).all():
+        r, c = (int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        col = f"column {labels[c]!r} (position {c})" if labels is not None else f"column {c}"
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must contain only finite numbers. "
+            f"Got {arr[r, c]} at row {r}, {col} instead."
+        )
+    return arr
+
+
+def _one_d_error(name: str, owner: str | None, shape: tuple[int, ...], hint: str) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"The {name!r} parameter{_where(owner)} must be a 2-D batch of rows (n, d). Got a 1-D input of "
+        f"shape {shape} instead: one row is reshape(1, -1){hint}."
+    )
+
+
+def _null_cell(name: str, owner: str | None, count: int, cell: list[int]) -> InvalidParameterError:
+    at = f"row {cell[0]}" + (f", column {cell[1]}" if len(cell) > 1 else "")
+    return InvalidParameterError(
+        f"The {name!r} parameter{_where(owner)} must not contain nulls. Got {count} null(s) (first at {at}) instead."
+    )
+
+
+def _non_numeric(name: str, owner: str | None, what: str) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"The {name!r} parameter{_where(owner)} must hold int or float numbers. Got {what} instead."
+    )
+
+
+def _numpy_matrix(data: np.ndarray, name: str, owner: str | None, hint: str) -> np.ndarray:
+    if isinstance(data, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(data)
+        if mask.any():
+            raise _null_cell(name, owner, int(mask.sum()), np.argwhere(mask)[0].tolist())
+        data = np.asarray(data.data)
+    if data.dtype.kind not in "iuf":
+        raise _non_numeric(name, owner, f"an array of dtype {data.dtype}")
+    if data.ndim == 1:
+        raise _one_d_error(name, owner, data.shape, hint)
+    if data.ndim != 2:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be a 2-D batch of rows (n, d). Got shape {data.shape} instead."
+        )
+    return np.ascontiguousarray(data, dtype=np.float64)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)
+
+
+def _list_matrix(rows: list[Any], name: str, owner: str | None, hint: str) -> np.ndarray:
+    if not rows:
+        return np.empty((0, 0), dtype=np.float64)
+    width = None
+    for r, row in enumerate(rows):
+        if isinstance(row, str | bytes) or not hasattr(row, "__len__"):
+            if r == 0:
+                raise _one_d_error(name, owner, (len(rows),), hint)
+            raise InvalidParameterError(
+                f"The {name!r} parameter{_where(owner)} must be a batch of vectors. Got {row!r} at row {r} instead."
+            )
+        if width is None:
+            width = len(row)
+        elif len(row) != width:
+            raise InvalidParameterError(
+                f"The {name!r} parameter{_where(owner)} must have rows of equal length. Got {len(row)} "
+                f"values at row {r}, {width} at row 0 instead."
+            )
+    try:
+        arr = np.asarray(rows)
+    except (TypeError, ValueError):
+        arr = np.asarray(rows, dtype=object)
+    if arr.ndim != 2:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be a 2-D batch of rows (n, d). Got shape {arr.shape} instead."
+        )
+    if arr.dtype.kind not in "iuf":
+        for r, row in enumerate(rows):  # the user's values, not numpy's conversion of them
+            for c, v in enumerate(row):
+                if not _is_number(v):
+                    raise _non_numeric(name, owner, f"{v!r} at row {r}, column {c}")
+        arr = arr.astype(np.float64)
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def _columns_matrix(cols: list[Any], labels: list[Any], n: int, name: str, owner: str | None) -> np.ndarray:
+    """The columns of a DataFrame / table, by position, as one float64 matrix."""
+    out = np.empty((n, len(cols)), dtype=np.float64)
+    for c, (col, label) in enumerate(zip(cols, labels, strict=True)):
+        where = f"{name}[{label!r}]"
+        v = as_keys(col, where, owner)  # by position; nulls refused naming the row
+        if isinstance(v, np.ndarray) and v.dtype.kind in "iuf":
+            out[:, c] = v
+            continue
+        values = v if isinstance(v, list) else v.tolist() if isinstance(v, np.ndarray) else v.to_pylist()
+        bad = next((r for r, x in enumerate(values) if not _is_number(x)), None)
+        if bad is None:
+            out[:, c] = np.asarray(values, dtype=np.float64)
+            continue
+        raise _non_numeric(name, owner, f"{values[bad]!r} at row {bad}, column {label!r} (position {c})")
+    return out
+
+
+def _arrow_list_matrix(data: Any, name: str, owner: str | None) -> np.ndarray:
+    """A pyarrow fixed-size list array (one list per row) as a matrix."""
+    pa = _pa()
+    arr = data.combine_chunks() if isinstance(data, pa.ChunkedArray) else data
+    if arr.null_count:
+        raise _null_error(name, owner, arr.null_count, _arrow_first_null(arr))
+    size = arr.type.list_size
+    flat = arr.flatten()
+    if flat.null_count:
+        first = _arrow_first_null(flat) or 0
+        raise _null_cell(name, owner, flat.null_count, [first // size, first % size])
+    values = as_keys(flat, name, owner)
+    if not (isinstance(values, np.ndarray) and values.dtype.kind in "iuf"):
+        raise _non_numeric(name, owner, f"lists of {arr.type.value_type}")
+    return np.ascontiguousarray(values, dtype=np.float64).reshape(len(arr), size)
 
 
 # ---------------------------------------------------------------------------------------------

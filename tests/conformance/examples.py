@@ -207,19 +207,29 @@ def _lookup_probe(t: Any) -> tuple[Any, ...]:
 def _geometric_empty() -> Any:
     from bloomkit.lookup import GeometricFilter
 
-    return GeometricFilter(4 * 2000, value_bits=16, fpr=2**-16, seed=2)
+    return GeometricFilter(4 * 2000, value_bits=16, fpr=2**-32, seed=2)  # set() of a new key: no false positive to overwrite
+
+
+def _geometric_value(worker: int, i: int) -> int:
+    return (worker * 1000 + i) % 65535 + 1
 
 
 def _geometric_write(g: Any, worker: int, n: int) -> None:
-    for i in range(n):
-        g.insert(f"w{worker}-{i}", (worker * 1000 + i) % 65535 + 1)
+    third = n // 3
+    for i in range(third):  # insert, set and update (dict meaning) interleave with the other threads
+        g.insert(f"w{worker}-{i}", _geometric_value(worker, i))
+    for i in range(third, 2 * third):
+        g.set(f"w{worker}-{i}", 1)
+        g.set(f"w{worker}-{i}", _geometric_value(worker, i))  # overwrite
+    g.update({f"w{worker}-{i}": _geometric_value(worker, i) for i in range(2 * third, n)})
 
 
 def _geometric_verify(g: Any, workers: int, n: int) -> None:
     for w in range(workers):
         keys = [f"w{w}-{i}" for i in range(n)]
-        want = np.array([(w * 1000 + i) % 65535 + 1 for i in range(n)])
+        want = np.array([_geometric_value(w, i) for i in range(n)])
         assert (g.get_many(keys) == want).all(), f"worker {w}: a value was lost"
+    assert len(g) == workers * n
 
 
 # -- similarity ----------------------------------------------------------------------------------
@@ -254,14 +264,12 @@ def _lsbf() -> Any:
     return m
 
 
-QUERY_POINTS = np.vstack([POINTS + 0.3, np.random.default_rng(1).uniform(0, 100, (50, 4))])
+# near points (clipped into the filters' domain [0, 100]: a point outside it is refused) and far ones
+QUERY_POINTS = np.vstack([np.clip(POINTS + 0.3, 0, 100), np.random.default_rng(1).uniform(0, 100, (50, 4))])
 
 
 def _sim_probe(m: Any) -> tuple[Any, ...]:
-    levels = range(getattr(m, "num_levels", 1))
-    if hasattr(m, "num_levels"):
-        return tuple(m.query_many(QUERY_POINTS, lv) for lv in levels)
-    return (m.query_many(QUERY_POINTS),)
+    return tuple(m.query_many(QUERY_POINTS, lv) for lv in range(m.num_levels))  # the LSBF has level 0 only
 
 
 def _sim_empty(cls_name: str) -> Callable[[], Any]:
@@ -294,7 +302,7 @@ def _sim_write(m: Any, worker: int, n: int) -> None:
 def _sim_verify(m: Any, workers: int, n: int) -> None:
     for w in range(workers):
         pts = _sim_points(w, n)
-        hits = m.query_many(pts, 0) if hasattr(m, "num_levels") else m.query_many(pts)
+        hits = m.query_many(pts, 0)
         assert hits.all(), f"worker {w}: a point was lost"
 
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from bloomkit.similarity import MLBF, AlignableLSH, MLBFStar, theory
+from bloomkit.similarity import LSBF, MLBF, AlignableLSH, MLBFStar, theory
 
 
 def _within(measured_hits: int, trials: int, p: float, sigmas: float = 5.0) -> bool:
@@ -105,6 +105,8 @@ def test_theorem7_fill_and_fpr_of_mlbf_star() -> None:
         lo = 1 - (1 - (model_fill - 5 * _occupancy_sd(m2, 12500)) ** 5) ** 5
         hi = 1 - (1 - (model_fill + 5 * _occupancy_sd(m2, 12500)) ** 5) ** 5
         assert lo <= theory.mlbf_star_fpr(500, 5, 65536, 5, level) <= hi
+        # the headline rate of the filter is that value at its current count
+        assert f.predicted_fpr(level=level) == pytest.approx(float(theory.mlbf_star_fpr(500, 5, 65536, 5, level)))
 
 
 @pytest.mark.slow
@@ -181,3 +183,26 @@ def test_theorem5_vlbf_fpr_matches_within_filter_spread(w: float) -> None:
     mean, model = float(np.mean(rates)), float(np.mean(models))
     se = float(np.std(rates, ddof=1)) / math.sqrt(len(rates))
     assert abs(mean - model) <= 5 * se + 1e-4, (mean, model, se)
+
+
+def test_lsbf_predicted_fpr_theorem7_times_alpha() -> None:
+    # LSBF.predicted_fpr(alpha=a) = a (1 - e^(-k' n / m'))^k': measured on one filter, with alpha
+    # the measured fraction of far queries whose k LSH-array bits are set, and the verification
+    # filter's fill (queries that pass the LSH array are hashed to independent verification bits)
+    rng = np.random.default_rng(21)
+    n, kp, mp = 2000, 4, 1 << 14
+    X = rng.uniform(1, 1000, (n, 20))
+    f = LSBF(20, 2.0, and_width=5, num_bits=1 << 20, verify_bits=mp, verify_hashes=kp, seed=4,
+             domain=(0, 1001))
+    f.add_many(X)
+    Q = rng.uniform(1, 1000, (100_000, 20))
+    passed = f.query_many(Q, 0, verify=False)
+    alpha = float(passed.mean())
+    assert alpha > 0.2  # the test is not vacuous
+    hits = int(f.query_many(Q, 0).sum())
+    fill = np.unpackbits(f._mv.words.view(np.uint8), bitorder="little").mean()
+    assert _within(hits, len(Q), alpha * fill**kp), (hits / len(Q), alpha * fill**kp)
+    # the model's fill 1 - e^(-k' n / m') lies within the occupancy spread of the measured one
+    sd = _occupancy_sd(mp, kp * n)
+    model = f.predicted_fpr(alpha=alpha)
+    assert alpha * (fill - 5 * sd) ** kp <= model <= alpha * (fill + 5 * sd) ** kp, (model, fill)

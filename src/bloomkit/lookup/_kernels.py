@@ -3,7 +3,20 @@
 and the Monte Carlo of Algorithms 6 and 7.
 
 Everything is ``np.uint64`` arithmetic; kernels compile on first use and are cached on
-disk (``cache=True``), never at import.
+disk (``cache=True``), never at import. Kernels that write a structure's cells (``gf_encode``,
+``gf_write_cell``, ``bl_assign``) are :data:`~bloomkit._jit.jit_mut` (they keep the GIL); the
+others only read and release it.
+
+Cells of more than 64 bits
+--------------------------
+A cell has c = E + V bits, up to 127 (V <= 64, E <= 63). Cells are packed in a uint64 array
+``words`` of cells of ``c_lo = min(c, 64)`` bits; when c > 64 the remaining ``c_hi = c - 64``
+bits of every cell are packed in a second array ``high`` (same cell index). The space is
+still exactly c bits per cell. A Geometric cell keeps its fingerprint and the low
+``v_lo = c_lo - E`` value bits in ``words`` (so the walk's open / fingerprint tests read one
+array) and the high ``V - v_lo`` value bits in ``high``, read only when the fingerprint
+matches. A Bloomier cell is the c-bit word split at bit 64 (the value is its low V bits). With
+c <= 64, ``c_hi = 0``, ``high`` is never read and the layout is the 64-bit one.
 
 Probe positions
 ---------------
@@ -30,7 +43,7 @@ from .._kernels import second_hash
 
 FP_SALT = U64(0xD6E8FEB86659FD93)
 BL_SALT = U64(0xA0761D6478BD642F)
-M32 = U64(0xFFFFFFFF)
+BL_SALT_HI = U64(0xE7037ED1A0B428DB)
 
 PREFETCH_DIST = 32  # gf_encode prefetch distance (keys); 12 -> 32 took 10^7-key encoding 120 -> 105 ns
 QUERY_BLOCK = 8192  # keys walking together in gf_query_pipelined
@@ -42,7 +55,6 @@ INVALID = 2
 EXHAUSTED = 3
 
 
-
 @jit_inline
 def fmix64(z: np.uint64) -> np.uint64:
     z ^= z >> U64(33)
@@ -51,6 +63,12 @@ def fmix64(z: np.uint64) -> np.uint64:
     z *= U64(0xC4CEB9FE1A85EC53)
     z ^= z >> U64(33)
     return z
+
+
+@jit_inline
+def low_mask(bits: np.int64) -> np.uint64:
+    """2^bits - 1 for bits in [0, 64] (no shift by 64)."""
+    return (U64(1) << U64(bits)) - U64(1) if bits < 64 else ~U64(0)
 
 
 @jit_inline
@@ -80,20 +98,9 @@ def set_cell(words: np.ndarray, idx: np.int64, c: np.int64, mask: np.uint64, val
 
 
 @jit_read
-def get_cells(words: np.ndarray, idx: np.ndarray, c: int, mask: np.uint64) -> np.ndarray:
-    out = np.empty(idx.shape[0], dtype=np.uint64)
-    for n in range(idx.shape[0]):
-        out[n] = get_cell(words, idx[n], c, mask)
-    return out
-
-
-@jit_mut
-def set_one_cell(words: np.ndarray, idx: int, c: int, mask: np.uint64, val: np.uint64) -> None:
-    set_cell(words, idx, c, mask, val)
-
-
-@jit_read
-def all_cells(words: np.ndarray, ncells: int, c: int, mask: np.uint64) -> np.ndarray:
+def all_cells(words: np.ndarray, ncells: int, c: int) -> np.ndarray:
+    """Every cell of a packed array of ``ncells`` cells of ``c`` bits."""
+    mask = low_mask(c)
     out = np.empty(ncells, dtype=np.uint64)
     for n in range(ncells):
         out[n] = get_cell(words, n, c, mask)
@@ -116,20 +123,57 @@ def probe(h1: np.uint64, h2: np.uint64, t: np.int64, m: np.uint64) -> np.int64:
 
 
 @jit_inline
+def cell_value(
+    wide: bool, cell: np.uint64, idx: np.int64, high: np.ndarray, vb: np.int64, vmask: np.uint64, cb: np.int64,
+    bmask: np.uint64,
+) -> np.uint64:
+    """The value part of a Geometric cell: its ``vb`` low bits (``vmask``), and when ``wide``
+    (c > 64) its ``cb``-bit part in ``high`` (``bmask``) above them. Hot loops pass a constant
+    ``wide``, so their code for cells of at most 64 bits never touches ``high``."""
+    v = cell & vmask
+    if wide:
+        v |= get_cell(high, idx, cb, bmask) << U64(vb)
+    return v
+
+
+@jit_inline
+def put_cell(
+    wide: bool, words: np.ndarray, high: np.ndarray, idx: np.int64, c: np.int64, mask: np.uint64, vb: np.int64,
+    vmask: np.uint64, cb: np.int64, bmask: np.uint64, fp: np.uint64, value: np.uint64,
+) -> None:
+    """Write fingerprint ``fp`` and ``value`` (0: an invalid cell) into Geometric cell ``idx``
+    (``mask``, ``vmask``, ``bmask``: the low_mask of c, vb and cb)."""
+    set_cell(words, idx, c, mask, (fp << U64(vb)) | (value & vmask))
+    if wide:
+        set_cell(high, idx, cb, bmask, value >> U64(vb))
+
+
+@jit_mut
+def gf_write_cell(
+    words: np.ndarray, high: np.ndarray, idx: int, c: int, vb: int, cb: int, fp: np.uint64, value: np.uint64
+) -> None:
+    """:func:`put_cell` for one cell (update / insert / remove after encoding)."""
+    put_cell(cb > 0, words, high, idx, c, low_mask(c), vb, low_mask(vb), cb, low_mask(cb), fp, value)
+
+
+@jit_inline
 def walk(
     h1: np.uint64,
     fp: np.uint64,
     words: np.ndarray,
+    high: np.ndarray,
     offsets: np.ndarray,
     sizes: np.ndarray,
     k: np.int64,
     c: np.int64,
-    v_bits: np.int64,
+    vb: np.int64,
+    cb: np.int64,
     mask: np.uint64,
 ) -> tuple[np.int64, np.int64, np.uint64, np.int64, np.int64]:
-    """Algorithm 4's walk with Algorithm 5's statuses: (status, cell, content, table, probes)."""
+    """Algorithm 4's walk with Algorithm 5's statuses: (status, cell, value, table, probes)."""
     h2 = second_hash(h1)
-    vmask = (U64(1) << U64(v_bits)) - U64(1)
+    vmask = low_mask(vb)
+    bmask = low_mask(cb)
     t = 0
     for i in range(sizes.shape[0]):
         m = U64(sizes[i])
@@ -139,12 +183,56 @@ def walk(
             t += 1
             cell = get_cell(words, idx, c, mask)
             if cell == U64(0):
-                return OPEN, idx, cell, i, t
-            if (cell >> U64(v_bits)) == fp:
-                if (cell & vmask) != U64(0):
-                    return MATCH, idx, cell, i, t
-                return INVALID, idx, cell, i, t
+                return OPEN, idx, U64(0), i, t
+            if (cell >> U64(vb)) == fp:
+                val = cell_value(cb > 0, cell, idx, high, vb, vmask, cb, bmask)
+                if val != U64(0):
+                    return MATCH, idx, val, i, t
+                return INVALID, idx, U64(0), i, t
     return EXHAUSTED, np.int64(-1), U64(0), sizes.shape[0], t
+
+
+@jit_inline
+def _encode_table(
+    wide: bool, ncur: int, cur: np.ndarray, nxt: np.ndarray, first: np.ndarray, h1s: np.ndarray, h2s: np.ndarray,
+    fps: np.ndarray, values: np.ndarray, status: np.ndarray, words: np.ndarray, high: np.ndarray, base: int,
+    m: np.uint64, t0: int, k: int, c: int, mask: np.uint64, vb: int, vmask: np.uint64, cb: int, bmask: np.uint64,
+    dist: int,
+) -> tuple[int, int, int, int]:
+    """One table of :func:`gf_encode`: the ``ncur`` keys ``cur`` still walking try it in order
+    (first cells ``first``, prefetched ``dist`` keys ahead); the rejected ones go to ``nxt``.
+    Returns (rejected, stored, invalidated, landed here). Called with a constant ``wide``."""
+    nn = 0
+    stored = 0
+    invalidated = 0
+    landed = 0
+    for a in range(ncur):
+        if a + dist < ncur:
+            prefetch(words, (first[a + dist] * c) >> 6)  # type: ignore[call-arg]
+        x = cur[a]
+        h1 = h1s[x]
+        fp = fps[x]
+        done = False
+        for j in range(k):
+            idx = first[a] if j == 0 else base + probe(h1, h2s[x], t0 + j, m)
+            cell = get_cell(words, idx, c, mask)
+            if cell == U64(0):  # Open
+                put_cell(wide, words, high, idx, c, mask, vb, vmask, cb, bmask, fp, values[x])
+                stored += 1
+                done = True
+                break
+            if (cell >> U64(vb)) == fp:  # Match / Unrecoverable: invalidate (line 19)
+                status[x] = 2 if cell_value(wide, cell, idx, high, vb, vmask, cb, bmask) != U64(0) else 1
+                put_cell(wide, words, high, idx, c, mask, vb, vmask, cb, bmask, fp, U64(0))
+                invalidated += 1
+                done = True
+                break
+        if done:
+            landed += 1
+        else:
+            nxt[nn] = x
+            nn += 1
+    return nn, stored, invalidated, landed
 
 
 @jit_mut
@@ -152,11 +240,13 @@ def gf_encode(
     h1s: np.ndarray,
     values: np.ndarray,
     words: np.ndarray,
+    high: np.ndarray,
     offsets: np.ndarray,
     sizes: np.ndarray,
     k: int,
     c: int,
-    v_bits: int,
+    vb: int,
+    cb: int,
     fpmod: np.uint64,
     landed: np.ndarray,
     dist: int = PREFETCH_DIST,
@@ -170,14 +260,16 @@ def gf_encode(
     table the first probe of a key does not depend on earlier keys, so it is prefetched
     ``dist`` (PREFETCH_DIST) keys ahead; memory is O(chunk).
 
-    ``landed[i]`` counts keys whose walk ended in table i (``landed[N]``: exhausted), so
-    the trying-set sizes |S_i| are suffix sums. Returns (stored, invalidated, exhausted,
-    unstored, inv_cells, inv_fps): the chunk positions of the keys that were not stored
-    (they met their fingerprint, or ran past A_N), and the cells that this chunk turned from
-    valid to invalid with their fingerprints (their owners' answers are now wrong too).
+    ``values`` are uint64 in [1, 2^V - 1]. ``landed[i]`` counts keys whose walk ended in
+    table i (``landed[N]``: exhausted), so the trying-set sizes |S_i| are suffix sums. Returns
+    (stored, invalidated, exhausted, unstored, inv_cells, inv_fps): the chunk positions of the
+    keys that were not stored (they met their fingerprint, or ran past A_N), and the cells that
+    this chunk turned from valid to invalid with their fingerprints (their owners' answers are
+    now wrong too).
     """
-    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    vmask = (U64(1) << U64(v_bits)) - U64(1)
+    mask = low_mask(c)
+    vmask = low_mask(vb)
+    bmask = low_mask(cb)
     nk = h1s.shape[0]
     status = np.zeros(nk, dtype=np.uint8)  # 1: not stored, 2: not stored + invalidated a valid cell
     nt = sizes.shape[0]
@@ -199,38 +291,20 @@ def gf_encode(
         m = U64(sizes[i])
         base = offsets[i]
         t0 = i * k
-        nn = 0
         for a in range(ncur):  # first cells in table i of every key still walking
             x = cur[a]
             first[a] = base + probe(h1s[x], h2s[x], t0, m)
         for a in range(min(dist, ncur)):
             prefetch(words, (first[a] * c) >> 6)  # type: ignore[call-arg]
-        for a in range(ncur):
-            if a + dist < ncur:
-                prefetch(words, (first[a + dist] * c) >> 6)  # type: ignore[call-arg]
-            x = cur[a]
-            h1 = h1s[x]
-            fp = fps[x]
-            done = False
-            for j in range(k):
-                idx = first[a] if j == 0 else base + probe(h1, h2s[x], t0 + j, m)
-                cell = get_cell(words, idx, c, mask)
-                if cell == U64(0):  # Open
-                    set_cell(words, idx, c, mask, (fp << U64(v_bits)) | U64(values[x]))
-                    stored += 1
-                    done = True
-                    break
-                if (cell >> U64(v_bits)) == fp:  # Match / Unrecoverable: invalidate (line 19)
-                    status[x] = 2 if (cell & vmask) != U64(0) else 1
-                    set_cell(words, idx, c, mask, fp << U64(v_bits))
-                    invalidated += 1
-                    done = True
-                    break
-            if done:
-                landed[i] += 1
-            else:
-                nxt[nn] = x
-                nn += 1
+        if cb > 0:  # two copies of the loop: the narrow one never touches `high`
+            nn, st, inv, ld = _encode_table(True, ncur, cur, nxt, first, h1s, h2s, fps, values, status, words, high,
+                                            base, m, t0, k, c, mask, vb, vmask, cb, bmask, dist)
+        else:
+            nn, st, inv, ld = _encode_table(False, ncur, cur, nxt, first, h1s, h2s, fps, values, status, words, high,
+                                            base, m, t0, k, c, mask, vb, vmask, cb, bmask, dist)
+        stored += st
+        invalidated += inv
+        landed[i] += ld
         tmp = cur
         cur = nxt
         nxt = tmp
@@ -257,7 +331,7 @@ def gf_encode(
         if status[x] == 2:
             # its walk now ends on the cell it invalidated: every earlier cell of the walk had
             # another fingerprint when it passed, and fingerprints never change
-            _st, idx, _cell, _tab, _pr = walk(h1s[x], fps[x], words, offsets, sizes, k, c, v_bits, mask)
+            _st, idx, _val, _tab, _pr = walk(h1s[x], fps[x], words, high, offsets, sizes, k, c, vb, cb, mask)
             inv_cells[b] = idx
             inv_fps[b] = fps[x]
             b += 1
@@ -270,17 +344,19 @@ def gf_find_owners(
     inv_fps: np.ndarray,
     inv_cells: np.ndarray,
     words: np.ndarray,
+    high: np.ndarray,
     offsets: np.ndarray,
     sizes: np.ndarray,
     k: int,
     c: int,
-    v_bits: int,
+    vb: int,
+    cb: int,
     fpmod: np.uint64,
 ) -> np.ndarray:
     """Chunk positions of the keys whose walk ends on one of ``inv_cells`` (sorted), looking
     only at keys whose fingerprint is in ``inv_fps`` (sorted): the owners of the cells that
     were invalidated after they were stored, plus the keys that invalidated them."""
-    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
+    mask = low_mask(c)
     out = np.empty(h1s.shape[0], dtype=np.int64)
     no = 0
     for n in range(h1s.shape[0]):
@@ -288,7 +364,7 @@ def gf_find_owners(
         fp = fingerprint(h1, fpmod)
         if _bsearch(inv_fps, fp) < 0:
             continue
-        st, idx, _cell, _tab, _pr = walk(h1, fp, words, offsets, sizes, k, c, v_bits, mask)
+        st, idx, _val, _tab, _pr = walk(h1, fp, words, high, offsets, sizes, k, c, vb, cb, mask)
         if st == INVALID and _bsearch(inv_cells, idx) >= 0:
             out[no] = n
             no += 1
@@ -315,46 +391,82 @@ def _bsearch(arr: np.ndarray, x: np.uint64 | np.int64) -> np.int64:
 def gf_query(
     h1s: np.ndarray,
     words: np.ndarray,
+    high: np.ndarray,
     offsets: np.ndarray,
     sizes: np.ndarray,
     k: int,
     c: int,
-    v_bits: int,
+    vb: int,
+    cb: int,
     fpmod: np.uint64,
     ovf_h1: np.ndarray,
     out: np.ndarray,
     flag: np.ndarray,
 ) -> int:
-    """Algorithm 4 over a batch. ``out`` gets G(cell) or 0; ``flag[n] = 1`` when the overflow
-    table holds a key with this h1 (the caller confirms with the second hash). Returns the
-    total number of cells probed."""
-    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    vmask = (U64(1) << U64(v_bits)) - U64(1)
+    """Algorithm 4 over a batch, key by key (the reference of :func:`gf_query_pipelined`).
+    ``out`` (uint64) gets the value or 0; ``flag[n] = 1`` when the overflow table holds a key
+    with this h1 (the caller confirms with the second hash). Returns the total number of cells
+    probed."""
+    mask = low_mask(c)
     probes = 0
     for n in range(h1s.shape[0]):
         h1 = h1s[n]
         fp = fingerprint(h1, fpmod)
-        st, idx, cell, tab, pr = walk(h1, fp, words, offsets, sizes, k, c, v_bits, mask)
+        st, _idx, val, _tab, pr = walk(h1, fp, words, high, offsets, sizes, k, c, vb, cb, mask)
         probes += pr
         flag[n] = 0
-        if st == MATCH:
-            out[n] = np.int64(cell & vmask)
-        else:
-            out[n] = 0
-            if st != OPEN and ovf_h1.shape[0] > 0 and _bsearch(ovf_h1, h1) >= 0:
-                flag[n] = 1
+        out[n] = val
+        if st != OPEN and st != MATCH and ovf_h1.shape[0] > 0 and _bsearch(ovf_h1, h1) >= 0:
+            flag[n] = 1
     return probes
+
+
+@jit_inline
+def _query_probe(
+    wide: bool, ncur: int, keys: np.ndarray, xs: np.ndarray, ys: np.ndarray, fps: np.ndarray, pos: np.ndarray,
+    words: np.ndarray, high: np.ndarray, c: int, mask: np.uint64, vb: int, vmask: np.uint64, cb: int,
+    bmask: np.uint64, h1s: np.ndarray, ovf_h1: np.ndarray, has_ovf: bool, out: np.ndarray, flag: np.ndarray,
+) -> int:
+    """Test the cells ``pos`` of one probe of the ``ncur`` keys walking (prefetching
+    PREFETCH_QUERY keys ahead), answer the keys that stop and compact the others; returns how
+    many walk on. Called with a constant ``wide``: the compiler keeps two loops, and the one for
+    cells of at most 64 bits has no code for ``high``."""
+    nn = 0
+    for a in range(ncur):
+        if a + PREFETCH_QUERY < ncur:
+            prefetch(words, (pos[a + PREFETCH_QUERY] * c) >> 6)  # type: ignore[call-arg]
+        cell = get_cell(words, pos[a], c, mask)
+        key = keys[a]
+        if cell == U64(0):  # Open: absent
+            out[key] = 0
+            flag[key] = 0
+        elif (cell >> U64(vb)) == fps[a]:  # Match, or invalid: ask the overflow table
+            val = cell_value(wide, cell, pos[a], high, vb, vmask, cb, bmask)
+            out[key] = val
+            if val != U64(0):
+                flag[key] = 0
+            else:
+                flag[key] = 1 if (has_ovf and _bsearch(ovf_h1, h1s[key]) >= 0) else 0
+        else:  # another key's cell: walk on
+            keys[nn] = key
+            xs[nn] = xs[a]
+            ys[nn] = ys[a]
+            fps[nn] = fps[a]
+            nn += 1
+    return nn
 
 
 @jit_read
 def gf_query_pipelined(
     h1s: np.ndarray,
     words: np.ndarray,
+    high: np.ndarray,
     offsets: np.ndarray,
     sizes: np.ndarray,
     k: int,
     c: int,
-    v_bits: int,
+    vb: int,
+    cb: int,
     fpmod: np.uint64,
     ovf_h1: np.ndarray,
     out: np.ndarray,
@@ -371,8 +483,9 @@ def gf_query_pipelined(
     y_0 = h2 and x_{t+1} = x_t + y_t, y_{t+1} = y_t + t + 1, x_t = h1 + t h2 + (t^3 - t)/6 is
     the G_t of :func:`probe`. Measured at 10^7 keys (V = 16, e_o = 2^-16, k = 1): negatives
     246 -> 149 ns/key, positives 124 -> 72, against one slot per key in flight."""
-    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    vmask = (U64(1) << U64(v_bits)) - U64(1)
+    mask = low_mask(c)
+    vmask = low_mask(vb)
+    bmask = low_mask(cb)
     n = h1s.shape[0]
     ntab = sizes.shape[0]
     has_ovf = ovf_h1.shape[0] > 0
@@ -405,28 +518,12 @@ def gf_query_pipelined(
             t += 1
             for a in range(min(PREFETCH_QUERY, ncur)):
                 prefetch(words, (pos[a] * c) >> 6)  # type: ignore[call-arg]
-            nn = 0
-            for a in range(ncur):
-                if a + PREFETCH_QUERY < ncur:
-                    prefetch(words, (pos[a + PREFETCH_QUERY] * c) >> 6)  # type: ignore[call-arg]
-                cell = get_cell(words, pos[a], c, mask)
-                key = keys[a]
-                if cell == U64(0):  # Open: absent
-                    out[key] = 0
-                    flag[key] = 0
-                elif (cell >> U64(v_bits)) == fps[a]:  # Match, or invalid: ask the overflow table
-                    if (cell & vmask) != U64(0):
-                        out[key] = np.int64(cell & vmask)
-                        flag[key] = 0
-                    else:
-                        out[key] = 0
-                        flag[key] = 1 if (has_ovf and _bsearch(ovf_h1, h1s[key]) >= 0) else 0
-                else:  # another key's cell: walk on
-                    keys[nn] = key
-                    xs[nn] = xs[a]
-                    ys[nn] = ys[a]
-                    fps[nn] = fps[a]
-                    nn += 1
+            if cb > 0:  # two copies of the loop: the narrow one never touches `high`
+                nn = _query_probe(True, ncur, keys, xs, ys, fps, pos, words, high, c, mask, vb, vmask, cb, bmask,
+                                  h1s, ovf_h1, has_ovf, out, flag)
+            else:
+                nn = _query_probe(False, ncur, keys, xs, ys, fps, pos, words, high, c, mask, vb, vmask, cb, bmask,
+                                  h1s, ovf_h1, has_ovf, out, flag)
             probes += ncur
             ncur = nn
         for a in range(ncur):  # exhausted: only the overflow table can hold it
@@ -440,18 +537,19 @@ def gf_query_pipelined(
 def gf_walk_one(
     h1: np.uint64,
     words: np.ndarray,
+    high: np.ndarray,
     offsets: np.ndarray,
     sizes: np.ndarray,
     k: int,
     c: int,
-    v_bits: int,
+    vb: int,
+    cb: int,
     fpmod: np.uint64,
-) -> tuple[np.int64, np.int64, np.uint64, np.uint64, np.int64]:
-    """(status, cell index, cell content, fingerprint, table) of one key."""
-    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
+) -> tuple[np.int64, np.int64, np.uint64, np.uint64]:
+    """(status, cell index, value, fingerprint) of one key."""
     fp = fingerprint(h1, fpmod)
-    st, idx, cell, tab, _pr = walk(h1, fp, words, offsets, sizes, k, c, v_bits, mask)
-    return st, idx, cell, fp, tab
+    st, idx, val, _tab, _pr = walk(h1, fp, words, high, offsets, sizes, k, c, vb, cb, low_mask(c))
+    return st, idx, val, fp
 
 
 @jit_read
@@ -477,12 +575,13 @@ def gf_positions(h1s: np.ndarray, sizes: np.ndarray, k: int) -> np.ndarray:
 
 @jit_read
 def gf_table_stats(
-    words: np.ndarray, offsets: np.ndarray, c: int, v_bits: int
+    words: np.ndarray, high: np.ndarray, offsets: np.ndarray, c: int, vb: int, cb: int
 ) -> tuple[np.ndarray, np.ndarray, np.int64]:
     """Per table: occupied cells, valid cells; and the number of malformed cells
     (non-zero value part with a zero fingerprint: impossible by Assumption 3.2.1)."""
-    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    vmask = (U64(1) << U64(v_bits)) - U64(1)
+    mask = low_mask(c)
+    vmask = low_mask(vb)
+    bmask = low_mask(cb)
     nt = offsets.shape[0] - 1
     occ = np.zeros(nt, dtype=np.int64)
     val = np.zeros(nt, dtype=np.int64)
@@ -490,13 +589,30 @@ def gf_table_stats(
     for i in range(nt):
         for idx in range(offsets[i], offsets[i + 1]):
             cell = get_cell(words, idx, c, mask)
+            v = cell_value(cb > 0, cell, idx, high, vb, vmask, cb, bmask)
             if cell != U64(0):
                 occ[i] += 1
-                if (cell >> U64(v_bits)) == U64(0):
+                if (cell >> U64(vb)) == U64(0):
                     bad += 1
-                if (cell & vmask) != U64(0):
+                if v != U64(0):
                     val[i] += 1
+            elif v != U64(0):
+                bad += 1
     return occ, val, bad
+
+
+@jit_read
+def gf_max_value(words: np.ndarray, high: np.ndarray, ncells: int, c: int, vb: int, cb: int) -> np.uint64:
+    """The largest value part of the first ``ncells`` cells (label ids are checked against it)."""
+    mask = low_mask(c)
+    vmask = low_mask(vb)
+    bmask = low_mask(cb)
+    top = U64(0)
+    for idx in range(ncells):
+        v = cell_value(cb > 0, get_cell(words, idx, c, mask), idx, high, vb, vmask, cb, bmask)
+        if v > top:
+            top = v
+    return top
 
 
 # --------------------------------------------------------------------------- Bloomier filter
@@ -510,7 +626,14 @@ def bl_pos(h1: np.uint64, salt: np.uint64, j: np.int64, block: np.uint64) -> np.
 
 @jit_inline
 def bl_fp(h1: np.uint64, salt: np.uint64, mask: np.uint64) -> np.uint64:
+    """f(x): the low ``min(c, 64)`` bits of the c-bit fingerprint of Eq. (2.1)."""
     return fmix64(h1 ^ BL_SALT ^ (salt * GOLDEN)) & mask
+
+
+@jit_inline
+def bl_fp_hi(h1: np.uint64, salt: np.uint64, hmask: np.uint64) -> np.uint64:
+    """The bits of f(x) above bit 64 (cells wider than 64 bits)."""
+    return fmix64(h1 ^ BL_SALT_HI ^ (salt * GOLDEN)) & hmask
 
 
 @jit_read
@@ -564,35 +687,60 @@ def bl_assign(
     salt: np.uint64,
     block: np.uint64,
     words: np.ndarray,
+    high: np.ndarray,
     c: int,
+    cb: int,
 ) -> None:
-    """Eq. (2.2) in reverse peeling order: A[critical] = v XOR f XOR (other two cells)."""
-    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
+    """Eq. (2.2) in reverse peeling order: A[critical] = v XOR f XOR (other two cells), on
+    both parts of cells wider than 64 bits. ``values`` are uint64."""
+    mask = low_mask(c)
+    hmask = low_mask(cb)
     for t in range(order_k.shape[0] - 1, -1, -1):
         i = order_k[t]
         crit = order_c[t]
         h1 = h1s[i]
         acc = U64(values[i]) ^ bl_fp(h1, salt, mask)
+        acc_hi = bl_fp_hi(h1, salt, hmask) if cb > 0 else U64(0)
         for j in range(3):
             p = bl_pos(h1, salt, j, block)
             if p != crit:
                 acc ^= get_cell(words, p, c, mask)
+                if cb > 0:
+                    acc_hi ^= get_cell(high, p, cb, hmask)
         set_cell(words, crit, c, mask, acc)
+        if cb > 0:
+            set_cell(high, crit, cb, hmask, acc_hi)
 
 
 @jit_read
 def bl_query(
-    h1s: np.ndarray, words: np.ndarray, salt: np.uint64, block: np.uint64, c: int, v_bits: int, out: np.ndarray
+    h1s: np.ndarray,
+    words: np.ndarray,
+    high: np.ndarray,
+    salt: np.uint64,
+    block: np.uint64,
+    c: int,
+    cb: int,
+    v_bits: int,
+    out: np.ndarray,
 ) -> None:
-    """Eq. (2.1): g = f XOR A[h1] XOR A[h2] XOR A[h3]; valid when 0 < g < 2^V, else 0."""
-    mask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    lim = U64(1) << U64(v_bits)
+    """Eq. (2.1): g = f XOR A[h1] XOR A[h2] XOR A[h3]; ``out`` (uint64) gets g when
+    0 < g < 2^V, else 0."""
+    mask = low_mask(c)
+    hmask = low_mask(cb)
+    vmax = low_mask(v_bits)
     for n in range(h1s.shape[0]):
         h1 = h1s[n]
         g = bl_fp(h1, salt, mask)
         for j in range(3):
             g ^= get_cell(words, bl_pos(h1, salt, j, block), c, mask)
-        out[n] = np.int64(g) if g < lim else 0
+        if cb > 0 and g <= vmax:  # cells wider than 64 bits: their high parts must XOR to 0
+            gh = bl_fp_hi(h1, salt, hmask)
+            for j in range(3):
+                gh ^= get_cell(high, bl_pos(h1, salt, j, block), cb, hmask)
+            if gh != U64(0):
+                g = vmax + U64(1)
+        out[n] = g if g <= vmax else U64(0)
 
 
 # --------------------------------------------------------------------------- Monte Carlo

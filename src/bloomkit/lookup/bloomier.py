@@ -17,38 +17,57 @@ Implementation notes (differences from the thesis, all measured in the experimen
   key's hash, the counters and the peeling order: about 49 bytes per key (measured by the
   benchmark) against the filter's c * 1.23 / 8.
 * E = ceil(log2 1/e_o) error bits; an absent key gets a non-zero answer with probability
-  (2^V - 1) / 2^c <= 2^-E <= e_o.
-* No updates after encoding: :meth:`update`, :meth:`insert` and :meth:`remove` raise
-  :class:`UpdateNotSupportedError` (the thesis's Section 2.2.3 "Inflexibility").
+  (2^V - 1) / 2^c <= 2^-E <= e_o. Cells of more than 64 bits (V up to 64) are split at bit 64
+  into two packed arrays (:mod:`._kernels`).
+* No updates after encoding: :meth:`set`, :meth:`update`, :meth:`insert` and :meth:`remove`
+  raise :class:`UpdateNotSupportedError` (the thesis's Section 2.2.3 "Inflexibility").
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar, NoReturn, Self
 
 import numpy as np
 
-from .._format import Persistable
-from .._hashing import HASH_XXH64, check_seed, hash64, hash_many
+from .._format import ArraySpec
+from .._hashing import check_seed, hash64, hash_keys, hash_many
 from .._parallel import hash_batch
-from .._validation import check_float, check_int, param_error
-from ..errors import BloomkitError, FormatError, InvalidParameterError, UpdateNotSupportedError
+from .._storage import aligned_copy, aligned_zeros
+from .._validation import FPR, KEY_TYPES, Int, Optional, Real, param_error
+from ..errors import BloomkitError, FormatError, UpdateNotSupportedError
 from . import _kernels as LK
-from ._mapping import LookupMapping
-from .overflow import alt_seed, check_values, normalize_input, subset_keys
-from .params import MAX_CELL_BITS, MAX_VALUE_BITS
+from ._input import ON_DUPLICATE, check_count, combine_duplicates, read_pairs, read_values
+from ._mapping import LABEL_ARRAYS, LookupBase, padding_clear, words_for
+from .params import ERROR_BITS, MAX_ERROR_BITS, VALUE_BITS
 
 __all__ = ["BloomierFilter", "UpdateNotSupportedError"]
 
 _OWNER = "BloomierFilter"
+MAX_ATTEMPTS = 10_000
+BL_STORAGE_RATIO = Real(1.23, 100.0)
+"""M / |S|: at least 1.23 (the peeling threshold of 3-hypergraphs is about 1.222)."""
+ATTEMPTS = Int(1, MAX_ATTEMPTS)
+BLOCK = Int(1, 1 << 56)
+"""M / 3, cells per block."""
 
 
-class BloomierFilter(LookupMapping, Persistable):
+def _layout(c: int) -> tuple[int, int]:
+    """(bits of a cell in ``words``, bits in ``high``)."""
+    return min(c, 64), max(0, c - 64)
+
+
+class BloomierFilter(LookupBase):
     """Static key -> value table with bounded error (Bloomier filter, doc 001 Sec. 2.2).
 
-    Build with :meth:`build`; values are integers in [1, 2^V - 1], absent keys return 0 (or
-    ``default``) except with probability (2^V - 1)/2^c <= e_o.
+    Build with :meth:`build`; values are integers in [1, 2^V - 1] (V <= 64) or str labels,
+    absent keys get 0 / None (or ``default``) except with probability (2^V - 1)/2^c <= e_o.
+
+    Notes
+    -----
+    Thread safety: a built table is never written (updates raise), so any number of threads
+    may query it at once; the query kernel releases the GIL. ``clear`` while other threads
+    query makes their answers undefined: do it from one thread.
 
     Examples
     --------
@@ -58,10 +77,14 @@ class BloomierFilter(LookupMapping, Persistable):
     """
 
     _STRUCTURE = "lookup.BloomierFilter"
+    _PARAMS: ClassVar[Any] = {
+        "value_bits": VALUE_BITS, "error_bits": ERROR_BITS, "fpr": FPR, "storage_ratio": BL_STORAGE_RATIO,
+        "block": BLOCK, "salt": Int(0, MAX_ATTEMPTS - 1), "count": Int(0), "key_types": KEY_TYPES,
+    }
+    _ARRAYS: ClassVar[Any] = {"words": ArraySpec("<u8"), "high": ArraySpec("<u8", optional=True), **LABEL_ARRAYS}
 
     def __init__(self) -> None:  # use build()
         self.seed = 0
-        self._hash_id = HASH_XXH64
         self.value_bits = 16
         self.error_bits = 16
         self.fpr = 2.0**-16
@@ -70,13 +93,16 @@ class BloomierFilter(LookupMapping, Persistable):
         self._salt = 0
         self._count = 0
         self._attempts = 0
-        self._setup_words(None)
+        self._setup_words()
 
-    def _setup_words(self, words: np.ndarray | None) -> None:
-        self._cell_bits = self.value_bits + self.error_bits
-        self._mask = np.uint64((1 << self._cell_bits) - 1)
-        nwords = (3 * self._block * self._cell_bits + 63) // 64 + 1
-        self._words = np.zeros(nwords, dtype=np.uint64) if words is None else words
+    def _setup_words(self, words: np.ndarray | None = None, high: np.ndarray | None = None) -> None:
+        self._c = self.value_bits + self.error_bits
+        self._clo, self._chi = _layout(self._c)
+        cells = 3 * self._block
+        self._words = aligned_zeros(words_for(cells, self._clo), np.uint64, "the Bloomier filter's cells") \
+            if words is None else words
+        self._high = aligned_zeros(words_for(cells, self._chi), np.uint64, "the Bloomier filter's cells") \
+            if high is None else high
 
     @classmethod
     def build(
@@ -91,22 +117,25 @@ class BloomierFilter(LookupMapping, Persistable):
         seed: int = 0,
         on_duplicate: str = "error",
         max_attempts: int = 64,
-    ) -> BloomierFilter:
+    ) -> Self:
         """Encode ``keys -> values``: ordered matching (Algorithm 1) then Eq. (2.2).
 
         Parameters
         ----------
-        keys : mapping, list, tuple, numpy array or pyarrow array
-        values : sequence of int, optional
-            Integers in [1, 2^V - 1].
+        keys : mapping, or a column: list, tuple, numpy, pyarrow, pandas, polars
+            By position (a pandas index is ignored); a mapping gives the values too.
+        values : column of int or str, optional
+            Integers in [1, 2^V - 1], or str labels (numbered by a saved ValueCodec).
         value_bits : int
-            V in [1, 32].
+            V in [1, 64].
         fpr : float
-            e_o in (0, 1); E = ceil(log2 1/e_o) unless ``error_bits`` is given.
+            e_o in (0, 1); E = ceil(log2 1/e_o) (at most 63) unless ``error_bits`` is given.
         storage_ratio : float
             M / |S|, at least 1.23 (the peeling threshold of 3-hypergraphs is about 1.222).
         seed : int
-        on_duplicate : {"error", "last"}
+        on_duplicate : {"error", "last", "sum", "max", "min"}
+            A key given twice raises (default), or its values are combined (labels: "error",
+            "last").
         max_attempts : int
             Salts tried before giving up.
 
@@ -114,125 +143,110 @@ class BloomierFilter(LookupMapping, Persistable):
         -------
         BloomierFilter
 
-        Complexity: O((k + 1)|S| + M) time per attempt (Section 2.2.2); O(|S| + M) words of
-        auxiliary memory.
+        Complexity: O((k + 1)|S| + M) time per attempt (Section 2.2.2), plus a sort of the
+        hashes (duplicates); O(|S| + M) words of auxiliary memory.
         """
-        keys, values, n = normalize_input(keys, values, _OWNER, on_duplicate)
-        v = check_int(value_bits, "value_bits", _OWNER, lo=1, hi=MAX_VALUE_BITS)
-        e = check_float(fpr, "fpr", _OWNER, 0, 1, lo_open=True, hi_open=True)
-        r = check_float(storage_ratio, "storage_ratio", _OWNER, 1.23, 100.0)
-        if error_bits is None:
+        owner = f"{_OWNER}.build"
+        dup = ON_DUPLICATE(on_duplicate, "on_duplicate", owner)
+        v = VALUE_BITS(value_bits, "value_bits", owner)
+        e = FPR(fpr, "fpr", owner)
+        r = BL_STORAGE_RATIO(storage_ratio, "storage_ratio", owner)
+        eb = Optional(ERROR_BITS)(error_bits, "error_bits", owner)
+        if eb is None:
             eb = max(1, math.ceil(math.log2(1.0 / e) - 1e-12))
-        else:
-            eb = check_int(error_bits, "error_bits", _OWNER, lo=1, hi=MAX_CELL_BITS - v)
-        if eb + v > MAX_CELL_BITS:
-            raise param_error("fpr", _OWNER, f"such that ceil(log2(1/fpr)) + V <= {MAX_CELL_BITS}", fpr)
-        attempts = check_int(max_attempts, "max_attempts", _OWNER, lo=1, hi=10_000)
+            if eb > MAX_ERROR_BITS:
+                raise param_error("fpr", owner, f"such that ceil(log2(1/fpr)) <= {MAX_ERROR_BITS}", fpr)
+        attempts = ATTEMPTS(max_attempts, "max_attempts", owner)
+        sd = check_seed(seed, owner)
+        keys, raw, n = read_pairs(keys, values, owner)
+        vals, codec = read_values(raw, v, owner)
+        check_count(vals, n, owner)
+        h1, tags = hash_keys(keys, sd, owner=owner)
+        keys, h1, vals, _dups = combine_duplicates(keys, h1, vals, sd, v, dup, owner, labels=codec is not None,
+                                                   collisions="error")
         bf = cls()
-        bf.seed = check_seed(seed, _OWNER)
-        bf.value_bits, bf.error_bits, bf.fpr, bf.storage_ratio = v, eb, e, r
-        vals = check_values(values, v, _OWNER)
-        h1 = hash_many(keys, bf.seed)
-        if len(h1) != n:
-            raise InvalidParameterError(f"The 'keys' parameter of {_OWNER} yielded {len(h1)} keys for {n} values.")
-        h1, vals = bf._dedupe(keys, h1, vals, on_duplicate)
+        bf.seed, bf.value_bits, bf.error_bits, bf.fpr, bf.storage_ratio = sd, v, eb, e, r
+        bf._codec = codec
         bf._count = len(h1)
         bf._block = max(1, math.ceil((r * len(h1) + 32) / 3))
-        bf._setup_words(None)
+        bf._setup_words()
         block = np.uint64(bf._block)
         for salt in range(attempts):
             ok, oc, cnt = LK.bl_peel(h1, np.uint64(salt), block)
             if cnt == len(h1):
-                LK.bl_assign(h1, vals, ok, oc, np.uint64(salt), block, bf._words, bf._cell_bits)
+                LK.bl_assign(h1, vals, ok, oc, np.uint64(salt), block, bf._words, bf._high, bf._clo, bf._chi)
                 bf._salt = salt
                 bf._attempts = salt + 1
+                bf._note_keys(tags)
                 return bf
         raise BloomkitError(
             f"BloomierFilter: no ordered matching found in {attempts} attempts for {len(h1)} keys "
             f"at M = {3 * bf._block}; raise storage_ratio"
         )
 
-    def _dedupe(self, keys: Any, h1: np.ndarray, vals: np.ndarray, on_duplicate: str) -> tuple[np.ndarray, np.ndarray]:
-        order = np.argsort(h1, kind="stable")
-        sh = h1[order]
-        same = np.flatnonzero(sh[1:] == sh[:-1])
-        if len(same) == 0:
-            return h1, vals
-        involved = np.unique(np.concatenate([order[same], order[same + 1]]))
-        hb = dict(zip(involved.tolist(), hash_many(subset_keys(keys, involved), alt_seed(self.seed)).tolist(), strict=True))
-        drop = []
-        for s in same.tolist():
-            a, b = int(order[s]), int(order[s + 1])  # a < b (stable sort)
-            if hb[a] != hb[b]:
-                raise InvalidParameterError(
-                    f"The 'seed' parameter of {_OWNER} gives two different keys the same 64-bit hash "
-                    f"(indices {a} and {b}); choose another seed. Got {self.seed} instead."
-                )
-            if on_duplicate == "error":
-                key = subset_keys(keys, np.array([b]))[0]
-                raise InvalidParameterError(
-                    f"The 'keys' parameter of {_OWNER} must not repeat a key (pass "
-                    f"on_duplicate='last' to keep the last value). Got {key!r} twice (second time at "
-                    f"index {b}) instead."
-                )
-            drop.append(a)
-        keep = np.ones(len(h1), dtype=bool)
-        keep[drop] = False
-        return h1[keep], vals[keep]
-
     # ------------------------------------------------------------------ queries
-    def get_many(self, keys: Any, default: int = 0) -> np.ndarray:
-        """Values of a batch of keys by Eq. (2.1); ``default`` where the answer is invalid.
-
-        Complexity: O(n k) with k = 3 cell reads per key.
-        """
-        salt, block = np.uint64(self._salt), np.uint64(self._block)
-
-        def query(h: np.ndarray, lo: int, hi: int) -> np.ndarray:  # on several threads for big batches
-            part = np.empty(hi - lo, dtype=np.int64)
-            LK.bl_query(h[lo:hi], self._words, salt, block, self._cell_bits, self.value_bits, part)
-            return part
-
-        _h1, _parts, res = hash_batch(keys, lambda ks: hash_many(ks, self.seed), query)
-        out = res[0] if len(res) == 1 else np.concatenate(res)
-        if default:
-            out[out == 0] = default
+    def _query(self, h1: np.ndarray) -> np.ndarray:
+        out = np.empty(len(h1), dtype=np.uint64)
+        LK.bl_query(h1, self._words, self._high, np.uint64(self._salt), np.uint64(self._block), self._clo, self._chi,
+                    self.value_bits, out)
         return out
 
-    def get(self, key: Any, default: int = 0) -> int:
-        """Value of one key. Complexity: O(k)."""
-        out = np.empty(1, dtype=np.int64)
-        LK.bl_query(
-            np.array([hash64(key, self.seed)], dtype=np.uint64),
-            self._words,
-            np.uint64(self._salt),
-            np.uint64(self._block),
-            self._cell_bits,
-            self.value_bits,
-            out,
-        )
-        v = int(out[0])
-        return v if v else default
+    def _ids_of(self, keys: Any) -> tuple[np.ndarray, int]:
+        """Value ids by Eq. (2.1), on several threads for big batches; 3 cells per key.
+
+        Complexity: O(n k) with k = 3 cell reads per key."""
+        _h1, _parts, res = hash_batch(keys, lambda ks: hash_many(ks, self.seed), lambda h, lo, hi: self._query(h[lo:hi]))
+        out = res[0] if len(res) == 1 else np.concatenate(res)
+        return out, 3 * len(out)
+
+    def _id_of(self, key: Any) -> int:
+        """Value id of one key. Complexity: O(k)."""
+        return int(self._query(np.array([hash64(key, self.seed)], dtype=np.uint64))[0])
 
     # ------------------------------------------------------------------ no updates
     def _refuse(self, what: str) -> UpdateNotSupportedError:
         return UpdateNotSupportedError(
             f"BloomierFilter.{what}: a Bloomier filter cannot be changed after encoding (every "
             "cell is shared by the XOR of Eq. 2.1); rebuild it, or use GeometricFilter, which "
-            "supports update/insert/remove"
+            "supports set/update/insert/remove"
         )
 
-    def update(self, key: Any, value: int) -> None:
+    def _set_ident(self, h1: int, hb: int, vid: int, *, key: Any = None, present_only: bool = False) -> NoReturn:
+        raise self._refuse("set")
+
+    def set(self, key: Any, value: Any) -> NoReturn:
+        """Always raises UpdateNotSupportedError (Section 2.2.3)."""
+        raise self._refuse("set")
+
+    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
         """Always raises UpdateNotSupportedError (Section 2.2.3)."""
         raise self._refuse("update")
 
-    def insert(self, key: Any, value: int) -> None:
+    def insert(self, key: Any, value: Any) -> NoReturn:
         """Always raises UpdateNotSupportedError (Section 2.2.3)."""
         raise self._refuse("insert")
 
-    def remove(self, key: Any) -> None:
+    def remove(self, key: Any) -> NoReturn:
         """Always raises UpdateNotSupportedError (Section 2.2.3)."""
         raise self._refuse("remove")
+
+    def clear(self) -> None:
+        """Remove every key (all cells zero; labels forgotten); the size stays. Complexity: O(M)."""
+        with self._lock:
+            self._words.fill(0)
+            self._high.fill(0)
+            self._count = 0
+            self._key_mask = 0
+            if self._codec is not None:
+                self._codec = type(self._codec)(value_bits=self.value_bits)
+
+    def copy(self) -> Self:
+        """An independent copy. Complexity: O(M)."""
+        out = type(self).__new__(type(self))
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_bk_lock"})
+        out._setup_words(aligned_copy(self._words), aligned_copy(self._high))
+        out._codec = None if self._codec is None else self._codec.copy()
+        return out
 
     # ------------------------------------------------------------------ space and model
     @property
@@ -240,71 +254,72 @@ class BloomierFilter(LookupMapping, Persistable):
         """M."""
         return 3 * self._block
 
-    def size_in_bits(self) -> int:
-        """M * c. Complexity: O(1)."""
-        return 3 * self._block * self._cell_bits
-
-    def bits_per_key(self) -> float:
-        """size_in_bits() / |S|. Complexity: O(1)."""
-        return self.size_in_bits() / max(1, self._count)
+    def _table_bits(self) -> int:
+        """M * c."""
+        return 3 * self._block * self._c
 
     def predicted_fpr(self) -> float:
-        """(2^V - 1) / 2^c: an absent key's g(x) is uniform on [0, 2^c). Complexity: O(1)."""
-        return ((1 << self.value_bits) - 1) / float(1 << self._cell_bits)
+        """(2^V - 1) / 2^c: an absent key's g(x) is uniform on [0, 2^c) (a table of L str
+        labels: L / 2^c, only the ids of labels count). Complexity: O(1)."""
+        top = (1 << self.value_bits) - 1 if self._codec is None else len(self._codec)
+        return top / float(1 << self._c)
 
     def build_stats(self) -> dict[str, int]:
         """Salts tried by the last build."""
         return {"attempts": self._attempts, "salt": self._salt}
+
+    def info(self) -> dict[str, Any]:
+        """Parameters, sizes and the predicted rate (what ``bloomkit info`` prints). Complexity: O(1)."""
+        return {**self._info_common(), "num_cells": self.num_cells, "storage_ratio": self.storage_ratio,
+                "num_hashes": 3, "salt": self._salt, "predicted_fpr": self.predicted_fpr()}
 
     def __repr__(self) -> str:
         return f"BloomierFilter(keys={self._count}, V={self.value_bits}, E={self.error_bits}, M={self.num_cells})"
 
     def _check(self) -> None:
         """Assert the structure's invariants."""
-        assert self._block >= 1 and self._cell_bits == self.value_bits + self.error_bits <= MAX_CELL_BITS
-        total = 3 * self._block * self._cell_bits
-        assert self._words.dtype == np.uint64 and len(self._words) == (total + 63) // 64 + 1
-        w, b = divmod(total, 64)
-        assert not self._words[w + 1 :].any()
-        assert (int(self._words[w]) >> b == 0) if b else self._words[w] == 0
+        assert self._block >= 1 and self._c == self.value_bits + self.error_bits
+        assert (self._clo, self._chi) == _layout(self._c)
+        for arr, bits in ((self._words, self._clo), (self._high, self._chi)):
+            assert arr.dtype == np.uint64 and len(arr) == words_for(3 * self._block, bits)
+            assert padding_clear(arr, 3 * self._block * bits), "padding bits are set"
+        assert self._count <= 3 * self._block
 
     # ------------------------------------------------------------------ persistence
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         params = {
-            "value_bits": self.value_bits,
-            "error_bits": self.error_bits,
-            "fpr": self.fpr,
-            "storage_ratio": self.storage_ratio,
-            "block": self._block,
-            "salt": self._salt,
-            "count": self._count,
+            "value_bits": self.value_bits, "error_bits": self.error_bits, "fpr": self.fpr,
+            "storage_ratio": self.storage_ratio, "block": self._block, "salt": self._salt, "count": self._count,
+            "key_types": list(self.key_types),
         }
-        return params, {"words": self._words}
+        arrays = {"words": self._words}
+        if self._chi:
+            arrays["high"] = self._high
+        arrays.update(self._label_arrays())
+        return params, arrays
 
     @classmethod
-    def _from_state(
-        cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int
-    ) -> BloomierFilter:
-        if hash_id != HASH_XXH64:
-            raise FormatError(f"BloomierFilter uses hash id {HASH_XXH64}, the file says {hash_id}")
-        try:
-            v = check_int(params["value_bits"], "value_bits", _OWNER, lo=1, hi=MAX_VALUE_BITS)
-            eb = check_int(params["error_bits"], "error_bits", _OWNER, lo=1, hi=MAX_CELL_BITS - v)
-            fpr = check_float(params["fpr"], "fpr", _OWNER, 0, 1, lo_open=True, hi_open=True)
-            r = check_float(params["storage_ratio"], "storage_ratio", _OWNER, 1.23, 100.0)
-            block = check_int(params["block"], "block", _OWNER, lo=1)
-            salt = check_int(params["salt"], "salt", _OWNER, lo=0, hi=(1 << 63))
-            count = check_int(params["count"], "count", _OWNER, lo=0)
-        except (KeyError, InvalidParameterError) as e:
-            raise FormatError(f"invalid BloomierFilter parameters: {e}") from None
-        words = arrays.get("words")
-        if words is None or words.dtype != np.uint64 or words.ndim != 1:
-            raise FormatError("BloomierFilter needs a uint64 'words' array")
-        if len(words) != (3 * block * (v + eb) + 63) // 64 + 1:
-            raise FormatError("BloomierFilter cell array does not match its size")
-        bf = cls()
-        bf.seed = int(seed)
-        bf.value_bits, bf.error_bits, bf.fpr, bf.storage_ratio = v, eb, fpr, r
-        bf._block, bf._salt, bf._count, bf._attempts = block, salt, count, 0
-        bf._setup_words(np.ascontiguousarray(words).copy())
+    def _from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int) -> Self:
+        v, eb, block = params["value_bits"], params["error_bits"], params["block"]
+        clo, chi = _layout(v + eb)
+        for name, bits in (("words", clo), ("high", chi)):
+            arr = arrays.get(name)
+            need = words_for(3 * block, bits)
+            if (arr is None) != (bits == 0) or (arr is not None and len(arr) != need):
+                raise FormatError(
+                    f"the {name!r} array of {_OWNER} must hold {need if bits else 0} words for {3 * block} cells "
+                    f"of {bits} bits; got {'none' if arr is None else len(arr)}"
+                )
+            if arr is not None and not padding_clear(arr, 3 * block * bits):
+                raise FormatError(f"the {name!r} array of {_OWNER} has padding bits set")
+        if params["count"] > 3 * block:
+            raise FormatError(f"the 'count' parameter of {_OWNER} ({params['count']}) exceeds its {3 * block} cells")
+        bf = cls.__new__(cls)
+        bf.seed = seed
+        bf.value_bits, bf.error_bits, bf.fpr, bf.storage_ratio = v, eb, params["fpr"], params["storage_ratio"]
+        bf._block, bf._salt, bf._count, bf._attempts = block, params["salt"], params["count"], 0
+        high = arrays.get("high")
+        bf._setup_words(arrays["words"], aligned_zeros(1, np.uint64) if high is None else high)
+        bf._codec = cls._read_labels(arrays, v, _OWNER)
+        bf._restore_keys(params)
         return bf

@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import lambertw
 
-from .._validation import check_choice, check_float, check_int, param_error
+from .._validation import FPR, Int, Real, check_choice, check_float, check_int, param_error
 from . import _kernels as LK
 
 __all__ = [
@@ -58,26 +58,51 @@ __all__ = [
     "storage_margin",
     "storage_ratio_k1",
     "storage_ratio_monte_carlo",
+    "simulate_table_loads",
     "table_sizes",
     "unmatched_query_bound",
 ]
 
-MAX_CELL_BITS = 64
-MAX_VALUE_BITS = 32
+MAX_VALUE_BITS = 64
+"""Largest V: values up to 2^64 - 1."""
+MAX_ERROR_BITS = 63
+"""Largest E (fingerprint bits)."""
+MAX_CELL_BITS = MAX_VALUE_BITS + MAX_ERROR_BITS
+"""Largest cell c = E + V (127 bits). Cells wider than 64 bits are stored in two packed arrays
+(:mod:`bloomkit.lookup._kernels`); the space is still exactly c bits per cell."""
+MAX_TABLES = 100_000
+"""Longest table sequence N."""
 GENERATORS = ("uniform", "c_random")
 C_RAND_RANGE = 1 << 31  # glibc random(): uniform in [0, 2^31 - 1]
 
+# the constraints of the lookup tables' parameters: their constructors, builds and loaders
+# (the ``_PARAMS`` specs) check with these same objects
+VALUE_BITS = Int(1, MAX_VALUE_BITS)
+"""V."""
+ERROR_BITS = Int(1, MAX_ERROR_BITS)
+"""E."""
+LOAD_FACTOR = Real(0, 1, lo_open=True, hi_open=True)
+"""p (and p_hat)."""
+STORAGE_RATIO = Real(0, None, lo_open=True)
+"""r."""
+NUM_TABLES = Int(1, MAX_TABLES)
+"""N."""
+GF_NUM_HASHES = Int(1, 16)
+"""k of a Geometric filter."""
+MARGIN = Real(0, 0.5)
+"""Relative reduction of the default r (:func:`storage_margin`)."""
+
 
 def _check_v(value_bits: int, owner: str) -> int:
-    return check_int(value_bits, "value_bits", owner, lo=1, hi=MAX_VALUE_BITS)
+    return VALUE_BITS(value_bits, "value_bits", owner)
 
 
 def _check_fpr(fpr: float, owner: str) -> float:
-    return check_float(fpr, "fpr", owner, 0, 1, lo_open=True, hi_open=True)
+    return FPR(fpr, "fpr", owner)
 
 
 def _check_p(p: float, owner: str, name: str = "load_factor") -> float:
-    return check_float(p, name, owner, 0, 1, lo_open=True, hi_open=True)
+    return LOAD_FACTOR(p, name, owner)
 
 
 def optimal_load_factor(value_bits: int, fpr: float) -> float:
@@ -92,7 +117,7 @@ def optimal_load_factor(value_bits: int, fpr: float) -> float:
     Parameters
     ----------
     value_bits : int
-        V, in [1, 32].
+        V, in [1, 64].
     fpr : float
         e_o, in (0, 1). The lemma needs V + log2(1/e_o) >= 3.
 
@@ -164,7 +189,7 @@ def load_factor_for_error_bits(error_bits: int, fpr: float) -> float:
     >>> round(load_factor_for_error_bits(21, 2.0**-16), 4)
     0.9697
     """
-    eb = check_int(error_bits, "error_bits", "load_factor_for_error_bits", lo=1, hi=MAX_CELL_BITS - 1)
+    eb = check_int(error_bits, "error_bits", "load_factor_for_error_bits", lo=1, hi=MAX_ERROR_BITS)
     e = _check_fpr(fpr, "load_factor_for_error_bits")
     return 1.0 - 1.0 / (e * 2.0**eb + 1.0)
 
@@ -183,8 +208,13 @@ def choose_error_bits(value_bits: int, fpr: float) -> tuple[float, int, float]:
     v = _check_v(value_bits, "choose_error_bits")
     e = _check_fpr(fpr, "choose_error_bits")
     p_hat = optimal_load_factor(v, e)
+    cands = [eb for eb in error_bit_candidates(p_hat, e) if eb <= MAX_ERROR_BITS]
+    if not cands:
+        raise param_error("fpr", "choose_error_bits",
+                          f"large enough that E <= {MAX_ERROR_BITS} (V = {v} needs E = "
+                          f"{error_bit_candidates(p_hat, e)[0]})", fpr)
     best: tuple[float, int, float] | None = None
-    for eb in error_bit_candidates(p_hat, e):
+    for eb in cands:
         p = load_factor_for_error_bits(eb, e)
         cost = (v + eb) / p
         if best is None or cost < best[0]:
@@ -347,6 +377,54 @@ def storage_margin(num_keys: int) -> float:
     return min(0.05, max(0.001, 4.0 / math.sqrt(n)))
 
 
+def simulate_table_loads(
+    sizes: np.ndarray,
+    num_hashes: int,
+    num_keys: int,
+    *,
+    generator: str = "uniform",
+    random_range: int | None = None,
+    seed: int = 0,
+) -> np.ndarray:
+    """Algorithm 6 over a whole table sequence: occupied cells of each table after |S| keys.
+
+    Each key tries tables A_1..A_N in turn, k uniform (or ``random() mod M_i``) positions in
+    each, and takes the first free cell; this is the sequence of Figs. 4.1 / 4.2 with an ideal
+    generator instead of a hash function.
+
+    Parameters
+    ----------
+    sizes : array of int
+        M_1..M_N (e.g. :func:`table_sizes`).
+    num_hashes : int
+        k >= 1.
+    num_keys : int
+        |S| >= 1.
+    generator, random_range, seed
+        As in :func:`load_factor_monte_carlo`.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Occupied cells per table; ``num_keys - sum`` keys ran past the last table.
+
+    Complexity: O(k |S| / (r p)) draws, O(sum M_i) bits of memory.
+
+    >>> occ = simulate_table_loads(table_sizes(1000, 0.2860, 0.9697, 8), 1, 1000)
+    >>> bool(occ.sum() <= 1000 and occ[0] > occ[1])
+    True
+    """
+    owner = "simulate_table_loads"
+    m = np.ascontiguousarray(sizes, dtype=np.int64)
+    if m.ndim != 1 or m.size == 0 or (m < 1).any() or m.size > MAX_TABLES:
+        raise param_error("sizes", owner, f"a 1-D array of 1 to {MAX_TABLES} positive sizes", sizes)
+    k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=64)
+    n = check_int(num_keys, "num_keys", owner, lo=1)
+    rng_range = _generator_range(generator, random_range, owner)
+    out: np.ndarray = LK.mc_table_loads(m, k, n, np.uint64(seed & ((1 << 64) - 1)), np.uint64(rng_range))
+    return out
+
+
 def num_tables_for(num_keys: int, storage_ratio: float, load_factor: float) -> int:
     r"""Length of the table sequence, Eq. (3.16): :math:`N = \lceil \log_{1 - r p}(1/|S|) \rceil`.
 
@@ -381,7 +459,7 @@ def table_sizes(num_keys: int, storage_ratio: float, load_factor: float, num_tab
     n = check_int(num_keys, "num_keys", owner, lo=1)
     r = check_float(storage_ratio, "storage_ratio", owner, 0, None, lo_open=True)
     p = _check_p(load_factor, owner)
-    nt = check_int(num_tables, "num_tables", owner, lo=1, hi=100_000)
+    nt = check_int(num_tables, "num_tables", owner, lo=1, hi=MAX_TABLES)
     d = 1.0 - r * p
     sizes = np.ceil(r * n * d ** np.arange(nt, dtype=np.float64) - 1e-9)
     return np.maximum(sizes, 1).astype(np.int64)
@@ -424,7 +502,7 @@ def location_fpr(error_bits: int) -> float:
 
     Complexity: O(1).
     """
-    eb = check_int(error_bits, "error_bits", "location_fpr", lo=1, hi=MAX_CELL_BITS - 1)
+    eb = check_int(error_bits, "error_bits", "location_fpr", lo=1, hi=MAX_ERROR_BITS)
     return 1.0 / (2.0**eb - 1.0)
 
 
@@ -571,7 +649,7 @@ def geometric_parameters(
     num_keys : int
         |S| >= 1.
     value_bits : int
-        V in [1, 32].
+        V in [1, 64].
     fpr : float
         e_o in (0, 1).
     num_hashes : int
@@ -603,12 +681,10 @@ def geometric_parameters(
         raise param_error("fpr", owner, "such that value_bits + log2(1/fpr) >= 3 (Lemma 3.5.1)", fpr)
     p_hat, eb, p = choose_error_bits(v, e)
     if error_bits is not None:
-        eb = check_int(error_bits, "error_bits", owner, lo=1, hi=MAX_CELL_BITS - v)
+        eb = ERROR_BITS(error_bits, "error_bits", owner)
         p = load_factor_for_error_bits(eb, e)
-    if eb + v > MAX_CELL_BITS:
-        raise param_error(
-            "fpr", owner, f"large enough that E + V <= {MAX_CELL_BITS} (here E = {eb}, V = {v})", fpr
-        )
+    if eb > MAX_ERROR_BITS:
+        raise param_error("fpr", owner, f"large enough that E <= {MAX_ERROR_BITS} (here E = {eb})", fpr)
     if storage_ratio is not None:
         r = check_float(storage_ratio, "storage_ratio", owner, 0, None, lo_open=True)
         if r * p >= 1.0:
@@ -623,7 +699,7 @@ def geometric_parameters(
             p, k, cells, generator=generator, random_range=random_range, seed=seed
         )
     if num_tables is not None:
-        nt = check_int(num_tables, "num_tables", owner, lo=1, hi=100_000)
+        nt = NUM_TABLES(num_tables, "num_tables", owner)
     else:
         nt = num_tables_for(n, r, p)
     return GeometricParameters(float(p_hat), int(eb), float(p), float(r), int(nt))

@@ -4,8 +4,15 @@
   theta = 0..S-1 answer at distance scales 2^theta w from one structure.
 * :class:`MLBFStar` -- the MLBF* variant: the multi-granularity verification filter alone.
 * :class:`LSBF` -- the single-distance baseline (Hua et al.).
+* :class:`MVBF` -- the multi-granularity verification filter on raw elements (Section 5.2, Fig 7).
 * :mod:`bloomkit.similarity.theory` -- Theorems 1-12; :mod:`bloomkit.similarity.params` --
-  parameter selection of Section 6.4; :mod:`bloomkit.similarity.lsh` -- the alignable LSH.
+  parameter selection of Section 6.4; :mod:`bloomkit.similarity.lsh` -- the alignable LSH;
+  :mod:`bloomkit.similarity.spec` -- the parameters as constraints (constructors and loader).
+
+All three filters implement the similarity-filter protocol of :mod:`bloomkit._protocols`:
+``add``, ``add_many``, ``query(point, level=0)``,
+``query_many(points, level=0)``, ``clear``, ``copy``, exact ``len``, ``size_in_bits``,
+``predicted_fpr()``, ``info()``.
 """
 
 from __future__ import annotations
@@ -14,11 +21,13 @@ from . import theory
 from .lsbf import LSBF
 from .lsh import AlignableLSH
 from .mlbf import MLBF, MLBFStar
+from .mvbf import MVBF
 from .params import SimilarityParameters, select_parameters, width_for_probability
 
 __all__ = [
     "LSBF",
     "MLBF",
+    "MVBF",
     "AlignableLSH",
     "MLBFStar",
     "SimilarityParameters",

@@ -140,18 +140,6 @@ def locations(X: np.ndarray, A: np.ndarray, shift: np.ndarray, mask: np.int64) -
     return out
 
 
-@jit_read
-def buckets_to_locations(proj: np.ndarray, mask: np.int64) -> np.ndarray:
-    """loc_0 = floor(proj) & mask as int64 (two's complement: floor division by 2^theta and
-    masking commute)."""
-    n, c = proj.shape
-    out = np.empty((n, c), dtype=np.int64)
-    for r in range(n):
-        for i in range(c):
-            out[r, i] = np.int64(np.floor(proj[r, i])) & mask
-    return out
-
-
 @jit_mut
 def insert(loc: np.ndarray, k: int, L: int, S: int, bml_words: np.ndarray, physical: bool,
            mv_words: np.ndarray, kp: int, mc: np.uint64, seed_c: np.uint64,
@@ -213,21 +201,6 @@ def _query_row(loc: np.ndarray, r: int, k: int, L: int, S: int, level: int,
 
 
 @jit_read
-def query(loc: np.ndarray, k: int, L: int, S: int, level: int, bml_words: np.ndarray,
-          physical: bool, mv_words: np.ndarray, kp: int, mc: np.uint64, seed_c: np.uint64,
-          seed_s: np.uint64, use_verify: bool) -> np.ndarray:
-    """Level-``level`` answer of every row of ``loc``: OR over j of (AND over the k BMLBF
-    locations of VLBF theta) and (AND over the k' MVBF locations of VVBF theta)."""
-    n = loc.shape[0]
-    out = np.zeros(n, dtype=np.bool_)
-    addr = np.empty(kp, dtype=np.int64)
-    for r in range(n):
-        out[r] = _query_row(loc, r, k, L, S, level, bml_words, physical, mv_words, kp, mc,
-                            seed_c, seed_s, use_verify, addr)
-    return out
-
-
-@jit_read
 def query_vectors(X: np.ndarray, A: np.ndarray, shift: np.ndarray, mask: np.int64, k: int,
                   L: int, S: int, level: int, bml_words: np.ndarray, physical: bool,
                   mv_words: np.ndarray, kp: int, mc: np.uint64, seed_c: np.uint64,
@@ -255,39 +228,38 @@ def and_pass(loc: np.ndarray, k: int, L: int, level: int, bml_words: np.ndarray)
     span = np.int64(1) << level
     for r in range(n):
         for j in range(L):
-            ok = True
-            for t in range(k):
-                a = (loc[r, j * k + t] >> level) << level
-                if not _any_set(bml_words, a, span):
-                    ok = False
-                    break
-            out[r, j] = ok
+            out[r, j] = _bml_pass(loc, r, j * k, k, level, bml_words, span)
     return out
 
 
+@jit_mut
+def verify_insert(words: np.ndarray, jvals: np.ndarray, loc: np.ndarray, S: int, kp: int,
+                  mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64) -> None:
+    """Store raw verification elements xi = j . h_1 ... h_k in the MVBF (Fig 7): ``jvals`` (n,)
+    and ``loc`` (n, k) level-0 addresses. Writes shared storage: keeps the GIL."""
+    k = loc.shape[1]
+    addr = np.empty(kp, dtype=np.int64)
+    for r in range(loc.shape[0]):
+        _mvbf_addresses(loc, r, 0, jvals[r], k, S, 0, kp, mc, seed_c, seed_s, addr)
+        for i in range(kp):
+            a = addr[i]
+            words[a >> 6] |= U64(1) << U64(a & 63)
+
+
 @jit_read
-def verify_elements(words: np.ndarray, jvals: np.ndarray, loc: np.ndarray, S: int, level: int,
-                    kp: int, mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64,
-                    insert_: bool) -> np.ndarray:
-    """The MVBF on raw verification elements xi = j . h_1 ... h_k (Fig 7): ``jvals`` (n,)
-    and ``loc`` (n, k) level-0 addresses. Insert (at level 0) or test at ``level``."""
+def verify_test(words: np.ndarray, jvals: np.ndarray, loc: np.ndarray, S: int, level: int,
+                kp: int, mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64) -> np.ndarray:
+    """Is each raw verification element in VVBF ``level``? (read-only)."""
     n, k = loc.shape
     out = np.zeros(n, dtype=np.bool_)
     addr = np.empty(kp, dtype=np.int64)
     span = np.int64(1) << level
     for r in range(n):
-        upto = 0 if insert_ else level
-        _mvbf_addresses(loc, r, 0, jvals[r], k, S, upto, kp, mc, seed_c, seed_s, addr)
-        if insert_:
-            for i in range(kp):
-                a = addr[i]
-                words[a >> 6] |= U64(1) << U64(a & 63)
-            out[r] = True
-        else:
-            ok = True
-            for i in range(kp):
-                if not _any_set(words, addr[i] << level, span):
-                    ok = False
-                    break
-            out[r] = ok
+        _mvbf_addresses(loc, r, 0, jvals[r], k, S, level, kp, mc, seed_c, seed_s, addr)
+        ok = True
+        for i in range(kp):
+            if not _any_set(words, addr[i] << level, span):
+                ok = False
+                break
+        out[r] = ok
     return out

@@ -11,16 +11,19 @@ implemented. One LSBF per granularity is what the MLBF replaces (Figs 15-16).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from .mlbf import _LSHFilter
+from .._protocols import keyword_only, renamed_kwargs
+from .._validation import Int, Spec
+from ..errors import InvalidParameterError
+from .base import PARAMS, LSHFilterBase
 
 __all__ = ["LSBF"]
 
 
-class LSBF(_LSHFilter):
+class LSBF(LSHFilterBase):
     """Locality-sensitive Bloom filter (Hua et al. 2012; document 002, Section 2.3).
 
     Parameters
@@ -42,6 +45,15 @@ class LSBF(_LSHFilter):
     domain, offset, domain_margin
         As for :class:`bloomkit.similarity.MLBF`.
 
+    Everything after ``w`` is keyword-only (by position it still works for one release, with a
+    DeprecationWarning). An LSBF has one level: ``query`` / ``query_many`` take ``level=0``
+    only, for the protocol shared with the MLBF.
+
+    Notes
+    -----
+    Thread safety: as :class:`bloomkit.similarity.MLBF` (adds hold the object's lock, queries
+    take none and release the GIL).
+
     Examples
     --------
     >>> import numpy as np
@@ -56,18 +68,19 @@ class LSBF(_LSHFilter):
     _STRUCTURE = "similarity.LSBF"
     _PHYSICAL = True
     _RANDOM_OFFSET = True
-    _DEFAULT_BITS = 1 << 20
+    _PARAMS: ClassVar[Spec] = {**PARAMS, "num_levels": Int(1, 1), "or_count": Int(1, 1)}
 
+    @keyword_only(3)
     def __init__(
         self,
         dim: int,
         w: float,
+        *,
         and_width: int = 5,
         num_bits: int = 1 << 20,
         verify_bits: int = 1 << 16,
         verify_hashes: int = 4,
         seed: int = 0,
-        *,
         domain: tuple[Any, Any] | None = None,
         offset: Any = None,
         domain_margin: float = 0.1,
@@ -75,11 +88,29 @@ class LSBF(_LSHFilter):
         self._setup(dim, w, 1, and_width, 1, num_bits, verify_bits, verify_hashes, seed,
                     domain, offset, domain_margin)
 
-    def query(self, q: Any) -> bool:
-        """Is ``q`` within about w of a stored object? Complexity: O(d k + k + k')."""
-        return bool(self.query_many(self._one_vector(q, "q", "query"))[0])
+    def _check_level(self, level: Any, owner: str) -> int:
+        if type(level) is int and level == 0 or isinstance(level, np.integer) and int(level) == 0:
+            return 0
+        raise InvalidParameterError(
+            f"The 'level' parameter of {owner} must be 0: an LSBF answers at its one width "
+            f"w = {self.w!r}. Got {level!r} instead; for the width 2^level w build an LSBF with "
+            "that w, or use an MLBF / MLBFStar, which answer every level from one filter."
+        )
 
-    def query_many(self, Q: Any, *, verify: bool = True) -> np.ndarray:
-        """Bool array of approximate memberships. Complexity: O(n (d k + k + k'))."""
-        self._require_fitted("Q")
-        return self._query_many(Q, 0, verify)
+    @renamed_kwargs(Q="points")
+    def query_many(self, points: Any, level: int = 0, *, verify: bool = True) -> np.ndarray:
+        """Bool array of approximate memberships (``level`` must be 0). ``verify=False`` skips
+        the verification filter. Complexity: O(n (d k + k + k'))."""
+        return self._query_many(points, level, verify)
+
+    def predicted_fpr(self, *, level: int = 0, alpha: float = 1.0) -> float:
+        """The false positive rate for far queries with the current count n: Theorem 7 for
+        the verification filter (n' = n concatenations, one AND-construction, L = 1) times
+        alpha, ``alpha (1 - e^(-k' n / m'))^k'`` -- Theorem 8's form with L = 1. alpha is the
+        probability that the query's k LSH-array bits are set (Theorem 5 with L = 1); it depends
+        on the query's distances to the stored objects, so the default alpha = 1 (the headline)
+        is an upper bound for every query. ``level`` must be 0.
+
+        Complexity: O(1).
+        """
+        return self._predicted(level, alpha, "LSBF.predicted_fpr")

@@ -5,9 +5,10 @@ h_{t,j}(x) = floor(a_{t,j} . (x + s) / w),  a_{t,j} ~ N(0, I_d)
 * ``s`` is the positive shift of Section 4: ``H^(a)`` has no random offset b, so objects on
   opposite sides of the origin never collide; shifting every coordinate to >= 1 restores the
   locality (distances are unchanged). The shift is fitted on the data bounds (or given), and
-  the *domain* -- the box the shift was fitted for -- is enforced: a vector outside it raises
-  InvalidParameterError instead of being hashed with a wrong collision probability.
-* The k*L projections of a batch are one matrix product ``(X + s) @ A.T / w``.
+  the *domain* -- the box the shift was fitted for -- is enforced: a point outside it raises
+  InvalidParameterError naming its row, dimension and value, instead of being hashed with a
+  wrong collision probability.
+* The k*L projections of a batch are one pass ``sum_i x_i (a_i / w) + (a.s + b) / w``.
 * Location mapping (ERRATA): the filter has m = 2^B bits and loc_0 = bucket & (m - 1) in two's
   complement. Then loc_theta = loc_0 >> theta = floor(a.x / (2^theta w)) & (m/2^theta - 1)
   (Theorem 4), i.e. VLBF theta equals a filter rebuilt with width 2^theta w on m/2^theta bits.
@@ -15,64 +16,91 @@ h_{t,j}(x) = floor(a_{t,j} . (x + s) / w),  a_{t,j} ~ N(0, I_d)
 
 ``random_offset=True`` gives the classic family H^(a,b) of Formula 1 (b uniform in [0, w)),
 used by the single-distance LSBF baseline; it is not alignable.
+
+Points enter through the data front door (:func:`bloomkit._columns.as_matrix`): 2-D numpy
+arrays, lists of vectors, pandas DataFrames (numeric columns in order = dimensions, any index),
+pyarrow tables / fixed-size lists, polars DataFrames.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_float, check_int
+from .._columns import as_matrix
+from .._format import ArraySpec
+from .._protocols import keyword_only, warn_deprecated
+from .._validation import SEED, Bool, Spec, check_params
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as SK
+from .spec import DIM, DOMAIN_MARGIN, FINITE, NUM_FUNCTIONS, RANDOM_OFFSET, WIDTH
 
-__all__ = ["AlignableLSH", "as_vectors"]
+__all__ = ["AlignableLSH", "as_point", "as_points", "as_vectors"]
 
 _MAX_ABS_BUCKET = float(1 << 52)  # floats hold every integer bucket exactly below 2^53
 
 
-def as_vectors(x: Any, dim: int, owner: str, name: str = "X") -> np.ndarray:
-    """Validate a batch of vectors: (n, dim) finite float64 (a single vector becomes (1, dim)).
+def as_points(points: Any, dim: int, name: str = "points", owner: str = "AlignableLSH",
+              single: str | None = None) -> np.ndarray:
+    """A batch of points as an (n, dim) C-contiguous float64 array of finite numbers.
 
-    Raises InvalidParameterError for non-numeric input, the wrong dimension, NaN or inf.
+    ``points``: a 2-D numpy array, a list of vectors, a pandas DataFrame (numeric columns in
+    order are the dimensions; the index is ignored), a pyarrow Table / RecordBatch /
+    FixedSizeListArray or a polars DataFrame. 1-D input, the wrong number of columns,
+    non-numeric or bool values, nulls, NaN and infinities raise InvalidParameterError naming the
+    row and the column; ``single`` names the method that takes one point, for the 1-D message.
 
     Complexity: O(n d).
     """
-    if isinstance(x, np.ndarray):
-        arr = x
+    hint = f", or pass one point to {single}" if single else ""
+    return as_matrix(points, name, owner, ncols=dim, hint=hint)
+
+
+def as_point(point: Any, dim: int, name: str = "point", owner: str = "AlignableLSH",
+             batch: str | None = None) -> np.ndarray:
+    """One point (a length-dim vector, or a (1, dim) row) as a (1, dim) float64 array.
+
+    Raises InvalidParameterError for a batch (naming ``batch``, the method that takes one), the
+    wrong length, non-numeric values, NaN or inf.
+
+    Complexity: O(d).
+    """
+    try:
+        shape = point.shape if isinstance(point, np.ndarray) else np.shape(point)
+    except ValueError:  # ragged nested lists
+        shape = (-1, -1)
+    if not (len(shape) == 1 or len(shape) == 2 and shape[0] == 1):
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} must be one point, a vector of length {dim}. Got "
+            f"{'shape ' + str(shape) if shape != (-1, -1) else 'rows of unequal length'} instead"
+            + (f"; use {batch} for a batch." if batch else ".")
+        )
+    if shape[-1] != dim:
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} must be one point, a vector of length {dim}. "
+            f"Got a vector of length {shape[-1]} instead."
+        )
+    if len(shape) == 2:
+        rows = point
     else:
-        try:
-            arr = np.asarray(x)
-        except (TypeError, ValueError):
-            raise InvalidParameterError(
-                f"The {name!r} parameter of {owner} must be a numeric array of shape (n, {dim}). "
-                f"Got {type(x).__name__} instead."
-            ) from None
-    if arr.dtype.kind not in "iuf":
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {owner} must be a numeric (int or float) array of shape "
-            f"(n, {dim}). Got dtype {arr.dtype} instead."
-        )
-    if arr.ndim == 1:
-        arr = arr.reshape(1, -1)
-    if arr.ndim != 2 or arr.shape[1] != dim:
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {owner} must have shape (n, {dim}) (dimension {dim}). "
-            f"Got shape {np.shape(x)} instead."
-        )
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if arr.size and not np.isfinite(arr).all():
-        bad = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {owner} must contain only finite values. "
-            f"Got NaN or inf in row {bad} instead."
-        )
-    return arr
+        rows = point.reshape(1, -1) if isinstance(point, np.ndarray) else [point]
+    return as_matrix(rows, name, owner, ncols=dim)
+
+
+def as_vectors(x: Any, dim: int, owner: str, name: str = "X") -> np.ndarray:
+    """Deprecated: :func:`as_points` (a batch) or :func:`as_point` (one vector)."""
+    warn_deprecated("bloomkit.similarity.lsh.as_vectors", "as_points / as_point")
+    if np.ndim(x) == 1:
+        return as_point(x, dim, name, owner)
+    return as_points(x, dim, name, owner)
 
 
 def _bound_vector(v: Any, dim: int, name: str, owner: str) -> np.ndarray:
-    a = np.asarray(v, dtype=np.float64) if not isinstance(v, np.ndarray) else v.astype(np.float64)
+    try:
+        a = np.array(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        a = np.full(0, np.nan)
     if a.ndim == 0:
         a = np.full(dim, float(a))
     if a.shape != (dim,) or not np.isfinite(a).all():
@@ -81,6 +109,15 @@ def _bound_vector(v: Any, dim: int, name: str, owner: str) -> np.ndarray:
             f"vector. Got {v!r} instead."
         )
     return a
+
+
+def _bucket_bound(a: np.ndarray, lower: np.ndarray, upper: np.ndarray, offset: np.ndarray, w: float) -> float:
+    """Largest |a.(x + s)| / w over the domain box (inf on overflow)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        row_sum = float(np.abs(a).sum(axis=1).max()) if a.size else 0.0
+        ext = np.maximum(np.abs(lower + offset), np.abs(upper + offset))
+        bound = row_sum * float(ext.max()) / w
+    return bound if np.isfinite(bound) else float("inf")
 
 
 class AlignableLSH:
@@ -95,7 +132,7 @@ class AlignableLSH:
     num_functions : int
         Number of functions (k*L for an MLBF).
     seed : int
-        Seed of the Gaussian projection vectors.
+        Seed of the Gaussian projection vectors (keyword-only).
     domain : (lower, upper), optional
         Box (scalars or length-d vectors) that every vector must lie in. If omitted it is
         fitted by :meth:`fit` (the first batch inserted), widened by ``domain_margin`` times
@@ -110,14 +147,28 @@ class AlignableLSH:
     """
 
     _OWNER = "AlignableLSH"
+    PARAMS: ClassVar[Spec] = {
+        "dim": DIM, "w": WIDTH, "num_functions": NUM_FUNCTIONS, "random_offset": RANDOM_OFFSET,
+        "domain_margin": DOMAIN_MARGIN, "fitted": Bool(), "offset_given": Bool(),
+    }
+    """The saved parameters (the loader's spec; ``fitted`` / ``offset_given`` are strict bools)."""
+    ARRAYS: ClassVar[dict[str, ArraySpec]] = {
+        "lsh_a": ArraySpec("<f8", 2, lo=-FINITE, hi=FINITE),
+        "lsh_b": ArraySpec("<f8", 1, lo=0.0, hi=FINITE),
+        "lsh_lower": ArraySpec("<f8", 1, optional=True, lo=-FINITE, hi=FINITE),
+        "lsh_upper": ArraySpec("<f8", 1, optional=True, lo=-FINITE, hi=FINITE),
+        "lsh_offset": ArraySpec("<f8", 1, optional=True, lo=-FINITE, hi=FINITE),
+    }
+    """The saved arrays: projections a, offsets b, and the domain box and shift once fitted."""
 
+    @keyword_only(4)
     def __init__(
         self,
         dim: int,
         w: float,
         num_functions: int,
-        seed: int = 0,
         *,
+        seed: int = 0,
         domain: tuple[Any, Any] | None = None,
         offset: Any = None,
         random_offset: bool = False,
@@ -126,29 +177,35 @@ class AlignableLSH:
     ) -> None:
         own = owner or self._OWNER
         self.owner = own
-        self.dim = check_int(dim, "dim", own, lo=1, hi=1 << 20)
-        self.w = check_float(w, "w", own, lo=0, lo_open=True)
-        self.num_functions = check_int(num_functions, "num_functions", own, lo=1, hi=1 << 24)
-        self.seed = check_int(seed, "seed", own, lo=0, hi=(1 << 64) - 1)
-        self.domain_margin = check_float(domain_margin, "domain_margin", own, lo=0)
-        self.random_offset = bool(random_offset)
+        self.dim: int = DIM(dim, "dim", own)
+        self.w: float = WIDTH(w, "w", own)
+        self.num_functions: int = NUM_FUNCTIONS(num_functions, "num_functions", own)
+        self.seed: int = SEED(seed, "seed", own)
+        self.domain_margin: float = DOMAIN_MARGIN(domain_margin, "domain_margin", own)
+        self.random_offset: bool = RANDOM_OFFSET(random_offset, "random_offset", own)
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, 0x002]))
         self.a = rng.standard_normal((self.num_functions, self.dim))  # rows a_{t,j}
         self.b = (
             rng.uniform(0.0, self.w, self.num_functions) if self.random_offset else np.zeros(self.num_functions)
         )
         self._given_offset = None if offset is None else _bound_vector(offset, self.dim, "offset", own)
-        self.lower: np.ndarray | None = None
-        self.upper: np.ndarray | None = None
-        self.offset: np.ndarray | None = None
+        self._unfit()
         if domain is not None:
+            if not isinstance(domain, tuple | list) or len(domain) != 2:
+                raise InvalidParameterError(
+                    f"The 'domain' parameter of {own} must be a pair (lower, upper). Got {domain!r} instead."
+                )
             self.set_domain(domain[0], domain[1])
         elif self._given_offset is not None:
             # an offset alone defines the domain x + s >= 0 (no upper bound beyond overflow)
             lo = -self._given_offset
             self._finish_domain(lo, np.full(self.dim, np.inf))
-        self._scaled: np.ndarray | None = None
-        self._shift: np.ndarray | None = None
+
+    def _unfit(self) -> None:
+        self.lower: np.ndarray | None = None
+        self.upper: np.ndarray | None = None
+        self.offset: np.ndarray | None = None
+        self._kargs: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- domain ------------------------------------------------------------------------------
     @property
@@ -159,7 +216,7 @@ class AlignableLSH:
     def set_domain(self, lower: Any, upper: Any) -> None:
         """Fix the domain box; the shift follows from it unless it was given.
 
-        Complexity: O(d).
+        Complexity: O(d num_functions).
         """
         lo = _bound_vector(lower, self.dim, "domain", self.owner)
         hi = _bound_vector(upper, self.dim, "domain", self.owner)
@@ -172,22 +229,27 @@ class AlignableLSH:
 
     def _finish_domain(self, lo: np.ndarray, hi: np.ndarray) -> None:
         off = self._given_offset if self._given_offset is not None else np.maximum(0.0, 1.0 - lo)
-        row_sum = float(np.abs(self.a).sum(axis=1).max())
         if not np.isfinite(hi).all():
             # offset-only domain: cap the upper bound where buckets would leave 2^52
+            row_sum = float(np.abs(self.a).sum(axis=1).max())
             cap = _MAX_ABS_BUCKET * self.w / max(row_sum, 1e-300) - off
             hi = np.where(np.isfinite(hi), hi, cap)
         # overflow guard: |a.(x+s)/w| must stay an exactly representable integer
-        ext = np.maximum(np.abs(lo + off), np.abs(hi + off))
-        bound = row_sum * float(ext.max()) / self.w
+        bound = _bucket_bound(self.a, lo, hi, off, self.w)
         if not bound <= _MAX_ABS_BUCKET * (1 + 1e-12):
             raise InvalidParameterError(
                 f"The 'w' parameter of {self.owner} must be large enough for the domain: buckets "
                 f"up to {bound:.3g} exceed 2^52. Got {self.w!r} instead."
             )
-        self.lower, self.upper, self.offset = lo, hi, off
-        self._scaled = None
-        self._shift = None
+        # publish the shift last: a reader that sees ``fitted`` sees the box and the kernel
+        # arguments of the same domain (threads query without a lock)
+        self._kargs = self._kernel_args(off)
+        self.lower, self.upper = lo, hi
+        self.offset = off
+
+    def _kernel_args(self, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return (np.ascontiguousarray((self.a / self.w).T),
+                np.ascontiguousarray((self.a @ off + self.b) / self.w))
 
     def fit(self, X: np.ndarray) -> None:
         """Fit the domain on the bounds of ``X`` (widened by ``domain_margin`` of the span).
@@ -197,45 +259,49 @@ class AlignableLSH:
         lo = X.min(axis=0)
         hi = X.max(axis=0)
         span = np.where(hi > lo, hi - lo, 1.0)
-        self.set_domain(lo - self.domain_margin * span, hi + self.domain_margin * span)
+        with np.errstate(over="ignore"):
+            self.set_domain(lo - self.domain_margin * span, hi + self.domain_margin * span)
 
-    def check_domain(self, X: np.ndarray, name: str = "X") -> None:
-        """Raise InvalidParameterError if a row of ``X`` lies outside the fitted domain.
+    def check_domain(self, X: np.ndarray, name: str = "points", owner: str | None = None) -> None:
+        """Raise InvalidParameterError, naming the row, the dimension, the value and that
+        dimension's domain, if a row of ``X`` lies outside the domain.
 
         Complexity: O(n d).
         """
-        if self.lower is None or self.upper is None:
+        own = owner or self.owner
+        lower, upper = self.lower, self.upper
+        if not self.fitted or lower is None or upper is None:
             raise InvalidParameterError(
-                f"The {name!r} parameter of {self.owner} cannot be hashed before the domain is "
-                "fitted (insert data first or pass domain=/offset=)."
+                f"The {name!r} parameter of {own} cannot be hashed before the domain is "
+                "known: insert data first or pass domain= / offset=."
             )
-        if X.size == 0:
+        if X.size == 0 or not ((X < lower).any() or (X > upper).any()):
             return
-        out = (X < self.lower).any(axis=1) | (X > self.upper).any(axis=1)
-        if out.any():
-            r = int(np.flatnonzero(out)[0])
-            raise InvalidParameterError(
-                f"The {name!r} parameter of {self.owner} must lie inside the fitted domain "
-                f"[{self.lower.min():.6g}, {self.upper.max():.6g}] (per coordinate). "
-                f"Got row {r} outside it instead."
-            )
+        r, c = (int(i) for i in np.argwhere((X < lower) | (X > upper))[0])
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {own} must lie inside the filter's domain. Got {float(X[r, c])!r} "
+            f"at row {r}, dimension {c} instead, outside that dimension's domain "
+            f"[{lower[c]:.6g}, {upper[c]:.6g}] (set by domain= / offset= or fitted on the first "
+            "batch added; build the filter with a wider domain= to admit it)."
+        )
 
     # -- hashing -----------------------------------------------------------------------------
     def kernel_args(self) -> tuple[np.ndarray, np.ndarray]:
         """(At, shift) with At = (a / w)^T of shape (d, num_functions), shift = (a.s + b) / w.
 
-        Complexity: O(d num_functions) on the first call, O(1) afterwards (cached).
+        Computed once when the domain is fixed. Complexity: O(1).
         """
-        assert self.offset is not None
-        if self._scaled is None or self._shift is None:  # set together
-            self._scaled = np.ascontiguousarray((self.a / self.w).T)
-            self._shift = np.ascontiguousarray((self.a @ self.offset + self.b) / self.w)
-        return self._scaled, self._shift
+        kargs = self._kargs
+        if kargs is None:
+            raise InvalidParameterError(
+                f"{self.owner} cannot hash before the domain is known: insert data first or pass domain= / offset=."
+            )
+        return kargs
 
     def projections(self, X: np.ndarray) -> np.ndarray:
         """(n, num_functions) scaled projections (a.(x + s) + b) / w.
 
-        ``X`` must be validated (:func:`as_vectors`) and inside the domain. Evaluated as
+        ``X`` must be validated (:func:`as_points`) and inside the domain. Evaluated as
         sum_i x_i (a_i / w) + (a.s + b) / w in one fixed order by a numba kernel, so that every
         path (insert, query, this method) gives the same buckets.
 
@@ -263,7 +329,10 @@ class AlignableLSH:
 
     # -- persistence helpers -----------------------------------------------------------------
     def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """Parameters and arrays for the container format. Complexity: O(1) (no copies)."""
+        """Parameters and arrays for the container format (:attr:`PARAMS`, :attr:`ARRAYS`).
+
+        Complexity: O(1) (no copies).
+        """
         params = {
             "dim": self.dim,
             "w": self.w,
@@ -274,66 +343,61 @@ class AlignableLSH:
             "offset_given": self._given_offset is not None,
         }
         arrays = {"lsh_a": self.a, "lsh_b": self.b}
-        if self.fitted:
-            assert self.lower is not None and self.upper is not None and self.offset is not None
+        if self.lower is not None and self.upper is not None and self.offset is not None:
             arrays.update(lsh_lower=self.lower, lsh_upper=self.upper, lsh_offset=self.offset)
-        elif self._given_offset is not None:
-            arrays["lsh_offset"] = self._given_offset
         return params, arrays
 
     @classmethod
     def from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int,
                    owner: str) -> AlignableLSH:
-        """Rebuild from :meth:`state` output; FormatError on anything inconsistent.
+        """Rebuild from :meth:`state` output (parameters checked against :attr:`PARAMS` here
+        too); FormatError naming the field on anything inconsistent, before any allocation
+        beyond the arrays given.
 
         Complexity: O(d num_functions).
         """
-        obj = cls.__new__(cls)
-        obj.owner = owner
         try:
-            obj.dim = check_int(params["dim"], "dim", owner, lo=1, hi=1 << 20)
-            obj.w = check_float(params["w"], "w", owner, lo=0, lo_open=True)
-            obj.num_functions = check_int(params["num_functions"], "num_functions", owner, 1, 1 << 24)
-            obj.seed = seed
-            obj.random_offset = bool(params["random_offset"])
-            obj.domain_margin = check_float(params["domain_margin"], "domain_margin", owner, lo=0)
-            a = arrays["lsh_a"]
-            b = arrays["lsh_b"]
-        except (KeyError, InvalidParameterError) as e:
+            p = check_params(cls.PARAMS, {k: params.get(k) for k in cls.PARAMS}, owner)
+        except InvalidParameterError as e:
             raise FormatError(f"invalid {owner} LSH parameters: {e}") from None
-        if (a.dtype != np.float64 or a.shape != (obj.num_functions, obj.dim)
-                or b.dtype != np.float64 or b.shape != (obj.num_functions,)
-                or not np.isfinite(a).all() or not np.isfinite(b).all()):
-            raise FormatError(f"invalid {owner} LSH projection arrays")
-        if obj.random_offset:
-            if np.any(b < 0) or np.any(b >= obj.w):
-                raise FormatError(f"invalid {owner} LSH offsets b")
-        elif np.any(b != 0):
-            raise FormatError(f"invalid {owner} LSH offsets b")
-        obj.a, obj.b = a.copy(), b.copy()
-        obj._scaled = None
-        obj._shift = None
-        obj.lower = obj.upper = obj.offset = None
+        dim, nf, w = p["dim"], p["num_functions"], p["w"]
+        a, b = arrays.get("lsh_a"), arrays.get("lsh_b")
+        if a is None or a.dtype != np.float64 or a.shape != (nf, dim):
+            raise FormatError(f"{owner}: the 'lsh_a' array must be {nf} x {dim} float64 (num_functions x dim); "
+                              f"got {None if a is None else (a.shape, str(a.dtype))}")
+        if b is None or b.dtype != np.float64 or b.shape != (nf,):
+            raise FormatError(f"{owner}: the 'lsh_b' array must hold {nf} float64 offsets; "
+                              f"got {None if b is None else (b.shape, str(b.dtype))}")
+        if not (np.isfinite(a).all() and np.isfinite(b).all()):
+            raise FormatError(f"{owner}: the LSH arrays hold NaN or infinite values")
+        if p["random_offset"] and (np.any(b < 0) or np.any(b >= w)):
+            raise FormatError(f"{owner}: the 'lsh_b' offsets must lie in [0, w = {w!r})")
+        if not p["random_offset"] and np.any(b != 0):
+            raise FormatError(f"{owner}: the 'lsh_b' offsets must be 0 (the alignable family has none)")
+        box = [arrays.get(n) for n in ("lsh_lower", "lsh_upper", "lsh_offset")]
+        if p["offset_given"] and not p["fitted"]:
+            raise FormatError(f"{owner}: 'offset_given' without 'fitted' (a given shift fixes the domain)")
+        if not p["fitted"]:
+            if any(v is not None for v in box):
+                raise FormatError(f"{owner}: domain arrays in a file whose 'fitted' is false")
+        elif any(v is None or v.dtype != np.float64 or v.shape != (dim,) or not np.isfinite(v).all() for v in box):
+            raise FormatError(f"{owner}: 'lsh_lower', 'lsh_upper' and 'lsh_offset' must be finite float64 "
+                              f"vectors of length dim = {dim}")
+        obj = cls.__new__(cls)
+        obj.owner, obj.dim, obj.w, obj.num_functions, obj.seed = owner, dim, w, nf, seed
+        obj.domain_margin, obj.random_offset = p["domain_margin"], p["random_offset"]
+        obj.a, obj.b = a, b
+        obj._unfit()
         obj._given_offset = None
-        fitted = params.get("fitted")
-        given = params.get("offset_given")
-        if not isinstance(fitted, bool) or not isinstance(given, bool):
-            raise FormatError(f"invalid {owner} LSH flags")
-
-        def vec(name: str) -> np.ndarray:
-            v = arrays.get(name)
-            if v is None or v.dtype != np.float64 or v.shape != (obj.dim,) or np.isnan(v).any():
-                raise FormatError(f"invalid {owner} LSH array {name!r}")
-            return v.copy()
-
-        if given:
-            obj._given_offset = vec("lsh_offset")
-            if not np.isfinite(obj._given_offset).all():
-                raise FormatError(f"invalid {owner} LSH offset")
-        if fitted:
-            lo, hi, off = vec("lsh_lower"), vec("lsh_upper"), vec("lsh_offset")
-            if (not np.isfinite(lo).all() or np.isnan(hi).any() or np.any(hi < lo)
-                    or not np.isfinite(off).all()):
-                raise FormatError(f"invalid {owner} LSH domain")
+        if p["fitted"]:
+            lo, hi, off = box
+            assert lo is not None and hi is not None and off is not None
+            if np.any(hi < lo):
+                raise FormatError(f"{owner}: the domain has lower > upper")
+            if not _bucket_bound(a, lo, hi, off, w) <= _MAX_ABS_BUCKET * (1 + 1e-12):
+                raise FormatError(f"{owner}: buckets of the domain exceed 2^52 (w too small for the box)")
+            if p["offset_given"]:
+                obj._given_offset = off
+            obj._kargs = obj._kernel_args(off)
             obj.lower, obj.upper, obj.offset = lo, hi, off
         return obj
