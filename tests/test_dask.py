@@ -93,6 +93,20 @@ def test_filter_equals_the_one_process_build_for_any_partitioning(client, kind):
         assert got.to_bytes() == want.to_bytes(), name
 
 
+@pytest.mark.parametrize("kind", ["bloom", "counting"])
+def test_persisted_partitions_are_added_in_chains_per_worker(client, kind):
+    """Persisted data: each worker thread adds its partitions one after the other (chains), and
+    the result is still the one-process filter."""
+    from bloomkit.dask import _chains
+
+    column = dd.from_pandas(pd.Series(KEYS, index=RNG.permutation(len(KEYS))), npartitions=9, sort=False).persist()
+    distributed.wait(column)
+    chains = _chains(column)
+    assert chains is not None and sorted(i for c in chains for i in c) == list(range(9))
+    assert bloom_filter(column, CAP, 0.01, kind=kind).to_bytes() == _local(kind, KEYS).to_bytes()
+    assert _chains(dd.from_pandas(pd.Series(KEYS), npartitions=3)) is None  # not in memory: the tree
+
+
 def test_arrays_bags_and_seeds(client):
     want = _local("bloom", KEYS, seed=9)
     arr = da.from_array(np.array(KEYS), chunks=1000)

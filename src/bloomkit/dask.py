@@ -84,6 +84,44 @@ def _partitions(column: Any, name: str, owner: str) -> list[Any]:
         f"Got {type(column).__name__} instead.")
 
 
+def _client() -> Any:
+    """The active distributed Client, or None (dask's local schedulers)."""
+    try:
+        return importlib.import_module("distributed").default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _chains(column: Any) -> list[list[int]] | None:
+    """When ``column`` is persisted on a distributed cluster: its partition numbers grouped by
+    the worker that holds them, cut into one chain per worker thread; else None.
+
+    A chain adds its partitions one after the other into one filter on that worker, so a
+    worker holds its partitions and about two filters per thread, instead of the leaf filters
+    of a tree waiting for their merge (up to ``split_every`` of them, per level)."""
+    n = getattr(column, "npartitions", 0)
+    client = _client()
+    if client is None or n < 2:
+        return None
+    keys = [f.key for f in importlib.import_module("distributed").futures_of(column)]
+    if len(keys) != n or not all(isinstance(k, tuple) and len(k) == 2 and k[1] in range(n) for k in keys):
+        return None
+    who = client.sync(client.scheduler.who_has, keys=keys)
+    threads = client.nthreads()
+    by_worker: dict[str, list[int]] = {}
+    for k in keys:
+        held = who.get(k) or ()
+        if not held:
+            return None  # not in memory (yet): the tree
+        by_worker.setdefault(min(held), []).append(k[1])
+    out: list[list[int]] = []
+    for w, idx in sorted(by_worker.items()):
+        idx.sort()
+        t = max(1, min(int(threads.get(w, 1)), len(idx)))
+        out.extend(idx[j * len(idx) // t : (j + 1) * len(idx) // t] for j in range(t))
+    return out
+
+
 def _tree(items: list[Any], fn: Callable[..., Any], split_every: int) -> Any:
     """Reduce Delayed ``items`` with ``fn(*group)`` in a tree of fan-in ``split_every``."""
     delayed = _dask().delayed
@@ -95,9 +133,8 @@ def _tree(items: list[Any], fn: Callable[..., Any], split_every: int) -> Any:
 def _shared(obj: Any) -> Any:
     """``obj`` as one dependency of a graph, sent once to each worker that needs it: scattered
     to every worker under distributed, else one key of the graph (never one copy per task)."""
-    try:
-        client = importlib.import_module("distributed").default_client()
-    except (ImportError, ValueError):
+    client = _client()
+    if client is None:
         return _dask().delayed(obj, name=f"bloomkit-{uuid.uuid4().hex}")
     return client.scatter(obj, broadcast=True, hash=False)
 
@@ -313,7 +350,7 @@ def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, li
             raise InvalidParameterError(
                 f"The 'like' parameter of {owner} must be empty (every partition adds into a copy of it). "
                 f"Got a {type(like).__name__} of {len(like)} keys instead.")  # type: ignore[arg-type]
-        spec, chain = _shared(like), False
+        spec, in_order = _shared(like), False
     else:
         name = Options(*KINDS)(kind, "kind", owner)
         rate = FPR(fpr, "fpr", owner)
@@ -330,14 +367,22 @@ def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, li
                 capacity_for(distinct_count(column, seed=sd, split_every=every))
         else:
             cap = CAPACITY(capacity, "capacity", owner)
-        spec, chain = _Spec(name, cap, rate, sd, attributes), name == "scalable"
-    if chain:  # a key enters a slice only if the slices before it do not report it: in order
+        spec, in_order = _Spec(name, cap, rate, sd, attributes), name == "scalable"
+    if in_order:  # a key enters a slice only if the slices before it do not report it: in order
         f = delayed(_new, pure=True)(spec)
         for i, part in enumerate(parts):
             f = delayed(_chain_step, pure=True)(f, part, i)
         return f
-    leaves = [delayed(_leaf, pure=True)(spec, part, i) for i, part in enumerate(parts)]
-    return _tree(leaves, _union, every)
+    chains = None if isinstance(spec, _Spec) and spec.kind == "pbf" else _chains(column)
+    if chains is None:  # every partition's filter, merged in a tree
+        return _tree([delayed(_leaf, pure=True)(spec, part, i) for i, part in enumerate(parts)], _union, every)
+    ends = []
+    for run in chains:  # the partitions of one worker thread, added one after the other
+        f = delayed(_leaf, pure=True)(spec, parts[run[0]], run[0])
+        for i in run[1:]:
+            f = delayed(_chain_step, pure=True)(f, parts[i], i)
+        ends.append(f)
+    return _tree(ends, _union, every)
 
 
 def bloom_filter(column: Any, capacity: int | None = None, fpr: float = 0.01, *, seed: int = 0,
