@@ -28,11 +28,13 @@ import bloomkit  # noqa: E402
 from bloomkit import BloomFilter, CountingBloomFilter, ScalableBloomFilter  # noqa: E402
 from bloomkit._format import registered_structures  # noqa: E402
 from bloomkit.dask import (  # noqa: E402
+    ShardedLookupTable,
     bloom_filter,
     capacity_for,
     contains,
     distinct_count,
     hll_estimate,
+    lookup_table,
     semi_join,
 )
 from bloomkit.errors import FormatError, IncompatibleFiltersError, InvalidParameterError  # noqa: E402
@@ -97,7 +99,7 @@ def test_filter_equals_the_one_process_build_for_any_partitioning(client, kind):
 def test_persisted_partitions_are_added_in_chains_per_worker(client, kind):
     """Persisted data: each worker thread adds its partitions one after the other (chains), and
     the result is still the one-process filter."""
-    from bloomkit.dask import _chains
+    from bloomkit.dask._build import _chains
 
     column = dd.from_pandas(pd.Series(KEYS, index=RNG.permutation(len(KEYS))), npartitions=9, sort=False).persist()
     distributed.wait(column)
@@ -131,7 +133,7 @@ def test_capacity_none_estimates_the_distinct_keys(client):
 
 
 def test_hll_estimate_of_many_keys_lies_within_its_standard_error():
-    from bloomkit.dask import _hll_part  # the partition kernel, without a cluster
+    from bloomkit.dask._build import _hll_part  # the partition kernel, without a cluster
 
     n = 200_000
     reg = _hll_part(np.arange(n), 3, 12, 0, "test")
@@ -301,3 +303,161 @@ def test_pickle_5_sends_the_container_with_arrays_out_of_band(tag):
         damaged[-1][-1] ^= 0x80
         with pytest.raises(FormatError):
             pickle.loads(data, buffers=damaged)
+
+
+# -- sharded lookup tables -----------------------------------------------------------------------
+
+def _pairs_frame(n: int = 5000, distinct: int = 3000, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"k": [f"k{i}" for i in rng.integers(0, distinct, n)], "v": rng.integers(1, 20, n)},
+                        index=rng.permutation(n) * 2)
+
+
+@pytest.mark.parametrize("on_duplicate", ["sum", "last", "min"])
+def test_lookup_table_equals_the_one_process_sharded_build(client, on_duplicate):
+    frame = _pairs_frame()
+    want = ShardedLookupTable.build(frame["k"], frame["v"], num_shards=4, value_bits=16, fpr=2**-16,
+                                    on_duplicate=on_duplicate, seed=7)
+    cuts = [0, 0, 1200, 1200, 5000]  # empty partitions between the others
+    pieces = [frame.iloc[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+    layouts = [dd.from_pandas(frame, npartitions=5, sort=False),
+               dd.from_delayed([dask.delayed(p) for p in pieces], meta=frame.iloc[:0])]
+    for d in layouts:
+        got = lookup_table(d["k"], d["v"], 16, 2**-16, num_shards=4, on_duplicate=on_duplicate, seed=7)
+        assert got.to_bytes() == want.to_bytes()
+    model: dict[str, int] = {}
+    for k, v in zip(frame["k"], frame["v"], strict=True):
+        v = int(v)
+        model[k] = {"sum": model.get(k, 0) + v, "last": v, "min": min(model.get(k, v), v)}[on_duplicate]
+    assert len(got) == len(model)
+    assert np.array_equal(got.get_many(list(model)), np.array(list(model.values())))
+    assert all(got.get(k) == v for k, v in list(model.items())[:50])
+    absent = got.get_many([f"absent-{i}" for i in range(5000)])
+    assert (absent != 0).mean() <= 0.01
+
+
+def test_lookup_table_routes_by_hash_and_keeps_the_protocol(client):
+    from bloomkit._protocols import LookupTable
+
+    frame = _pairs_frame(seed=4).drop_duplicates("k")
+    d = dd.from_pandas(frame, npartitions=3, sort=False)
+    t = lookup_table(d["k"], d["v"], 8, 2**-12)  # default: one shard per partition
+    assert isinstance(t, LookupTable) and t.num_shards == 3 and t.key_types == ("str",)
+    ids = t.shard_ids(frame["k"])
+    for i, shard in enumerate(t.shards):  # each shard holds exactly the keys routed to it
+        assert len(shard) == int((ids == i).sum())
+        assert np.array_equal(shard.get_many(frame["k"][ids == i]), frame["v"][ids == i].to_numpy())
+    assert t.shard_of(frame["k"].iloc[0]) == ids[0]
+    labels = lookup_table(d["k"], d["v"].astype(str), 8, 2**-12, kind="bloomier", num_shards=2)
+    assert list(labels.get_many(frame["k"][:20])) == frame["v"][:20].astype(str).tolist()
+    assert labels.get("absent-key-zzz") in (None, *frame["v"].astype(str))
+    info = t.info()
+    assert info["count"] == len(frame) and info["num_shards"] == 3 and sum(info["shard_counts"]) == len(frame)
+    t.set("new-key", 9)
+    t.update({"k-upd-1": 3, "k-upd-2": 4})
+    assert (t["new-key"], t.get("k-upd-1"), t.get("k-upd-2")) == (9, 3, 4) and len(t) == len(frame) + 3
+
+
+def test_sharded_files_one_container_or_a_directory(tmp_path):
+    t = ShardedLookupTable.build([f"x{i}" for i in range(800)], np.arange(800) % 100 + 1, num_shards=5,
+                                 value_bits=8, fpr=2**-10, seed=2)
+    t.save(tmp_path / "one.bkf")
+    assert bloomkit.load(tmp_path / "one.bkf").to_bytes() == t.to_bytes()
+    paths = t.save_shards(tmp_path / "dir")
+    assert [p.name for p in paths][:2] == ["shard-00000-of-00005.bkf", "shard-00001-of-00005.bkf"]
+    back = ShardedLookupTable.load(tmp_path / "dir")
+    assert back.to_bytes() == t.to_bytes()
+    small = ShardedLookupTable.build(["a", "b", "c"], [1, 2, 3], num_shards=1, value_bits=8, fpr=2**-8, seed=2)
+    small.save_shards(tmp_path / "dir")  # replaces the 5-shard files
+    assert sorted(p.name for p in (tmp_path / "dir").iterdir()) == ["shard-00000-of-00001.bkf"]
+    t.save_shards(tmp_path / "dir")
+    (tmp_path / "dir" / "shard-00003-of-00005.bkf").unlink()
+    with pytest.raises(FormatError, match="shard 3 of 5 is missing"):
+        ShardedLookupTable.load(tmp_path / "dir")
+    t.save_shards(tmp_path / "dir")
+    raw = bytearray(paths[2].read_bytes())
+    raw[len(raw) // 2] ^= 1
+    paths[2].write_bytes(bytes(raw))
+    with pytest.raises(FormatError):
+        ShardedLookupTable.load(tmp_path / "dir")
+    other = ShardedLookupTable.build(["a", "b", "c"], [1, 2, 3], num_shards=5 if False else 1, value_bits=8,
+                                     fpr=2**-8, seed=3)
+    t.save_shards(tmp_path / "mixed")
+    other.shards[0].save(tmp_path / "mixed" / "shard-00001-of-00005.bkf")  # another table's shard
+    with pytest.raises(FormatError, match="seed"):
+        ShardedLookupTable.load(tmp_path / "mixed")
+
+
+def test_a_damaged_or_foreign_shard_inside_the_container_is_a_format_error():
+    from conformance.forge import build, parse
+
+    t = ShardedLookupTable.build([f"x{i}" for i in range(300)], np.arange(300) % 50 + 1, num_shards=3,
+                                 value_bits=8, fpr=2**-10, seed=2)
+    tag, _v, hash_id, seed, params, arrays = parse(t.to_bytes())
+    import json
+
+    (_, _, oshape, off), (_, _, bshape, blob) = arrays
+    offsets = np.frombuffer(off, dtype="<i8")
+
+    def forged(blob_bytes: bytes, offs: np.ndarray = offsets, p: dict = params) -> bytes:
+        return build(tag, json.dumps(p), [("offsets", "<i8", [len(offs)], offs.astype("<i8").tobytes()),
+                                          ("shards", "|u1", [len(blob_bytes)], blob_bytes)], hash_id=hash_id, seed=seed)
+
+    assert bloomkit.loads(forged(blob)).to_bytes() == t.to_bytes()  # the forger rebuilds the file exactly
+    inner = bytearray(blob)
+    inner[int(offsets[1]) + 100] ^= 0x01  # one byte of shard 1 (its own CRC no longer matches)
+    bloom = BloomFilter(100, 0.1, seed=2).to_bytes()
+    geo_other_seed = ShardedLookupTable.build(["a"], [1], num_shards=1, value_bits=8, fpr=2**-10, seed=9).shards[0]
+    swapped = geo_other_seed.to_bytes() + blob[int(offsets[1]):]
+    cases = {
+        "a flipped byte in a shard": forged(bytes(inner)),
+        "a shard of another class": forged(bloom + blob[int(offsets[1]):],
+                                           np.array([0, len(bloom), *(offsets[2:] - offsets[1] + len(bloom))])),
+        "a shard of another seed": forged(swapped, np.array([0, len(geo_other_seed.to_bytes()),
+                                                             *(offsets[2:] - offsets[1] + len(geo_other_seed.to_bytes()))])),
+        "offsets past the data": forged(blob, offsets + np.array([0, 0, 0, 8])),
+        "offsets that do not increase": forged(blob, np.array([0, 0, offsets[2], offsets[3]])),
+        "too few offsets": forged(blob, offsets[:3]),
+        "another shard structure": forged(blob, offsets, {**params, "shard_structure": "lookup.BloomierFilter"}),
+    }
+    for name, data in cases.items():
+        with pytest.raises(FormatError):
+            bloomkit.loads(data)
+        assert name
+
+
+def test_nested_loads_spend_their_parents_budget():
+    from bloomkit._storage import load_budget, reserve
+
+    with load_budget(1000), pytest.raises(FormatError, match="would allocate"):
+        with load_budget(10**9):  # an inner file cannot grant more than the outer has left
+            reserve(9 * 1000 + (1 << 20), "x")
+    with load_budget(1000):
+        with load_budget(1000):
+            reserve(8000, "x")  # charged to the parent too
+        with pytest.raises(FormatError):
+            reserve((1 << 20) + 1, "y")  # 8 x 1000 + 1 MiB, less the 8000 of the inner load, is 1 MiB
+
+
+def test_lookup_table_bad_inputs(client):
+    frame = _pairs_frame(n=200, distinct=150)
+    d = dd.from_pandas(frame, npartitions=2)
+    e = dd.from_pandas(frame, npartitions=3)
+    cases = [
+        (lambda: lookup_table(frame["k"], frame["v"]), "dask Series"),
+        (lambda: lookup_table(d["k"], e["v"]), "partitions"),
+        (lambda: lookup_table(d["k"], d["v"], kind="cuckoo"), "'kind'"),
+        (lambda: lookup_table(d["k"], d["v"], on_duplicate="first"), "'on_duplicate'"),
+        (lambda: lookup_table(d["k"], d["v"], num_shards=0), "'num_shards'"),
+        (lambda: lookup_table(d["k"], d["v"], num_shards=400, on_duplicate="sum"), "without keys"),
+        (lambda: lookup_table(d["k"], d["v"], num_shards=2), "must not repeat a key"),
+        (lambda: ShardedLookupTable([BloomFilter(10, 0.1)]), "GeometricFilter or BloomierFilter"),
+        (lambda: ShardedLookupTable([]), "'num_shards'"),
+    ]
+    for call, words in cases:
+        with pytest.raises(InvalidParameterError, match=words):
+            call()
+    a = ShardedLookupTable.build(["a"], [1], num_shards=1, value_bits=8, fpr=2**-8, seed=1).shards[0]
+    b = ShardedLookupTable.build(["b"], [1], num_shards=1, value_bits=8, fpr=2**-8, seed=2).shards[0]
+    with pytest.raises(InvalidParameterError, match="seed"):
+        ShardedLookupTable([a, b], seed=1)

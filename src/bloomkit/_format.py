@@ -534,7 +534,7 @@ def _check_arrays(spec: dict[str, ArraySpec], arrays: dict[str, np.ndarray], own
                 raise FormatError(f"the {name!r} array of {owner} holds NaN or infinite values")
 
 
-_SUBPACKAGES = ("bloom", "scalable", "splitblock", "ranges", "lookup", "similarity", "folding", "multiattr")
+_SUBPACKAGES = ("bloom", "scalable", "splitblock", "ranges", "lookup", "similarity", "folding", "multiattr", "dask")
 
 
 def _import_all() -> None:

@@ -1,26 +1,5 @@
-"""Scale-out on Dask: filters built from partitioned data, Bloom semi-joins (issue 15).
-
-Everything here runs on whatever scheduler dask uses at the time of the call: a
-``distributed.Client`` (a ``LocalCluster`` on a laptop, ``Client("tcp://scheduler:8786")`` on a
-cluster) or dask's local schedulers. Nothing is imported from dask until a function runs, so
-``import bloomkit.dask`` works without the ``dask`` extra (its structures load anywhere).
-
-* :func:`bloom_filter`: every partition of a dask Series / Array / Bag / DataFrame builds a
-  filter of the same shape on its worker (through the structure's ``add_many``, i.e. the data
-  front door :mod:`bloomkit._columns`: by position, nulls refused); a tree reduction merges
-  them. The result *equals* (``==``, and ``to_bytes()`` byte for byte) the filter built in one
-  process from the same keys, whatever the partitioning: union is an OR of bits and counter
-  sums saturate like sequential increments.
-* :func:`distinct_count`: the HyperLogLog estimate ``capacity=None`` sizes filters with.
-* :func:`contains` and :func:`semi_join`: a filter sent once to every worker, partitions of the
-  left side filtered where they are (no row of ``left`` moves between workers).
-* :func:`lookup_table` and :class:`~bloomkit.dask_sharded.ShardedLookupTable`: key -> value
-  tables built shard by shard after a hash shuffle.
-
-Filters travel between processes as their container bytes, arrays out of band (pickle protocol
-5, :meth:`bloomkit._format.Persistable.__reduce_ex__`); a damaged one raises FormatError where
-it is received.
-"""
+"""Filters built partition by partition on Dask, distinct counts, membership and semi-joins
+(see :mod:`bloomkit.dask`)."""
 
 from __future__ import annotations
 
@@ -32,12 +11,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._format import Persistable
-from ._hashing import check_seed, hash_keys
-from ._validation import CAPACITY, FPR, Int, Options
-from .errors import InvalidParameterError
+from .._format import Persistable
+from .._hashing import check_seed, hash_keys
+from .._validation import CAPACITY, FPR, Int, Options
+from ..errors import InvalidParameterError
 
-__all__ = ["bloom_filter", "contains", "distinct_count", "semi_join"]
+__all__ = ["bloom_filter", "capacity_for", "contains", "distinct_count", "hll_estimate", "semi_join"]
 
 _KEY_KINDS = ("bloom", "counting", "foldable", "scalable", "split-block")
 KINDS = (*_KEY_KINDS, "pbf")
@@ -263,15 +242,15 @@ class _Spec(NamedTuple):
 
 
 def _kind_classes() -> dict[str, Any]:
-    from .bloom import BloomFilter, CountingBloomFilter
-    from .folding import FoldableBloomFilter
-    from .multiattr import ParallelBloomFilter
-    from .scalable import ScalableBloomFilter
+    from ..bloom import BloomFilter, CountingBloomFilter
+    from ..folding import FoldableBloomFilter
+    from ..multiattr import ParallelBloomFilter
+    from ..scalable import ScalableBloomFilter
 
     out: dict[str, Any] = {"bloom": BloomFilter, "counting": CountingBloomFilter, "foldable": FoldableBloomFilter,
                            "scalable": ScalableBloomFilter, "pbf": ParallelBloomFilter}
     try:
-        from .splitblock import SplitBlockBloomFilter  # type: ignore[import-not-found, unused-ignore]
+        from ..splitblock import SplitBlockBloomFilter  # type: ignore[import-not-found, unused-ignore]
     except ModuleNotFoundError:  # pragma: no cover - before the split-block module lands
         pass
     else:
