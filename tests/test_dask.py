@@ -54,7 +54,7 @@ KIND_CLASSES = {"bloom": BloomFilter, "counting": CountingBloomFilter, "foldable
 def client():
     """A LocalCluster of two worker processes, started once for the whole run."""
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=40)
+                                       dashboard_address=":0", silence_logs=40)
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -221,6 +221,9 @@ def test_a_template_builds_any_mergeable_structure(client):
     sized = BloomFilter(num_bits=1 << 15, num_hashes=5, seed=2)
     got = bloom_filter(db.from_sequence(KEYS, npartitions=3), like=sized)
     assert got.to_bytes() == _local_keys(KEYS, sized).to_bytes() and len(sized) == 0
+    growing = ScalableBloomFilter(500, 0.01, seed=3)  # sequential: partitions added in order
+    got = bloom_filter(db.from_sequence(KEYS, npartitions=4), like=growing)
+    assert got.to_bytes() == _local_keys(KEYS, growing).to_bytes() and got.num_slices > 1
     unfitted = MLBF(8, w=1.0, num_bits=1 << 16, verify_bits=1 << 14, seed=4)  # fitted per partition
     with pytest.raises(IncompatibleFiltersError):
         bloom_filter(da.from_array(X, chunks=(700, 8)), like=unfitted)
@@ -356,6 +359,29 @@ def test_lookup_table_routes_by_hash_and_keeps_the_protocol(client):
     t.set("new-key", 9)
     t.update({"k-upd-1": 3, "k-upd-2": 4})
     assert (t["new-key"], t.get("k-upd-1"), t.get("k-upd-2")) == (9, 3, 4) and len(t) == len(frame) + 3
+
+
+def test_mixed_type_keys_need_dask_to_keep_them(client):
+    """dask turns object columns into strings unless told not to (docs/scale-out.md, Limits);
+    kept as objects, a column of ints and strs gives the local table, through the tasks shuffle."""
+    keys = pd.Series([i if i % 2 else f"s{i}" for i in range(600)], dtype=object)
+    vals = pd.Series(np.arange(600) % 100 + 1)
+    want = ShardedLookupTable.build(keys, vals, num_shards=3, value_bits=8, fpr=2**-10)
+    with dask.config.set({"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks"}):
+        d = dd.from_pandas(pd.DataFrame({"k": keys, "v": vals}), npartitions=4)
+        got = lookup_table(d["k"], d["v"], 8, 2**-10, num_shards=3)
+        assert bloom_filter(d["k"], 600).to_bytes() == _local_keys(keys, BloomFilter.for_requirements(600, 0.01)).to_bytes()
+    assert got.to_bytes() == want.to_bytes() and got.key_types == ("int", "str")
+
+
+def test_semi_join_straight_from_parquet(client, tmp_path):
+    left, right = _frames()
+    pq.write_table(pa.Table.from_pandas(left.reset_index(drop=True)), tmp_path / "left.parquet", row_group_size=2500)
+    pq.write_table(pa.Table.from_pandas(right), tmp_path / "right.parquet")
+    L, R = dd.read_parquet(tmp_path / "left.parquet"), dd.read_parquet(tmp_path / "right.parquet")
+    got = semi_join(L, R, "id", exact=True).compute()
+    wanted = set(right["id"].dropna())
+    assert sorted(got["x"]) == sorted(int(x) for k, x in zip(left["id"], left["x"], strict=True) if k in wanted)
 
 
 def test_sharded_files_one_container_or_a_directory(tmp_path):

@@ -316,6 +316,7 @@ def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, li
     parts = _partitions(column, "column", owner)
     delayed = _dask().delayed
     spec: Any
+    cls: Any
     if like is not None:
         if not isinstance(like, Persistable) or not all(callable(getattr(like, a, None)) for a in _MERGEABLE):
             raise InvalidParameterError(
@@ -329,7 +330,8 @@ def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, li
             raise InvalidParameterError(
                 f"The 'like' parameter of {owner} must be empty (every partition adds into a copy of it). "
                 f"Got a {type(like).__name__} of {len(like)} keys instead.")  # type: ignore[arg-type]
-        spec, in_order = _shared(like), False
+        cls = type(like)
+        spec, in_order = _shared(like), cls is _kind_classes()["scalable"]
     else:
         name = Options(*KINDS)(kind, "kind", owner)
         rate = FPR(fpr, "fpr", owner)
@@ -347,12 +349,15 @@ def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, li
         else:
             cap = CAPACITY(capacity, "capacity", owner)
         spec, in_order = _Spec(name, cap, rate, sd, attributes), name == "scalable"
+        cls = _kind_classes().get(name)
     if in_order:  # a key enters a slice only if the slices before it do not report it: in order
         f = delayed(_new, pure=True)(spec)
         for i, part in enumerate(parts):
             f = delayed(_chain_step, pure=True)(f, part, i)
         return f
-    chains = None if isinstance(spec, _Spec) and spec.kind == "pbf" else _chains(column)
+    # a PBF union keeps counter maxima: sums within chains and maxima across them would depend
+    # on where the partitions are, so PBFs always merge partition filters in the tree
+    chains = None if cls is _kind_classes()["pbf"] else _chains(column)
     if chains is None:  # every partition's filter, merged in a tree
         return _tree([delayed(_leaf, pure=True)(spec, part, i) for i, part in enumerate(parts)], _union, every)
     ends = []
