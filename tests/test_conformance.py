@@ -28,14 +28,6 @@ GOLDEN = Path(__file__).parent / "golden"
 STRUCTURES = registered_structures()
 TAGS = sorted(STRUCTURES)
 
-# structures whose module has not yet been moved onto the declarative specs (issue 11): their
-# spec test is expected to fail; remove a tag here when its module declares _PARAMS / _ARRAYS
-PENDING_SPECS: set[str] = {
-    "ranges.RangeBloomFilter",
-
-    "ranges.ProfileIndex",
-
-}
 
 
 # structures added in format 2: there is no format-1 file of them
@@ -58,8 +50,6 @@ def test_every_registered_structure_has_an_example():
 
 @pytest.mark.parametrize("tag", TAGS)
 def test_declares_parameter_and_array_specs(tag):
-    if tag in PENDING_SPECS:
-        pytest.xfail("specs not declared yet")
     cls = STRUCTURES[tag]
     assert cls._PARAMS is not None and cls._ARRAYS is not None
     params, arrays = EXAMPLES[tag].make()._to_state()

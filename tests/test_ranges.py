@@ -11,7 +11,7 @@ from _damage import assert_damage_detected
 
 import bloomkit
 from bloomkit.errors import FormatError, IncompatibleFiltersError, InvalidParameterError
-from bloomkit.experiments.ranges import TABLE1  # doc 000, Table 1
+from bloomkit.experiments.ranges import TABLE1, random_attribute_set  # doc 000, Tables 1 and 4
 from bloomkit.ranges import (
     Decimal,
     Integer,
@@ -28,6 +28,7 @@ from bloomkit.ranges import (
 )
 from bloomkit.ranges import model as M
 from bloomkit.ranges._keys import sha512_positions
+from bloomkit.ranges.records import record_batch
 from bloomkit.ranges.simulate import simulate
 
 TABLE2_FT = {11: 5.818e-3, 12: 5.652e-3, 13: 5.602e-3, 14: 5.549e-3, 15: 5.496e-3, 16: 5.503e-3, 17: 5.589e-3, 18: 5.727e-3}
@@ -38,6 +39,11 @@ def schema() -> Schema:
     return Schema([
         Text("Name"), Integer("Age", 0, 120), Integer("Year", 1900, 2100), Decimal("Latitude", -90, 90, 4),
     ])
+
+
+def _pos(bf: RangeBloomFilter, name: str, value: object) -> np.ndarray:
+    """Every position inserting ``{name: value}`` sets (repeats kept)."""
+    return bf.layout.positions(record_batch(bf.schema, [{name: value}], "test"))[0]
 
 
 def make(config: RangeConfig | None = None, m: int = 1024, **kw: object) -> RangeBloomFilter:
@@ -126,7 +132,7 @@ def test_positions_follow_figures(k: int, d: int, s: int) -> None:
     sch = Schema([Integer("Age", 0, 120)])
     bf = RangeBloomFilter(sch, 4096, RangeConfig(k, {"Age": (d, s)}), hash="sha512")
     x = 7
-    got = set(bf._value_positions("Age", x)[0].tolist())
+    got = set(_pos(bf, "Age", x).tolist())
     # Figure 3/4: s positions of group g, then of g+1, ... until k positions
     g = x // d
     want: list[int] = []
@@ -137,14 +143,14 @@ def test_positions_follow_figures(k: int, d: int, s: int) -> None:
         j += 1
     assert got == set(want)
     # a range sets the union of its values' positions
-    rng_pos = set(bf._value_positions("Age", (3, 17))[0].tolist())
+    rng_pos = set(_pos(bf, "Age", (3, 17)).tolist())
     union: set[int] = set()
     for v in range(3, 18):
-        union |= set(bf._value_positions("Age", v)[0].tolist())
+        union |= set(_pos(bf, "Age", v).tolist())
     assert rng_pos == union
     # hashed positions of a range covering G groups: (G - 1) s + k (Eq. 11 for aligned ranges)
     ngroups = 4
-    count = len(bf._value_positions("Age", (0, ngroups * d - 1))[0])
+    count = len(_pos(bf, "Age", (0, ngroups * d - 1)))
     assert count == (ngroups - 1) * s + k
     if d == 1:
         assert count == M.go(ngroups, d, s, k)
@@ -153,10 +159,10 @@ def test_positions_follow_figures(k: int, d: int, s: int) -> None:
 def test_figure2_grouping_same_key() -> None:
     sch = Schema([Integer("Age", 0, 120)])
     bf = RangeBloomFilter(sch, 512, RangeConfig(5, {"Age": (5, 5)}), hash="sha512")
-    p0 = bf._value_positions("Age", 0)[0]
+    p0 = _pos(bf, "Age", 0)
     for v in range(1, 5):
-        assert np.array_equal(np.sort(bf._value_positions("Age", v)[0]), np.sort(p0))
-    assert not np.array_equal(np.sort(bf._value_positions("Age", 5)[0]), np.sort(p0))
+        assert np.array_equal(np.sort(_pos(bf, "Age", v)), np.sort(p0))
+    assert not np.array_equal(np.sort(_pos(bf, "Age", 5)), np.sort(p0))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,7 +185,7 @@ def test_insert_and_queries_no_false_negatives() -> None:
     assert bf.matches({"Name": "Ada", "Age": (21, 28), "Latitude": 25.01})
     assert bf.matches(bf.query_filter({"Year": 1995}))
     # far outside values are (almost surely) absent; predicted rates are tiny here
-    assert bf.predicted_fpr()["total"] < 0.05
+    assert bf.predicted_fpr() < 0.05
     with pytest.raises(InvalidParameterError):
         bf.might_contain("Age", (1, 2))
     with pytest.raises(InvalidParameterError):
@@ -247,15 +253,42 @@ def test_union_copy_equality_and_incompatible() -> None:
 
 
 def test_predicted_fpr_uses_eq14() -> None:
+    bf = RangeBloomFilter(Schema([Integer("Age", 0, 120), Text("Name")]), 512, RangeConfig(10, {"Age": (1, 2)}))
+    bf.insert({"Age": (30, 49)})
+    pred = bf.attribute_fprs(fill="expected")
+    assert pred["Age"] == pytest.approx(M.f_go(121, 20, 1, 2, 10, 512), rel=1e-12)
+    assert set(pred) == {"Age", "Name"}
+    total = bf.predicted_fpr(fill="expected")
+    assert type(total) is not dict and isinstance(total, float)
+    assert total == pytest.approx(pred["Age"] + pred["Name"])
+    assert bf.predicted_fpr(fill="expected", attributes=["Age"]) == pytest.approx(pred["Age"])
+    obs = bf.attribute_fprs()
+    assert obs["Age"] == pytest.approx(M.f_go_fill(121, 20, 1, 2, 10, bf.fill_ratio()))
+    assert bf.predicted_fpr() == pytest.approx(sum(obs.values()))
+    for bad in ({"fill": "bogus"}, {"attributes": ["Nope"]}):
+        with pytest.raises(InvalidParameterError):
+            bf.predicted_fpr(**bad)
+    with pytest.raises(InvalidParameterError):
+        bf.attribute_fprs(fill="bogus")
+
+
+def test_predicted_fpr_old_dict_interface_warns() -> None:
+    """predicted_fpr() returned a dict before: it still answers [name], ["total"] and .items()
+    for one release, with a DeprecationWarning; a positional fill too."""
     bf = RangeBloomFilter(Schema([Integer("Age", 0, 120)]), 512, RangeConfig(10, {"Age": (1, 2)}))
     bf.insert({"Age": (30, 49)})
-    pred = bf.predicted_fpr(fill="expected")
-    assert pred["Age"] == pytest.approx(M.f_go(121, 20, 1, 2, 10, 512), rel=1e-12)
-    assert pred["total"] == pytest.approx(pred["Age"])
-    obs = bf.predicted_fpr()
-    assert obs["Age"] == pytest.approx(M.f_go_fill(121, 20, 1, 2, 10, bf.fill_ratio()))
-    with pytest.raises(InvalidParameterError):
-        bf.predicted_fpr(fill="bogus")
+    rates = bf.predicted_fpr()
+    with pytest.warns(DeprecationWarning, match="attribute_fprs"):
+        assert rates["total"] == pytest.approx(float(rates))
+    with pytest.warns(DeprecationWarning):
+        assert rates["Age"] == pytest.approx(bf.attribute_fprs()["Age"])
+    with pytest.warns(DeprecationWarning):
+        assert dict(rates.items()) == {"Age": rates._rates["Age"], "total": float(rates)}
+    with pytest.warns(DeprecationWarning):
+        assert set(rates.keys()) == {"Age", "total"} and len(list(rates.values())) == 2
+    with pytest.warns(DeprecationWarning, match="by position"):
+        assert bf.predicted_fpr("expected") == pytest.approx(bf.predicted_fpr(fill="expected"))
+    assert pickle.loads(pickle.dumps(rates)) == float(rates)
 
 
 def test_random_operation_sequence_keeps_invariants() -> None:
@@ -523,19 +556,12 @@ def test_experiments_tables_2_3_and_fig13() -> None:
     assert by["grouping: largest n with fpr <= 2^-10"].measured == 240
 
 
-def _random_set(rng: np.random.Generator) -> list[tuple[str, int, int]]:
-    R = rng.integers(100, 1_000_001, 10)
-    u = rng.uniform(0.001, 0.1, 10)
-    n = np.clip(np.round(u * R), 1, R - 1).astype(int)
-    return [(f"A{i}", int(R[i]), int(n[i])) for i in range(10)]
-
-
 @pytest.mark.slow
 def test_two_phase_within_2_percent_of_reference_on_random_10_attribute_sets() -> None:
     rng = np.random.default_rng(2026)
     gaps = []
     for _ in range(15):
-        attrs = _random_set(rng)
+        attrs = random_attribute_set(rng)
         h = optimize_multi(attrs, 512)  # unit steps, as in Figure 7
         g = optimize_multi_grid(attrs, 512)
         gaps.append(h.total_fpr / g.total_fpr - 1)
@@ -547,7 +573,7 @@ def test_table4_shape() -> None:
     from collections import Counter
 
     rng = np.random.default_rng(99)
-    sets = [_random_set(rng) for _ in range(150)]
+    sets = [random_attribute_set(rng) for _ in range(150)]
     report = Counter()
     errata = Counter()
     for attrs in sets:
@@ -579,3 +605,371 @@ def test_golden_positions() -> None:
         dig = hashlib.sha512(key.encode()).digest()
         expect |= {int.from_bytes(dig[2 * i : 2 * i + 2], "big") % 64 for i in range(count)}
     assert sorted(expect) == golden["sha512"]
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 11: one contract (strict nested parameters, the same constraints for files and constructors)
+
+
+def _schema_list() -> list[dict[str, object]]:
+    return schema().to_list()
+
+
+@pytest.mark.parametrize(("where", "value"), [
+    (None, "not a list"),
+    (None, []),
+    (None, [{"type": "text", "name": "a"}] * 1025),  # too many attributes
+    (0, "text"),  # not a dict
+    (0, {"type": "text"}),  # missing name
+    (0, {"type": "text", "name": "x", "extra": 1}),  # unknown key
+    (0, {"type": "blob", "name": "x"}),
+    (0, {"type": 5, "name": "x"}),
+    (0, {"type": "text", "name": "a:b"}),
+    (0, {"type": "text", "name": ""}),
+    (0, {"type": "text", "name": "y" * 300}),
+    (0, {"type": "text", "name": 7}),
+    (1, {"type": "integer", "name": "Age", "lo": "0", "hi": 120}),  # wrong type
+    (1, {"type": "integer", "name": "Age", "lo": 0.5, "hi": 120}),
+    (1, {"type": "integer", "name": "Age", "lo": True, "hi": 120}),
+    (1, {"type": "integer", "name": "Age", "lo": 0, "hi": 2**60}),  # huge
+    (1, {"type": "integer", "name": "Age", "lo": 50, "hi": 10}),  # reversed bounds
+    (1, {"type": "integer", "name": "Age", "lo": 0}),  # missing hi
+    (3, {"type": "decimal", "name": "Latitude", "lo": float("nan"), "hi": 90, "places": 4}),
+    (3, {"type": "decimal", "name": "Latitude", "lo": -90, "hi": float("inf"), "places": 4}),
+    (3, {"type": "decimal", "name": "Latitude", "lo": -90, "hi": 90, "places": 13}),
+    (3, {"type": "decimal", "name": "Latitude", "lo": -90, "hi": 90, "places": None}),
+    (3, {"type": "decimal", "name": "Latitude", "lo": -9e12, "hi": 90, "places": 4}),  # scaled beyond 2**52
+    (3, {"type": "decimal", "name": "Latitude", "lo": 90, "hi": -90, "places": 4}),
+    (3, {"type": "decimal", "name": "Latitude", "lo": -90, "hi": 90}),  # missing places
+    (2, {"type": "integer", "name": "Age", "lo": 0, "hi": 9}),  # duplicate name
+])
+def test_schema_from_list_is_strict(where, value) -> None:
+    items = value if where is None else [*_schema_list()[:where], value, *_schema_list()[where + 1:]]
+    with pytest.raises(InvalidParameterError, match="schema|Schema|Integer|Decimal|Text"):
+        Schema.from_list(items)
+    with pytest.raises(InvalidParameterError):  # the constructor takes the same description
+        RangeBloomFilter(items, 256, 4)  # type: ignore[arg-type]
+
+
+def test_schema_round_trips_and_constructors_take_descriptions() -> None:
+    assert Schema.from_list(_schema_list()) == schema()
+    assert Schema.coerce(schema()) is not None
+    bf = RangeBloomFilter(_schema_list(), 256, {"num_hashes": 4, "attributes": {"Age": [1, 2, None]}})  # type: ignore[arg-type]
+    assert bf.schema == schema() and bf.config == RangeConfig(4, {"Age": (1, 2)})
+
+
+@pytest.mark.parametrize("value", [
+    "x", 5.5, None, {"num_hashes": 4}, {"attributes": {}}, {"num_hashes": 4, "attributes": {}, "x": 1},
+    {"num_hashes": True, "attributes": {}}, {"num_hashes": 2000, "attributes": {}},
+    {"num_hashes": float("nan"), "attributes": {}}, {"num_hashes": 4, "attributes": []},
+    {"num_hashes": 4, "attributes": {"Age": [1, 2]}}, {"num_hashes": 4, "attributes": {"Age": [0, 2, None]}},
+    {"num_hashes": 4, "attributes": {"Age": [1, 5, None]}}, {"num_hashes": 4, "attributes": {"Age": [1, 2, 0]}},
+    {"num_hashes": 4, "attributes": {"Age": [2**60, 1, None]}}, {"num_hashes": 4, "attributes": {"Age": "x"}},
+    {"num_hashes": 4, "attributes": {"Age": [1, "2", None]}},
+])
+def test_config_from_dict_is_strict(value) -> None:
+    with pytest.raises(InvalidParameterError):
+        RangeConfig.coerce(value)
+    with pytest.raises(InvalidParameterError):
+        RangeBloomFilter(schema(), 256, value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kw", [
+    {"num_bits": True}, {"num_bits": 0}, {"num_bits": 2**41}, {"num_bits": 1.5}, {"hash": "md5"},
+    {"seed": -1}, {"seed": 2**64}, {"seed": "1"}, {"config": True}, {"config": 0}, {"config": RangeConfig(4, {"Nope": (1, 1)})},
+])
+def test_constructor_uses_the_file_constraints(kw) -> None:
+    args = {"num_bits": 256, "config": 4, **kw}
+    with pytest.raises(InvalidParameterError):
+        RangeBloomFilter(schema(), args.pop("num_bits"), args.pop("config"), **args)
+
+
+def test_declared_specs_and_hash_ids() -> None:
+    from bloomkit.ranges import ProfileIndex
+    from bloomkit.ranges._keys import HASH_NAMES
+
+    for cls in (RangeBloomFilter, ProfileIndex):
+        assert cls._HASH_IDS == tuple(HASH_NAMES) == (1, 2)
+        assert {"schema", "config", "num_bits", "inserted"} <= set(cls._PARAMS)
+
+
+def test_forged_file_with_valid_crc_and_huge_declared_size_is_refused_before_allocating() -> None:
+    from bloomkit._format import pack
+
+    bf = make()
+    params, arrays = bf._to_state()
+    for m in (2**40, 2**33):
+        with pytest.raises(FormatError, match="words"):
+            RangeBloomFilter.from_bytes(pack(bf._STRUCTURE, dict(params, num_bits=m), arrays, hash_id=1, seed=0))
+    with pytest.raises(FormatError):  # sha512 with a seed: the constructor's rule, in the file
+        RangeBloomFilter.from_bytes(pack(bf._STRUCTURE, params, arrays, hash_id=2, seed=5))
+    with pytest.raises(FormatError, match="inserted"):
+        RangeBloomFilter.from_bytes(pack(bf._STRUCTURE, dict(params, inserted={"Age": [1.0, 1e300]}), arrays,
+                                         hash_id=1, seed=0))
+    with pytest.raises(FormatError):
+        RangeBloomFilter.from_bytes(pack(bf._STRUCTURE, dict(params, count=-1), arrays, hash_id=1, seed=0))
+
+
+def test_format_1_file_gets_a_record_count() -> None:
+    from pathlib import Path
+
+    old = bloomkit.load(Path(__file__).parent / "golden" / "v1" / "ranges.RangeBloomFilter.bkf")
+    assert len(old) == 1 and old.might_cover("Age", 20, 29)
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 12: the protocol, sizing, bulk input
+
+
+def test_protocol_surface() -> None:
+    import json
+
+    from bloomkit._protocols import Structure
+
+    bf = make()
+    bf.insert_many([{"Name": "a", "Age": (1, 5)}, {"Name": "b", "Latitude": 25.5}, {}])
+    assert isinstance(bf, Structure) and RangeBloomFilter.exact_len is True
+    assert len(bf) == 3 and bf.size_in_bits == 1024 and isinstance(bf.size_in_bits, int)
+    info = bf.info()
+    json.dumps(info)
+    assert info["structure"] == "ranges.RangeBloomFilter" and info["count"] == 3
+    assert info["predicted_fpr"] == pytest.approx(bf.predicted_fpr())
+    assert info["attribute_fprs"] == bf.attribute_fprs() and info["schema"] == bf.schema.to_list()
+    c = bf.copy()
+    c.insert({"Name": "zz"})
+    assert len(c) == 4 and len(bf) == 3 and c.to_bytes() != bf.to_bytes()
+    c.clear()
+    c._check()
+    assert len(c) == 0 and c.bits.popcount() == 0 and c.predicted_fpr() == 0.0 and c == make()
+    u = bf | bf.copy()
+    assert len(u) == 6
+    with pytest.raises(TypeError):
+        RangeBloomFilter(schema(), 256, 4, "xxh64")  # type: ignore[misc]  # hash and seed are keyword-only
+
+
+def test_for_requirements_runs_the_two_phase_optimizer(monkeypatch) -> None:
+    sch = Schema([Text(n) for n, *_ in TABLE1[:5]] + [
+        Integer("Age", 1, 120), Integer("Year", 1900, 2100), Integer("Income", 0, 5000),
+        Decimal("Longitude", -180, 180, 4), Decimal("Latitude", -90, 90, 4)])
+    sizes = {n: size for n, scope, size in TABLE1 if scope is not None}
+    bf = RangeBloomFilter.for_requirements(sch, sizes, num_bits=512)
+    assert bf.num_bits == 512 and bf.config.num_hashes == 15  # Table 2's optimum
+    assert (bf.config["Income"].group_size, bf.config["Income"].positions) == (5, 1)
+    d = bloomkit.ranges.design(sch, sizes, num_bits=512)
+    assert d.predicted_fpr == pytest.approx(5.496e-3, abs=6e-7) and d.config == bf.config
+    small = bloomkit.ranges.design(Schema([Text("Name"), Integer("Age", 1, 120)]), {"Age": 10}, fpr=0.01)
+    below = bloomkit.ranges.design(Schema([Text("Name"), Integer("Age", 1, 120)]), {"Age": 10}, num_bits=small.num_bits - 1)
+    assert small.predicted_fpr <= 0.01 < below.predicted_fpr
+    idx = bloomkit.ranges.ProfileIndex.for_requirements(sch, sizes, fpr=0.01, store_records=True)
+    assert idx.store_records and bloomkit.ranges.design(sch, sizes, num_bits=idx.num_bits).predicted_fpr <= 0.01
+    for kw in ({}, {"num_bits": 512, "fpr": 0.01}, {"num_bits": 1}, {"fpr": 0.0}, {"fpr": "0.1"}):
+        with pytest.raises(InvalidParameterError):
+            bloomkit.ranges.design(sch, sizes, **kw)  # type: ignore[arg-type]
+    monkeypatch.setattr(bloomkit.ranges.config, "MAX_DESIGN_BITS", 256)
+    with pytest.raises(InvalidParameterError, match="reachable"):
+        bloomkit.ranges.design(sch, sizes, fpr=1e-6)
+    for bad in ({"Nope": 3}, {"First Name": 3}, {"Age": 120}, {"Age": 0}, {"Age": 2.5}, [("Age", 3)]):
+        with pytest.raises(InvalidParameterError):
+            RangeBloomFilter.for_requirements(sch, bad, num_bits=512)  # type: ignore[arg-type]
+
+
+def _ages(rng: np.random.Generator, n: int) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for i in range(n):
+        a = int(rng.integers(0, 100))
+        rec: dict[str, object] = {"Name": f"n{i % 37}", "Age": (a, a + int(rng.integers(0, 15))),
+                                  "Latitude": round(float(rng.uniform(-80, 80)), 4)}
+        if i % 5 == 0:
+            del rec["Name"]
+        out.append(rec)
+    return out
+
+
+def test_insert_many_equals_a_loop_of_insert_and_loses_nothing() -> None:
+    recs = _ages(np.random.default_rng(4), 500)
+    a, b = make(m=8192), make(m=8192)
+    for r in recs:
+        a.insert(r)
+    b.insert_many(recs)
+    b._check()
+    assert a == b and len(a) == len(b) == 500
+    assert b.predicted_fpr() == pytest.approx(a.predicted_fpr(), rel=1e-9)
+    assert b.expected_hashed_positions == pytest.approx(a.expected_hashed_positions, rel=1e-12)
+    for r in recs:  # no false negatives
+        assert b.matches(r) and b.might_cover("Age", *r["Age"])  # type: ignore[misc]
+
+
+def test_insert_many_large_batch_is_hashed_in_parts(monkeypatch) -> None:
+    import bloomkit.ranges.filter as F
+
+    recs = _ages(np.random.default_rng(5), 300)
+    whole = make(m=4096)
+    whole.insert_many(recs)
+    monkeypatch.setattr(F, "CHUNK", 7)
+    parts = make(m=4096)
+    parts.insert_many(recs)
+    assert parts == whole and len(parts) == 300
+
+
+def test_sha512_insert_many_equals_insert() -> None:
+    recs = _ages(np.random.default_rng(6), 60)
+    a, b = make(m=2048, hash="sha512"), make(m=2048, hash="sha512")
+    for r in recs:
+        a.insert(r)
+    b.insert_many(recs)
+    assert a == b
+
+
+def test_numeric_keys_hash_like_their_strings() -> None:
+    """The string-free key hashing equals hashing the str keys "name:value"."""
+    from bloomkit._hashing import TAG_STR, hash_many, tag_seed
+    from bloomkit.ranges import _kernels as K
+
+    vals = np.array([0, 1, -1, 9, 10, 99, 100, -100, 4503599627370496, -4503599627370496, 123456789], dtype=np.int64)
+    for name, seed in (("Age", 0), ("Längengrad", 12345), ("x y", 2**64 - 1)):
+        prefix = np.frombuffer((name + ":").encode(), np.uint8)
+        got = K.int_key_hashes(prefix, vals, np.uint64(tag_seed(seed, TAG_STR)), K.DIGIT_PAIRS)
+        assert np.array_equal(got, hash_many([f"{name}:{v}" for v in vals.tolist()], seed))
+
+
+def test_vectorised_decimal_scaling_equals_the_one_value_rule() -> None:
+    rng = np.random.default_rng(8)
+    lat = Decimal("L", -1000, 1000, 4)
+    x = np.concatenate([rng.uniform(-999, 999, 20000), np.round(rng.uniform(-999, 999, 20000), 4) + 0.00005,
+                        np.round(rng.uniform(-999, 999, 20000), 5), np.arange(-50, 50) / 2e4, [1.0005, -1.0005, 2.5e-5]])
+    a, b = lat.intervals(x, lambda i: f"row {i}")
+    want = np.array([lat.scale(float(v)) for v in x])
+    assert np.array_equal(a, want) and np.array_equal(b, want)
+    ints = Integer("I", -10, 10)
+    assert ints.intervals([(-10, 3)] * 20, lambda i: "x")[1].tolist() == [3] * 20
+
+
+DF_ROWS = 600
+
+
+def _frame(rng: np.random.Generator) -> tuple[object, list[dict[str, object]]]:
+    import pandas as pd
+
+    names = np.array([f"n{i % 41}é" if i % 3 else f"n{i % 41}" for i in range(DF_ROWS)])
+    age = rng.integers(0, 100, DF_ROWS)
+    span = rng.integers(0, 12, DF_ROWS)
+    lat = np.round(rng.uniform(-80, 80, DF_ROWS), 4)
+    year = rng.integers(1900, 2100, DF_ROWS)
+    df = pd.DataFrame({"Latitude": lat, "Year.hi": year, "Name": names, "Age.hi": age + span, "Year.lo": year,
+                       "Age.lo": age})
+    df.index = rng.permutation(DF_ROWS) * 3  # shuffled labels: read by position, never by label
+    recs = [{"Name": str(names[i]), "Age": (int(age[i]), int(age[i] + span[i])), "Year": (int(year[i]), int(year[i])),
+             "Latitude": float(lat[i])} for i in range(DF_ROWS)]
+    return df, recs
+
+
+def test_dataframe_pyarrow_and_mapping_give_the_answers_of_the_records() -> None:
+    """Real-data workflow: a shuffled-index DataFrame with reordered columns, its pyarrow
+    table, a polars frame and a mapping of columns insert exactly the records (same bits), and
+    every record is found; absent values are answered like the filter of the records."""
+    import polars as pl
+    import pyarrow as pa
+
+    df, recs = _frame(np.random.default_rng(9))
+    ref = make(m=16384)
+    ref.insert_many(recs)
+    inputs = {
+        "pandas": df, "pandas reordered": df[list(reversed(df.columns))],
+        "pyarrow": pa.Table.from_pandas(df, preserve_index=False),
+        "polars": pl.from_pandas(df.reset_index(drop=True)),
+        "mapping": {c: df[c].to_numpy() for c in df.columns},
+        "numpy structured": df.reset_index(drop=True).to_records(index=False),
+    }
+    for kind, data in inputs.items():
+        bf = make(m=16384)
+        bf.insert_many(data)
+        assert bf == ref and len(bf) == DF_ROWS, kind
+    for r in recs:
+        assert ref.matches(r)
+    # a column of (lo, hi) pairs (Python objects) is the same as the two columns
+    import pandas as pd
+
+    pairs = pd.DataFrame({"Name": df["Name"], "Age": list(zip(df["Age.lo"], df["Age.hi"], strict=True)),
+                          "Year": df["Year.lo"], "Latitude": df["Latitude"]})
+    bf = make(m=16384)
+    bf.insert_many(pairs)
+    assert bf == ref
+
+
+def test_table_attributes_subset_and_bad_tables() -> None:
+    import pandas as pd
+
+    df, recs = _frame(np.random.default_rng(10))
+    sub = make(m=16384)
+    sub.insert_many(df[["Age.lo", "Age.hi", "Name"]], attributes=["Name", "Age"])
+    ref = make(m=16384)
+    ref.insert_many([{"Name": r["Name"], "Age": r["Age"]} for r in recs])
+    assert sub == ref
+    bf = make()
+    bad = {
+        "has no column 'Year'": df.drop(columns=["Year.lo", "Year.hi"]),  # missing attribute, by name
+        "has no column 'Age.hi'": df.drop(columns=["Age.hi"]),
+        "no column 'Latitude'": df.rename(columns={"Latitude": "age"}),  # extra / misspelt column
+        "has a column 'Extra'": df.assign(Extra=1),
+        "null": df.assign(Latitude=df["Latitude"].where(df.index != df.index[7])),
+        "record 3 of RangeBloomFilter.insert_many": df.assign(**{"Age.hi": np.where(np.arange(DF_ROWS) == 3, -1, df["Age.hi"])}),
+        "within the scope": df.assign(**{"Age.hi": df["Age.hi"] + 200}),
+        "an integer": df.assign(**{"Year.lo": df["Year.lo"].astype(float)}),
+        "Text attribute": df.assign(Name=np.arange(DF_ROWS)),
+        "finite": df.assign(Latitude=np.where(np.arange(DF_ROWS) == 5, np.inf, df["Latitude"])),
+    }
+    for msg, table in bad.items():
+        with pytest.raises(InvalidParameterError, match=msg.replace("(", r"\(")):
+            bf.insert_many(table)
+        assert bf.bits.popcount() == 0 and len(bf) == 0  # nothing inserted
+    with pytest.raises(InvalidParameterError, match="applies to tables"):
+        bf.insert_many(recs, attributes=["Age"])
+    with pytest.raises(InvalidParameterError):
+        bf.insert_many(df, attributes=["Nope"])
+    with pytest.raises(InvalidParameterError):
+        bf.insert_many(df, attributes="Name")
+    with pytest.raises(InvalidParameterError, match="one record"):
+        bf.insert_many({"Name": "x", "Age": 3})  # one record given where a table was expected
+    with pytest.raises(InvalidParameterError, match="record 2"):
+        bf.insert_many([{"Age": 1}, {"Age": 2}, {"Age": "3"}])
+    with pytest.raises(InvalidParameterError, match="record 1"):
+        bf.insert_many([{"Age": 1}, {"Nope": 2}])
+    with pytest.raises(InvalidParameterError, match="mappings"):
+        bf.insert_many([{"Age": 1}, ("Age", 2)])
+    with pytest.raises(InvalidParameterError):
+        bf.insert_many("Age")
+    with pytest.raises(InvalidParameterError, match="surrogate"):
+        bf.insert_many([{"Name": "ok"}] * 20 + [{"Name": "bad\ud800"}])
+    with pytest.raises(InvalidParameterError, match="two columns of numbers"):
+        bf.insert_many(pd.DataFrame({"Age.lo": [(1, 2)], "Age.hi": [(3, 4)]}), attributes=["Age"])
+    bf.insert_many([])
+    bf.insert_many(df.iloc[:0])
+    assert len(bf) == 0 and bf.bits.popcount() == 0
+
+
+def test_doctests_of_the_ranges_modules() -> None:
+    import doctest
+    import importlib
+
+    for name in ("config", "filter", "index", "layout", "model", "optimize", "schema", "_keys"):
+        mod = importlib.import_module(f"bloomkit.ranges.{name}")
+        res = doctest.testmod(mod)
+        assert res.failed == 0, name
+
+
+def test_docs_worked_example_runs() -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ranges.md").read_text(encoding="utf-8")
+    code = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
+    exec(compile(code, "docs/ranges.md", "exec"), {"__name__": "__docs__"})
+
+
+def test_keys_of_huge_scopes_fit_64_bits() -> None:
+    wide = Schema([Integer("X", -(2**52), 2**52)])
+    with pytest.raises(InvalidParameterError, match="64 bits"):
+        RangeBloomFilter(wide, 256, RangeConfig(1024, {"X": (2**53, 1)}))
+    bf = RangeBloomFilter(wide, 256, RangeConfig(8, {"X": (2**40, 1)}))
+    bf.insert_many([{"X": (-(2**52), 2**52)}, {"X": 2**52}])
+    assert bf.might_contain("X", 0) and bf.might_cover("X", -(2**52), 2**52)

@@ -183,3 +183,334 @@ def test_inconsistent_index_state_raises_format_error() -> None:
     sl[0, 0] |= np.uint64(1) << np.uint64(40)  # a bit for an inactive slot
     with pytest.raises(FormatError):
         ProfileIndex.from_bytes(pack(tag, params, {"slices": sl, "active": arrays["active"]}, hash_id=1, seed=0))
+
+
+# ---------------------------------------------------------------------------------------------
+# issues 11 / 12: bulk adds, records as arrays, the protocol, hostile files, the service's needs
+
+import json  # noqa: E402
+
+import pandas as pd  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+from bloomkit._format import pack  # noqa: E402
+from bloomkit.ranges import Decimal  # noqa: E402
+
+GEO = Schema([Text("City"), Integer("Age", 0, 120), Decimal("Lat", -90, 90, 4)])
+GEO_CFG = RangeConfig(8, {"Age": (1, 2), "Lat": (20, 1)})
+
+
+def _geo_frame(rng: np.random.Generator, n: int) -> pd.DataFrame:
+    age = rng.integers(0, 110, n)
+    lat = np.round(rng.uniform(-80, 80, n), 4)
+    span = rng.integers(0, 400, n) / 1e4
+    df = pd.DataFrame({"Lat.hi": np.round(lat + span, 4), "City": [f"c{i}" for i in rng.integers(0, 30, n)],
+                       "Age.lo": age, "Lat.lo": lat, "Age.hi": age + rng.integers(0, 10, n)})
+    df.index = rng.permutation(n) + 1000  # shuffled labels
+    return df
+
+
+def _geo_records(df: pd.DataFrame) -> list[dict[str, object]]:
+    return [{"City": c, "Age": (int(a), int(b)), "Lat": (float(x), float(y))}
+            for c, a, b, x, y in zip(df["City"], df["Age.lo"], df["Age.hi"], df["Lat.lo"], df["Lat.hi"], strict=True)]
+
+
+def _brute(recs: list[dict[str, object]], query: dict[str, object], mode: str, live: set[int]) -> set[int]:
+    """The exact answer from the records (Lat compared scaled, as the index does)."""
+    def sc(x: object) -> tuple[int, int]:
+        lo, hi = x if isinstance(x, tuple) else (x, x)
+        return GEO["Lat"].scale(lo), GEO["Lat"].scale(hi)  # type: ignore[attr-defined]
+
+    out = set()
+    for i, r in enumerate(recs):
+        if i not in live:
+            continue
+        ok = True
+        for name, q in query.items():
+            if name == "City":
+                ok &= r["City"] == q
+                continue
+            pa_, pb = sc(r[name]) if name == "Lat" else r[name]  # type: ignore[misc]
+            qa, qb = sc(q) if name == "Lat" else (q if isinstance(q, tuple) else (q, q))  # type: ignore[misc]
+            ok &= (pa_ <= qa and qb <= pb) if mode == "subset" else (pa_ <= qb and qa <= pb)
+        if ok:
+            out.add(i)
+    return out
+
+
+def _queries(rng: np.random.Generator, recs: list[dict[str, object]], count: int) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for _ in range(count):
+        r = recs[int(rng.integers(len(recs)))]
+        a, b = r["Age"]  # type: ignore[misc]
+        x, y = r["Lat"]  # type: ignore[misc]
+        q: dict[str, object] = {"Age": int(rng.integers(a, b + 1))}
+        if rng.random() < 0.5:
+            q["City"] = r["City"]
+        if rng.random() < 0.7:
+            q["Lat"] = (x, round(min(y, x + 0.002), 4))
+        if rng.random() < 0.3:
+            q["Age"] = (max(0, a - 3), min(120, b + 3))
+        out.append(q)
+    return out
+
+
+def test_add_many_from_records_frames_and_tables_equals_add_and_a_brute_force_model() -> None:
+    """Real-data workflow: a shuffled-index DataFrame with reordered columns, its pyarrow table and
+    the list of records give the same index as one add per profile; every search answer equals the
+    brute-force scan of the records (no false negative; no false positive with verify)."""
+    rng = np.random.default_rng(20)
+    df = _geo_frame(rng, 700)
+    recs = _geo_records(df)
+    ref = ProfileIndex(GEO, 256, GEO_CFG, store_records=True, capacity=10)
+    for i in range(3):  # the batch then starts in the middle of a column word
+        assert ref.add(recs[i]) == i
+    assert ref.add_many(recs[3:]).tolist() == list(range(3, 700))
+    for data in (df, df[df.columns[::-1]], pa.Table.from_pandas(df, preserve_index=False), recs):
+        idx = ProfileIndex(GEO, 256, GEO_CFG, store_records=True)
+        ids = idx.add_many(data)
+        idx._check()
+        assert ids.tolist() == list(range(700)) and len(idx) == 700
+        assert np.array_equal(idx._st.slices[:, :11], ref._st.slices[:, :11])
+        assert idx.record(5) == ref.record(5) == {"City": recs[5]["City"], "Age": recs[5]["Age"], "Lat": recs[5]["Lat"]}
+        assert idx.predicted_fpr() == pytest.approx(ref.predicted_fpr(), rel=1e-9)
+    live = set(range(700))
+    for mode in ("subset", "intersect"):
+        for q in _queries(rng, recs, 60):
+            truth = _brute(recs, q, mode, live)
+            assert truth <= set(ref.search(q, mode=mode).tolist()), (q, mode)
+            assert set(ref.search(q, mode=mode, verify=True).tolist()) == truth, (q, mode)
+
+
+def test_remove_save_load_keep_ids_and_answers(tmp_path) -> None:
+    rng = np.random.default_rng(21)
+    recs = _geo_records(_geo_frame(rng, 300))
+    idx = ProfileIndex(GEO, 256, GEO_CFG, store_records=True)
+    idx.add_many(recs)
+    gone = [int(i) for i in rng.choice(300, 40, replace=False)]
+    for i in gone:
+        idx.remove(i)
+    idx._check()
+    live = set(range(300)) - set(gone)
+    path = tmp_path / "idx.bkf"
+    idx.save(path)
+    back = bloomkit.load(path)
+    back._check()
+    assert len(back) == 260 and back.next_id == 300 and back.add(recs[0]) == 300  # ids never reused
+    params, arrays = idx._to_state()
+    assert "records" not in params and len(json.dumps(params)) < 2000  # records are arrays, not JSON
+    assert arrays["rec_present"].shape == (300, 3)
+    raw = idx.to_bytes()
+    for i in gone:  # a removed profile's text is gone from the saved bytes
+        if not any(recs[j]["City"] == recs[i]["City"] for j in live):
+            assert recs[i]["City"].encode() not in raw  # type: ignore[union-attr]
+    for q in _queries(rng, recs, 40):
+        for mode in ("subset", "intersect"):
+            want = _brute(recs, q, mode, live)
+            assert set(idx.search(q, mode=mode, verify=True).tolist()) == want
+            assert set(back.search(q, mode=mode, verify=True).tolist()) == want | ({300} & _brute(recs[:1] * 301, q, mode, {300}))
+    with pytest.raises(InvalidParameterError):
+        back.record(gone[0])
+    assert back.record(int(sorted(live)[0])) == idx.record(int(sorted(live)[0]))
+
+
+def test_protocol_copy_clear_info() -> None:
+    from bloomkit._protocols import Structure
+
+    idx = ProfileIndex(GEO, 128, GEO_CFG, store_records=True)
+    assert idx.predicted_fpr() == pytest.approx(0.0) and idx.fill_ratio() == 0.0
+    idx.add_many(_geo_records(_geo_frame(np.random.default_rng(22), 100)))
+    assert isinstance(idx, Structure) and ProfileIndex.exact_len is True
+    assert idx.size_in_bits == 128 * idx.capacity
+    info = idx.info()
+    json.dumps(info)
+    assert info["count"] == 100 and info["predicted_fpr"] == pytest.approx(idx.predicted_fpr())
+    assert 0 < idx.predicted_fpr(attributes=["Age"]) < idx.predicted_fpr() <= 1.0
+    assert set(idx.attribute_fprs(fill="expected")) == {"City", "Age", "Lat"}
+    assert idx.fill_ratio() == pytest.approx(float(np.mean([idx.get_filter(i).fill_ratio() for i in range(100)])))
+    c = idx.copy()
+    c.remove(0)
+    assert len(c) == 99 and len(idx) == 100 and idx.record(0)
+    c.clear()
+    c._check()
+    assert len(c) == 0 and c.next_id == 0 and c.add({"City": "x"}) == 0
+    with pytest.raises(InvalidParameterError):
+        idx.predicted_fpr(attributes=["Nope"])
+    with pytest.raises(InvalidParameterError):
+        idx.attribute_fprs(fill="bogus")
+
+
+def test_large_batches_are_hashed_in_parts(monkeypatch) -> None:
+    import bloomkit.ranges.index as I
+
+    recs = _geo_records(_geo_frame(np.random.default_rng(23), 500))
+    whole = ProfileIndex(GEO, 256, GEO_CFG, store_records=True)
+    whole.add_many(recs)
+    monkeypatch.setattr(I, "CHUNK", 37)
+    parts = ProfileIndex(GEO, 256, GEO_CFG, store_records=True)
+    parts.add(recs[0])
+    parts.add_many(recs[1:])
+    parts._check()
+    _same_state(parts, whole)
+
+
+def test_sha512_index_add_many_equals_add() -> None:
+    recs = _geo_records(_geo_frame(np.random.default_rng(24), 120))
+    a = ProfileIndex(GEO, 256, GEO_CFG, hash="sha512", store_records=True)
+    b = ProfileIndex(GEO, 256, GEO_CFG, hash="sha512", store_records=True)
+    for r in recs:
+        a.add(r)
+    b.add_many(recs)
+    _same_state(a, b)
+
+
+def _same_state(a: ProfileIndex, b: ProfileIndex) -> None:
+    """Equal arrays and parameters (the float statistics up to rounding: summed in another order)."""
+    (pa_, aa), (pb, ab) = a._to_state(), b._to_state()
+    assert set(aa) == set(ab) and all(np.array_equal(aa[k], ab[k]) for k in aa)
+    ia, ib = pa_.pop("inserted"), pb.pop("inserted")
+    assert pa_ == pb and ia.keys() == ib.keys()
+    for k in ia:
+        assert ia[k] == pytest.approx(ib[k], rel=1e-12)
+
+
+def test_index_bad_input_is_refused_with_nothing_added() -> None:
+    idx = ProfileIndex(GEO, 128, GEO_CFG, store_records=True)
+    df = _geo_frame(np.random.default_rng(25), 50)
+    bad: list[tuple[object, str]] = [
+        ([{"City": "a"}, {"City": "b", "Age": 500}], "record 1 of ProfileIndex.add_many"),
+        (df.drop(columns=["City"]), "no column 'City'"),
+        (df.assign(Lot=1.0), "column 'Lot'"),
+        (df.assign(**{"Lat.lo": df["Lat.hi"] + 0.1}), "not reversed|lo <= hi"),
+        ([{"City": "a", "Age": (5, 1)}], "reversed"),
+        ("City", "records"),
+    ]
+    for data, msg in bad:
+        with pytest.raises(InvalidParameterError, match=msg):
+            idx.add_many(data)
+        assert len(idx) == 0 and idx.next_id == 0 and not idx._st.slices.any()
+    for kw in ({"mode": "bogus"}, {"verify": "yes"}, {"mode": 1}):
+        with pytest.raises(InvalidParameterError):
+            idx.search({"Age": 3}, **kw)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError):
+        idx.search({"Nope": 3})
+    plain = ProfileIndex(GEO, 128, GEO_CFG)
+    with pytest.raises(InvalidParameterError):
+        plain.record(0)
+    for kw2 in ({"store_records": "x"}, {"store_records": 1}, {"capacity": 0}, {"capacity": 2**40}, {"hash": "md5"}):
+        with pytest.raises(InvalidParameterError):
+            ProfileIndex(GEO, 128, GEO_CFG, **kw2)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError):
+        idx.search(RangeBloomFilter(GEO, 128, GEO_CFG), verify=True)
+
+
+def _forge(idx: ProfileIndex, params: dict[str, object] | None = None, **arrays: np.ndarray) -> bytes:
+    p, a = idx._to_state()
+    return pack(idx._STRUCTURE, {**p, **(params or {})}, {**a, **arrays}, hash_id=1, seed=idx.seed)
+
+
+def test_hostile_record_arrays_give_format_error() -> None:
+    idx = ProfileIndex(GEO, 128, GEO_CFG, store_records=True, capacity=64)
+    idx.add_many([{"City": "Hsinchu", "Age": (20, 29), "Lat": 24.8}, {"City": "台北", "Age": 35}, {}])
+    idx.remove(2)
+    _, arrays = idx._to_state()
+    ok = ProfileIndex.from_bytes(_forge(idx))
+    assert ok.record(1) == {"City": "台北", "Age": 35}
+    text = arrays["rec_text"]
+
+    def bump(name: str, row: int, col: int, delta: int) -> np.ndarray:
+        a = arrays[name].copy()
+        a[row, col] += delta
+        return a
+
+    cases = {
+        "outside": {"rec_tlen": bump("rec_tlen", 0, 0, 100)},
+        "outside ": {"rec_tstart": bump("rec_tstart", 1, 0, 2**40)},
+        "UTF-8": {"rec_text": np.full_like(text, 0xFF)},
+        "split": {"rec_tstart": bump("rec_tstart", 1, 0, 1), "rec_tlen": bump("rec_tlen", 1, 0, -1)},  # inside "台"
+        "scope": {"rec_hi": bump("rec_hi", 0, 0, 10**6)},
+        "reversed": {"rec_lo": bump("rec_lo", 0, 0, 50)},
+        "not active": {"rec_present": np.ones_like(arrays["rec_present"])},
+        "not active ": {"rec_lo": bump("rec_lo", 2, 0, 1)},
+        "shape": {"rec_lo": arrays["rec_lo"][:2]},
+    }
+    for msg, bad in cases.items():
+        with pytest.raises(FormatError, match=msg.strip() if msg.strip() != "reversed" else "scope or reversed"):
+            ProfileIndex.from_bytes(_forge(idx, **bad))
+    with pytest.raises(FormatError, match="holds record arrays"):
+        ProfileIndex.from_bytes(_forge(idx, {"store_records": False}))
+    p, a = idx._to_state()
+    del a["rec_text"]
+    with pytest.raises(FormatError, match="rec_text"):
+        ProfileIndex.from_bytes(pack(idx._STRUCTURE, p, a, hash_id=1, seed=0))
+    for params in ({"store_records": "yes"}, {"records": []}, {"inserted": {"City": [1, 2]}}, {"next": 10**9},
+                   {"count": 3}, {"num_bits": 2**40}, {"schema": [{"type": "text", "name": "City"}]}):
+        with pytest.raises(FormatError):
+            ProfileIndex.from_bytes(_forge(idx, params))
+
+
+def test_format_1_index_with_records_loads_as_arrays() -> None:
+    from pathlib import Path
+
+    old = bloomkit.load(Path(__file__).parent / "golden" / "v1" / "ranges.ProfileIndex.bkf")
+    old._check()
+    assert len(old) == 2 and old.store_records
+    assert old.record(0) == {"Name": "ming", "Age": (20, 29), "Lat": (25.0, 25.5)}
+    assert old.search({"Age": 35}, verify=True).tolist() == [1]
+    assert old.attribute_fprs()["Age"] > 0 and old.info()["count"] == 2
+    params, arrays = old._to_state()
+    assert "records" not in params and arrays["rec_present"].shape == (2, 3)
+
+
+def test_concurrent_add_many_remove_and_search() -> None:
+    """Writers (single adds, batches, removes) and searchers at once: no crash, unique ids, and
+    afterwards every live profile is found with verify."""
+    import threading
+
+    idx = ProfileIndex(GEO, 128, GEO_CFG, store_records=True, capacity=64)
+    frames = [_geo_records(_geo_frame(np.random.default_rng(30 + w), 200)) for w in range(3)]
+    got: list[list[int]] = [[] for _ in range(3)]
+    errors: list[BaseException] = []
+
+    def writer(w: int) -> None:
+        try:
+            got[w] += [idx.add(r) for r in frames[w][:50]]
+            got[w] += idx.add_many(frames[w][50:]).tolist()
+            for i in got[w][:20]:
+                idx.remove(i)
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    def searcher() -> None:
+        try:
+            for _ in range(60):
+                idx.search({"Age": 40}, verify=True)
+                idx.search({"Age": (30, 50), "Lat": (0.0, 10.0)}, mode="intersect")
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(3)] + [threading.Thread(target=searcher) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors[0]
+    idx._check()
+    ids = [i for g in got for i in g]
+    assert len(set(ids)) == 600 and len(idx) == 540
+    for w in range(3):
+        for i, pid in enumerate(got[w][20:], start=20):
+            r = frames[w][i]
+            assert pid in idx.search({"City": r["City"], "Age": r["Age"][0]}, verify=True)  # type: ignore[index]
+
+
+def test_a_roomy_index_with_many_attributes_loads_within_the_load_budget() -> None:
+    """A file holds the records of its profiles only; the loader must not allocate record rows
+    for every free slot (64,000 slots x 40 attributes would exceed the load budget)."""
+    sch = Schema([Integer(f"a{i}", 0, 100) for i in range(40)])
+    idx = ProfileIndex(sch, 64, 3, capacity=64_000, store_records=True)
+    idx.add_many([{f"a{i}": (i, i + 5) for i in range(40)}] * 3)
+    back = ProfileIndex.from_bytes(idx.to_bytes())
+    back._check()
+    assert back.record(2) == idx.record(2) and back.add({"a0": 1}) == 3 and back.record(3) == {"a0": 1}
+    back._check()

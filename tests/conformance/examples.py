@@ -158,27 +158,33 @@ def _profile(worker: int, i: int) -> dict[str, Any]:
 
 
 def _index_write(p: Any, worker: int, n: int) -> None:
-    for i in range(n):
-        p.add(_profile(worker, i))
+    half = n // 2
+    ids = [p.add(_profile(worker, i)) for i in range(half)]  # single adds and batches interleave
+    ids += p.add_many([_profile(worker, i) for i in range(half, n)]).tolist()
+    assert len(set(ids)) == n
 
 
 def _index_verify(p: Any, workers: int, n: int) -> None:
-    assert len(p) == workers * n
+    assert len(p) == workers * n and p.next_id == workers * n
     for w in range(workers):
         for i in range(0, n, max(1, n // 10)):
-            assert len(p.search({"Name": f"w{w}-{i}"}, verify=True)) == 1
+            ids = p.search({"Name": f"w{w}-{i}"}, verify=True)
+            assert len(ids) == 1 and p.record(int(ids[0]))["Name"] == f"w{w}-{i}"
 
 
 def _range_write(r: Any, worker: int, n: int) -> None:
-    for i in range(n):
+    half = n // 2
+    for i in range(half):
         r.insert(_profile(worker, i))
+    r.insert_many([_profile(worker, i) for i in range(half, n)])
 
 
 def _range_verify(r: Any, workers: int, n: int) -> None:
+    assert len(r) == workers * n
     for w in range(workers):
         for i in range(n):
             prof = _profile(w, i)
-            assert r.might_contain("Name", prof["Name"])
+            assert r.might_contain("Name", prof["Name"]) and r.might_cover("Age", *prof["Age"])
 
 
 # -- lookup --------------------------------------------------------------------------------------

@@ -113,3 +113,26 @@ def test_text_attribute_rate_at_observed_fill() -> None:
     res = stats.binomtest(fp, trials, p0)
     sd = np.sqrt(trials * p0 * (1 - p0))
     assert abs(fp - expected) <= 5 * sd + 0.03 * expected, (fp, expected, res.pvalue)
+
+
+def test_profile_index_text_rate_per_profile_and_at_the_mean_fill() -> None:
+    """ProfileIndex (profiles published as filters, searched bit-sliced): the number of profiles
+    returned for texts no profile has, against (1-p_i)^k of each profile's own fill (a sum of
+    binomials, 5 sigma), and ``attribute_fprs()`` (Eq. 2 at the mean fill of the live profiles)
+    within 5 % of the mean of the per-profile rates (the mean-fill approximation)."""
+    from bloomkit.ranges import ProfileIndex
+
+    n, queries, k = 2000, 300, 4
+    sch = Schema([Text("Name"), Integer("Age", 0, 10_000)])
+    idx = ProfileIndex(sch, 256, RangeConfig(k, {"Age": (1, 1)}), seed=7)
+    starts = np.random.default_rng(11).integers(0, 9000, n)
+    idx.add_many({"Name": [f"user{i}" for i in range(n)], "Age.lo": starts, "Age.hi": starts + 80})
+    fills = np.array([idx.get_filter(i).fill_ratio() for i in range(n)])
+    per = np.asarray(M.f_text(k, fills))
+    hits = sum(idx.search({"Name": f"absent-{j}"}).size for j in range(queries))
+    expected = queries * per.sum()
+    sd = np.sqrt(queries * np.sum(per * (1 - per)))
+    assert abs(hits - expected) <= 5 * sd, (hits, expected, sd)
+    model = idx.attribute_fprs()["Name"]
+    assert model == pytest.approx(float(M.f_text(k, fills.mean())), rel=1e-9)
+    assert abs(model - per.mean()) <= 0.05 * per.mean(), (model, per.mean())

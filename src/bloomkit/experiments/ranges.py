@@ -329,7 +329,8 @@ def table3(quick: bool, rng: np.random.Generator) -> ExperimentResult:
 # Tables 4 and 5
 
 
-def _random_set(rng: np.random.Generator, size: int = 10) -> list[tuple[str, int, int]]:
+def random_attribute_set(rng: np.random.Generator, size: int = 10) -> list[tuple[str, int, int]]:
+    """A random set of ``size`` numeric attributes as in Table 4: R ~ U[100, 1e6], n ~ U[0.001, 0.1] R."""
     R = rng.integers(100, 1_000_001, size)
     u = rng.uniform(0.001, 0.1, size)
     n = np.clip(np.round(u * R), 1, R - 1).astype(int)
@@ -339,7 +340,7 @@ def _random_set(rng: np.random.Generator, size: int = 10) -> list[tuple[str, int
 def _over_random_sets(seed: int, count: int, measure: Any) -> list[float]:
     """``measure(attrs)`` for ``count`` random sets drawn from a generator seeded with ``seed``."""
     rng = np.random.default_rng(seed)
-    return [measure(_random_set(rng)) for _ in range(count)]
+    return [measure(random_attribute_set(rng)) for _ in range(count)]
 
 
 @functools.lru_cache(maxsize=8)
@@ -348,7 +349,7 @@ def _random_sets(quick: bool, seed: int, rule: str) -> tuple[tuple[int, int, flo
     count = 100 if quick else 1000
     out = []
     for _ in range(count):
-        r = optimize_multi(_random_set(rng), M_BITS, accelerate=True, phase1=rule)
+        r = optimize_multi(random_attribute_set(rng), M_BITS, accelerate=True, phase1=rule)
         out.append((r.k_ini, r.k, r.expected_set_bits, r.total_fpr))
     return tuple(out)
 

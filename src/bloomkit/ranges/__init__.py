@@ -5,13 +5,19 @@ successive values (group size d) and/or overlapping the positions of successive 
 (s of the k positions generated per key). The package holds the schema, the filter, the
 analytic models (Eqs. 3-14, 36), the optimizers (Figures 5-7), the simulation program of
 Section V and a bit-sliced index of many profile filters (the MFPGC use case).
+
+Sizing: :func:`design` (or ``RangeBloomFilter.for_requirements`` /
+``ProfileIndex.for_requirements``) runs the two-phase optimizer for a schema and the typical
+inserted range sizes. Bulk input (records or tables by column name): :mod:`.records`.
 """
 
 from __future__ import annotations
 
 from . import model
-from .filter import AttributeConfig, RangeBloomFilter, RangeConfig
+from .config import AttributeConfig, Design, RangeConfig, design
+from .filter import AttributeRates, RangeBloomFilter
 from .index import ProfileIndex
+from .layout import Layout
 from .optimize import (
     PHASE1_RULES,
     SCHEMES,
@@ -25,7 +31,7 @@ from .optimize import (
     phase1_config,
     phase1_k_ini,
 )
-from .schema import Attribute, Decimal, Integer, Schema, Text
+from .schema import Attribute, Decimal, Integer, Numeric, Schema, Text
 
 __all__ = [
     "PHASE1_RULES",
@@ -33,15 +39,20 @@ __all__ = [
     "Attribute",
     "AttributeChoice",
     "AttributeConfig",
+    "AttributeRates",
     "Decimal",
+    "Design",
     "Integer",
+    "Layout",
     "MultiResult",
+    "Numeric",
     "ProfileIndex",
     "RangeBloomFilter",
     "RangeConfig",
     "Schema",
     "SingleResult",
     "Text",
+    "design",
     "model",
     "optimize_multi",
     "optimize_multi_grid",

@@ -3,6 +3,8 @@
 * the analytic model of Eq. (14) for the optimizers' inner loops,
 * the Phase 2 gradient re-allocation of Figure 7,
 * the simulation program of Section V,
+* the keys ``"name:value"`` of numeric values hashed without building strings, and their
+  probe positions set in a filter or in the columns of a ProfileIndex,
 * the bit-sliced AND of :class:`bloomkit.ranges.index.ProfileIndex`.
 """
 
@@ -13,6 +15,7 @@ import math
 import numpy as np
 
 from .._jit import jit_mut, jit_read
+from .._kernels import fastmod, popcount_words, probe, reducer, xxh64
 
 
 @jit_read
@@ -333,6 +336,157 @@ def simulate_ranges(
 
 
 # ---------------------------------------------------------------------------------------------
+# keys and their positions
+
+
+DIGIT_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode("ascii"), dtype=np.uint8).copy()
+"""The ASCII digits of 00 .. 99 (two decimal digits per division in :func:`int_key_hashes`)."""
+
+
+@jit_read
+def int_key_hashes(prefix: np.ndarray, values: np.ndarray, seed: np.uint64, pairs: np.ndarray) -> np.ndarray:
+    """XXH64 with ``seed`` of the UTF-8 keys ``prefix + decimal(value)`` of int64 values: with
+    the str tag seed, the hash bloomkit gives the str key ``f"{name}:{value}"`` (tested equal),
+    without building the strings. ``pairs`` is :data:`DIGIT_PAIRS`."""
+    n = values.shape[0]
+    p = prefix.shape[0]
+    buf = np.empty(p + 21, dtype=np.uint8)
+    buf[:p] = prefix
+    out = np.empty(n, dtype=np.uint64)
+    ten = np.uint64(10)
+    hundred = np.uint64(100)
+    for j in range(n):
+        v = values[j]
+        length = p
+        if v < 0:
+            buf[length] = 45  # "-"
+            length += 1
+            u = np.uint64(-v)
+        else:
+            u = np.uint64(v)
+        nd = 1
+        t = u
+        while t >= ten:
+            t //= ten
+            nd += 1
+        end = length + nd
+        i = end
+        while u >= hundred:
+            q = u // hundred
+            r = np.int64(u - q * hundred)
+            u = q
+            i -= 2
+            buf[i] = pairs[2 * r]
+            buf[i + 1] = pairs[2 * r + 1]
+        if u >= ten:
+            r = np.int64(u)
+            buf[i - 2] = pairs[2 * r]
+            buf[i - 1] = pairs[2 * r + 1]
+        else:
+            buf[i - 1] = np.uint8(48 + np.int64(u))
+        out[j] = xxh64(buf, 0, end, seed)
+    return out
+
+
+@jit_read
+def count_positions(h1: np.ndarray, counts: np.ndarray, m: np.uint64) -> np.ndarray:
+    """The first ``counts[j]`` probe positions ``G_i mod m`` of every key j, flattened."""
+    M = reducer(m)
+    out = np.empty(counts.sum(), dtype=np.int64)
+    t = 0
+    for j in range(h1.shape[0]):
+        for i in range(counts[j]):
+            out[t] = np.int64(fastmod(probe(h1[j], i), m, M))
+            t += 1
+    return out
+
+
+@jit_mut
+def set_bits_counts(words: np.ndarray, h1: np.ndarray, counts: np.ndarray, m: np.uint64) -> None:
+    """Set the first ``counts[j]`` probe bits of every key j in a filter's words."""
+    M = reducer(m)
+    for j in range(h1.shape[0]):
+        for i in range(counts[j]):
+            p = fastmod(probe(h1[j], i), m, M)
+            words[p >> np.uint64(6)] |= np.uint64(1) << (p & np.uint64(63))
+
+
+@jit_mut
+def set_columns_h1(slices: np.ndarray, h1: np.ndarray, counts: np.ndarray, slots: np.ndarray, m: np.uint64) -> int:
+    """Set the first ``counts[j]`` probe bits of key j in column ``slots[j]`` of a bit-sliced
+    index; returns how many bits were 0 (one call for a whole batch of profiles)."""
+    M = reducer(m)
+    new = 0
+    for j in range(h1.shape[0]):
+        slot = slots[j]
+        w = slot >> 6
+        bit = np.uint64(1) << np.uint64(slot & 63)
+        for i in range(counts[j]):
+            row = fastmod(probe(h1[j], i), m, M)
+            old = slices[row, w]
+            if old & bit == 0:
+                new += 1
+                slices[row, w] = old | bit
+    return new
+
+
+@jit_read
+def transpose64(a: np.ndarray) -> None:
+    """Transpose a 64 x 64 bit matrix in place: bit t of ``a[b]`` becomes bit b of ``a[t]``
+    (least significant bit first; recursive block swaps, Hacker's Delight 7-3)."""
+    j = 32
+    mask = np.uint64(0x00000000FFFFFFFF)
+    while j != 0:
+        sj = np.uint64(j)
+        for k in range(64):
+            if k & j == 0:
+                t = ((a[k] >> sj) ^ a[k + j]) & mask
+                a[k + j] ^= t
+                a[k] ^= t << sj
+        j >>= 1
+        mask ^= mask << np.uint64(j)
+
+
+@jit_mut
+def set_columns_blocked(slices: np.ndarray, h1: np.ndarray, counts: np.ndarray, keyrows: np.ndarray,
+                        part_starts: np.ndarray, first: int, n: int, m: np.uint64) -> int:
+    """:func:`set_columns_h1` for a batch of ``n`` profiles (columns ``first + row``), 64 at a
+    time: the filters of the profiles sharing a column word are built in a local 64 x m bit
+    matrix, transposed 64 x 64 bits at a time and ORed into the rows (one write per row and
+    word instead of one per position). Keys come in parts (one per attribute, ``part_starts``),
+    each sorted by record. Returns the number of bits set."""
+    M = reducer(m)
+    mbits = np.int64(m)
+    mw = (mbits + 63) // 64
+    local = np.zeros((mw, 64), dtype=np.uint64)  # local[c, t]: word c of profile t's filter
+    nparts = part_starts.shape[0] - 1
+    cursor = part_starts[:nparts].copy()
+    new = 0
+    last = first + n - 1
+    for w in range(first >> 6, (last >> 6) + 1):
+        hi = min((w + 1) * 64 - first, n)
+        local[:, :] = 0
+        for p in range(nparts):
+            j = cursor[p]
+            end = part_starts[p + 1]
+            while j < end and keyrows[j] < hi:
+                t = (first + keyrows[j]) & 63
+                for i in range(counts[j]):
+                    pos = fastmod(probe(h1[j], i), m, M)
+                    local[pos >> np.uint64(6), t] |= np.uint64(1) << (pos & np.uint64(63))
+                j += 1
+            cursor[p] = j
+        for c in range(mw):
+            block = local[c]
+            transpose64(block)  # block[b]: bit t set iff profile t has position 64 c + b
+            new += popcount_words(block)
+            for b in range(64 if 64 * c + 64 <= mbits else mbits - 64 * c):
+                if block[b]:
+                    slices[64 * c + b, w] |= block[b]
+    return new
+
+
+# ---------------------------------------------------------------------------------------------
 # bit-sliced profile index
 
 
@@ -364,11 +518,39 @@ def sliced_and_blocks(slices: np.ndarray, rows: np.ndarray, active: np.ndarray, 
 
 
 @jit_mut
-def set_columns(slices: np.ndarray, bit_rows: np.ndarray, slots: np.ndarray) -> None:
-    """Set bit ``slots[i]`` in row ``bit_rows[i]`` for every i."""
+def set_columns(slices: np.ndarray, bit_rows: np.ndarray, slots: np.ndarray) -> int:
+    """Set bit ``slots[i]`` in row ``bit_rows[i]`` for every i; returns how many bits were 0."""
+    new = 0
     for i in range(bit_rows.shape[0]):
         slot = slots[i]
-        slices[bit_rows[i], slot >> 6] |= np.uint64(1) << np.uint64(slot & 63)
+        w = slot >> 6
+        bit = np.uint64(1) << np.uint64(slot & 63)
+        old = slices[bit_rows[i], w]
+        if old & bit == 0:
+            new += 1
+            slices[bit_rows[i], w] = old | bit
+    return new
+
+
+@jit_mut
+def clear_column(slices: np.ndarray, slot: int) -> int:
+    """Clear column ``slot`` (bit ``slot`` of every row); returns how many bits were set."""
+    w = slot >> 6
+    bit = np.uint64(1) << np.uint64(slot & 63)
+    was = 0
+    for j in range(slices.shape[0]):
+        v = slices[j, w]
+        if v & bit:
+            was += 1
+            slices[j, w] = v & ~bit
+    return was
+
+
+@jit_mut
+def set_bit_range(words: np.ndarray, lo: int, hi: int) -> None:
+    """Set bits lo .. hi - 1 of a uint64 word array."""
+    for i in range(lo, hi):
+        words[i >> 6] |= np.uint64(1) << np.uint64(i & 63)
 
 
 @jit_mut

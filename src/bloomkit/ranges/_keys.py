@@ -20,10 +20,17 @@ import pyarrow.compute as pc
 
 from .._hashing import HASH_XXH64, hash_many, positions, register_hash_id
 
-__all__ = ["HASH_SHA512", "HASH_XXH64", "SHA512_MAX_POSITIONS", "key_strings", "key_positions"]
+__all__ = [
+    "HASHES", "HASH_NAMES", "HASH_SHA512", "HASH_XXH64", "SHA512_MAX_POSITIONS", "key_positions", "key_strings",
+    "masked_positions", "sha512_positions",
+]
 
 HASH_SHA512 = register_hash_id(2, "sha512-16bit-words")
 SHA512_MAX_POSITIONS = 32
+HASHES = {"xxh64": HASH_XXH64, "sha512": HASH_SHA512}
+"""The ``hash=`` names of the ranges structures and their container hash ids."""
+HASH_NAMES = {v: k for k, v in HASHES.items()}
+"""Container hash id -> ``hash=`` name (the ids a ranges structure implements: its ``_HASH_IDS``)."""
 
 
 def key_strings(name: str, values: np.ndarray) -> pa.Array:
@@ -63,3 +70,22 @@ def key_positions(keys: pa.Array | list[str], count: int, m: int, hash_id: int, 
         raise ValueError(f"unknown hash id {hash_id}")
     arr = keys if isinstance(keys, pa.Array) else pa.array(list(keys), type=pa.string())
     return positions(hash_many(arr, seed), count, m)
+
+
+def masked_positions(keys: pa.Array | list[str], counts: np.ndarray, m: int, hash_id: int, seed: int) -> np.ndarray:
+    """The first ``counts[j]`` positions of every key ``j``, flattened in key order (1-D int64).
+
+    One hashing pass over all keys (``max(counts)`` positions each; the first ``c`` positions
+    of a key do not depend on how many are drawn).
+
+    Complexity: O(len(keys) * max(counts)).
+    """
+    c = np.asarray(counts, dtype=np.int64)
+    if c.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    width = int(c.max())
+    pos = key_positions(keys, width, m, hash_id, seed)
+    if int(c.min()) == width:
+        return pos.reshape(-1)
+    out: np.ndarray = pos[np.arange(width)[None, :] < c[:, None]]
+    return out

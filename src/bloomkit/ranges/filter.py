@@ -1,167 +1,81 @@
 """RangeBloomFilter: grouping / overlapping Bloom filter of multi-attribute records (doc 000).
 
-One mechanism covers the four schemes of Section II. For a numeric attribute with group size
-``d`` and ``s`` positions generated per group, a value ``x`` in group ``g`` sets the ``s``
-positions of group ``g``, then of ``g + 1``, ... until ``k`` positions are set, the last group
-contributing the remaining ``k - r s`` (Figures 2-4, ``r = ceil(k/s) - 1``, Eq. 13):
+One mechanism covers the four schemes of Section II (:mod:`bloomkit.ranges.layout`): for a
+numeric attribute with group size ``d`` and ``s`` positions generated per group,
 
 * traditional: d = 1, s = k;  grouping: s = k (Figure 2);
 * overlapping: d = 1 (Figure 3);  grouping-overlapping: the general case (Figure 4).
 
-Inserting the range ``[a, b]`` therefore sets the ``s`` positions of the groups
-``g(a) .. g(b) + r - 1`` and the first ``k - r s`` positions of group ``g(b) + r``: the
-union of what each of its values would set (the count of Eq. 11). Text attributes are plain
-Bloom filter keys with k positions. Keys are the strings ``"name:value"``.
+Text attributes are plain Bloom filter keys with k positions. Keys are the strings
+``"name:value"``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Self, cast
 
 import numpy as np
 
-from .._format import Persistable
-from .._hashing import HASH_XXH64, check_seed
+from .._format import ArraySpec, Persistable
+from .._protocols import keyword_only, warn_deprecated
 from .._storage import BitArray
-from .._validation import check_choice, check_int, param_error
+from .._validation import Int, Options, param_error
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
-from . import model as M
-from ._keys import HASH_SHA512, SHA512_MAX_POSITIONS, key_positions, key_strings
-from .schema import Attribute, Schema, Text, _Numeric
+from . import _kernels as K
+from ._keys import HASH_NAMES, HASH_SHA512
+from .config import CONFIG, AttributeConfig, RangeConfig, design
+from .layout import NUM_BITS, Layout, LayoutProperties, Plan, statistics_spec
+from .records import RecordBatch, record_batch
+from .schema import SCHEMA, Numeric, Schema
 
-__all__ = ["AttributeConfig", "RangeBloomFilter", "RangeConfig"]
+__all__ = ["AttributeConfig", "AttributeRates", "RangeBloomFilter", "RangeConfig"]
 
-_HASHES = {"xxh64": HASH_XXH64, "sha512": HASH_SHA512}
-_HASH_NAMES = {v: k for k, v in _HASHES.items()}
-
-
-@dataclass(frozen=True)
-class AttributeConfig:
-    """Configuration of one attribute.
-
-    Parameters
-    ----------
-    group_size : int
-        d in the report (numeric attributes only), >= 1.
-    positions : int, optional
-        s in the report, positions generated per group, 1 <= s <= k (default k: no overlap).
-    num_hashes : int, optional
-        This attribute's own k (default: the filter's shared k).
-    """
-
-    group_size: int = 1
-    positions: int | None = None
-    num_hashes: int | None = None
+FILL = Options("observed", "expected")
+"""How predicted rates take the fill 1 - p: from the bits set, or from Eq. (36)."""
+CHUNK = 1 << 14
+"""Records hashed at once by a large insert_many / add_many (about 4 KB of scratch memory per
+record of Table 1's attributes)."""
 
 
-class RangeConfig:
-    """k and, per numeric attribute, (d, s): the configuration of a :class:`RangeBloomFilter`.
-
-    Parameters
-    ----------
-    num_hashes : int
-        k, the positions set per inserted key (shared by all attributes unless overridden).
-    attributes : mapping, optional
-        ``name -> AttributeConfig | (d, s) | (d, s, k)``. Attributes not listed use d = 1,
-        s = k (a traditional Bloom filter).
-
-    Examples
-    --------
-    >>> cfg = RangeConfig(15, {"Age": (1, 6), "Income": (5, 1)})
-    >>> cfg["Income"]
-    AttributeConfig(group_size=5, positions=1, num_hashes=None)
-    """
-
-    def __init__(self, num_hashes: int, attributes: Mapping[str, Any] | None = None) -> None:
-        self.num_hashes = check_int(num_hashes, "num_hashes", "RangeConfig", lo=1, hi=1024)
-        attrs: dict[str, AttributeConfig] = {}
-        if attributes is not None and not isinstance(attributes, Mapping):
-            raise param_error("attributes", "RangeConfig", "a mapping name -> (d, s)", attributes)
-        for name, value in (attributes or {}).items():
-            if not isinstance(name, str):
-                raise param_error("attributes", "RangeConfig", "a mapping with str names", name)
-            if value is None:
-                continue
-            if isinstance(value, AttributeConfig):
-                ac = value
-            elif isinstance(value, tuple | list) and len(value) in (2, 3):
-                ac = AttributeConfig(*value)
-            else:
-                raise param_error(name, "RangeConfig", "an AttributeConfig or a (d, s) / (d, s, k) tuple", value)
-            d = check_int(ac.group_size, "group_size", "RangeConfig", lo=1)
-            k = self.num_hashes if ac.num_hashes is None else check_int(ac.num_hashes, "num_hashes", "RangeConfig", lo=1, hi=1024)
-            s = None if ac.positions is None else check_int(ac.positions, "positions", "RangeConfig", lo=1, hi=k)
-            attrs[name] = AttributeConfig(d, s, None if ac.num_hashes is None else k)
-        self._attrs = attrs
-
-    @classmethod
-    def from_result(cls, result: Any) -> RangeConfig:
-        """Configuration of an :func:`~bloomkit.ranges.optimize_multi` result."""
-        attrs = {}
-        for a in result.attributes:
-            per_k = a.k if a.k != result.k else None
-            if a.d is None:
-                attrs[a.name] = AttributeConfig(1, None, per_k)
-            else:
-                attrs[a.name] = AttributeConfig(a.d, a.s, per_k)
-        return cls(result.k, attrs)
-
-    def __getitem__(self, name: str) -> AttributeConfig:
-        return self._attrs.get(name, AttributeConfig())
-
-    def resolve(self, attr: Attribute) -> tuple[int, int, int]:
-        """(k, d, s) of an attribute (text: d = 1, s = k)."""
-        ac = self[attr.name]
-        k = self.num_hashes if ac.num_hashes is None else ac.num_hashes
-        if not attr.is_numeric:
-            if ac.group_size != 1 or (ac.positions is not None and ac.positions != k):
-                raise InvalidParameterError(
-                    f"The configuration of text attribute {attr.name!r} must not set group_size or "
-                    f"positions. Got {ac} instead."
-                )
-            return k, 1, k
-        s = k if ac.positions is None else ac.positions
-        if s > k:
-            raise param_error("positions", "RangeConfig", f"<= k ({k}) for {attr.name!r}", s)
-        assert isinstance(attr, _Numeric)
-        if ac.group_size > attr.scope_size:
-            raise param_error("group_size", "RangeConfig", f"<= the scope size {attr.scope_size} of {attr.name!r}", ac.group_size)
-        return k, ac.group_size, s
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "num_hashes": self.num_hashes,
-            "attributes": {n: [a.group_size, a.positions, a.num_hashes] for n, a in sorted(self._attrs.items())},
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> RangeConfig:
-        if not isinstance(data, dict) or not isinstance(data.get("attributes"), dict):
-            raise InvalidParameterError(f"malformed configuration {data!r}")
-        return cls(data["num_hashes"], {n: AttributeConfig(*v) for n, v in data["attributes"].items()})
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RangeConfig) and self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"RangeConfig({self.num_hashes}, {self._attrs!r})"
+INSERTED = statistics_spec("values inserted", "expected hashed positions")
+COUNT = Int(0)
 
 
-@dataclass(frozen=True)
-class _Plan:
-    attr: Attribute
-    k: int
-    d: int
-    s: int
-    r: int
-    last: int
+class AttributeRates(float):
+    """The total predicted rate, a float; for one release it also answers the dict interface
+    ``predicted_fpr()`` had (``rates["Age"]``, ``rates["total"]``, ``.items()``), with a
+    DeprecationWarning: use :meth:`RangeBloomFilter.attribute_fprs` for the rates per attribute."""
+
+    _rates: dict[str, float]
+
+    def __new__(cls, total: float, rates: Mapping[str, float]) -> Self:
+        out = super().__new__(cls, total)
+        out._rates = {**rates, "total": float(total)}
+        return out
+
+    def _dict(self) -> dict[str, float]:
+        warn_deprecated("using predicted_fpr() as a dict", "predicted_fpr() (the total, a float) or attribute_fprs()",
+                        stacklevel=4)
+        return self._rates
+
+    def __getitem__(self, name: str) -> float:
+        return self._dict()[name]
+
+    def keys(self) -> Any:
+        return self._dict().keys()
+
+    def values(self) -> Any:
+        return self._dict().values()
+
+    def items(self) -> Any:
+        return self._dict().items()
+
+    def __reduce__(self) -> Any:
+        return (float, (float(self),))
 
 
-class RangeBloomFilter(Persistable):
+class RangeBloomFilter(LayoutProperties, Persistable):
     """A Bloom filter of multi-attribute records with numeric ranges (document 000).
 
     Parameters
@@ -169,7 +83,7 @@ class RangeBloomFilter(Persistable):
     schema : Schema
         The attributes (Text, Integer, Decimal).
     num_bits : int
-        m, the size of the filter in bits.
+        m, the size of the filter in bits (1 <= m <= 2**40).
     config : RangeConfig or int
         k and per attribute (d, s); an int is k with every attribute traditional.
     hash : {"xxh64", "sha512"}
@@ -177,6 +91,17 @@ class RangeBloomFilter(Persistable):
         SHA-512 split into 32 16-bit words, each mod m (Section V; at most 32 positions per key).
     seed : int
         Hash seed (xxh64 only; must be 0 with sha512).
+
+    Notes
+    -----
+    ``len()`` is the exact number of records inserted (``exact_len`` is True).
+    :meth:`for_requirements` chooses m or k and (d, s) with the two-phase optimizer.
+
+    Thread safety: any number of threads may insert and query at once. Records are validated
+    and hashed outside the lock; the bits and the counters of one insert are updated together
+    under the filter's lock, so no insert is lost and ``len()`` and the predicted rates stay
+    consistent with the bits. Queries read the bits without the lock (a query racing an insert
+    sees the record or not). ``clear`` while other threads insert can lose those inserts.
 
     Examples
     --------
@@ -189,7 +114,11 @@ class RangeBloomFilter(Persistable):
     """
 
     _STRUCTURE = "ranges.RangeBloomFilter"
-    _HASH_IDS = tuple(_HASH_NAMES)
+    _PARAMS: ClassVar[Any] = {"schema": SCHEMA, "config": CONFIG, "num_bits": NUM_BITS, "inserted": INSERTED,
+                              "count": COUNT}
+    _ARRAYS: ClassVar[Any] = {"words": ArraySpec("<u8")}
+    _HASH_IDS = tuple(HASH_NAMES)
+    exact_len: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -200,124 +129,93 @@ class RangeBloomFilter(Persistable):
         hash: str = "xxh64",
         seed: int = 0,
     ) -> None:
-        owner = "RangeBloomFilter"
-        if not isinstance(schema, Schema):
-            raise param_error("schema", owner, "a Schema", schema)
-        self.schema = schema
-        self.num_bits = check_int(num_bits, "num_bits", owner, lo=1, hi=1 << 40)
-        if isinstance(config, bool) or not isinstance(config, RangeConfig | int):
-            raise param_error("config", owner, "a RangeConfig or an int k", config)
-        self.config = RangeConfig(config) if isinstance(config, int) else config
-        self.hash = check_choice(hash, "hash", owner, tuple(_HASHES))
-        self._hash_id = _HASHES[self.hash]
-        self.seed = check_seed(seed, owner)
-        if self._hash_id == HASH_SHA512 and self.seed != 0:
-            raise param_error("seed", owner, "0 with hash='sha512' (SHA-512 is unseeded)", seed)
-        for name in self.config._attrs:
-            schema[name]  # unknown attribute in the configuration -> InvalidParameterError
-        self._plans: dict[str, _Plan] = {}
-        for attr in schema:
-            k, d, s = self.config.resolve(attr)
-            if self._hash_id == HASH_SHA512 and s > SHA512_MAX_POSITIONS:
-                raise param_error("positions", owner, f"<= {SHA512_MAX_POSITIONS} per key with hash='sha512'", s)
-            r = int(M.r(k, s))
-            self._plans[attr.name] = _Plan(attr, k, d, s, r, k - r * s)
-        self.bits = BitArray(self.num_bits)
+        layout = Layout(schema, num_bits, config, hash, seed, "RangeBloomFilter")
+        self._init(layout, BitArray(layout.num_bits))
+
+    def _init(self, layout: Layout, bits: BitArray, inserted: Mapping[str, list[float]] | None = None,
+              count: int = 0) -> None:
+        self._layout = layout
+        self.bits = bits
         # per attribute: [number of inserted values (sum of range sizes), expected hashed positions]
-        self._inserted: dict[str, list[float]] = {a.name: [0.0, 0.0] for a in schema}
+        self._inserted: dict[str, list[float]] = {a.name: list((inserted or {}).get(a.name, [0.0, 0.0]))
+                                                  for a in layout.schema}
+        self._count = count
 
-    # -- positions -------------------------------------------------------------------------------
-    def _plan(self, name: Any) -> _Plan:
-        attr = self.schema[name]
-        return self._plans[attr.name]
+    @classmethod
+    def from_layout(cls, layout: Layout) -> Self:
+        """An empty filter of ``layout`` (e.g. ``other.layout``: filters that combine with it).
 
-    def _group_positions(self, plan: _Plan, g0: int, g1: int) -> np.ndarray:
-        """(g1 - g0 + 1, s) positions of groups g0..g1 of a numeric attribute."""
-        attr = plan.attr
-        assert isinstance(attr, _Numeric)
-        values = attr.scaled_lo + np.arange(g0, g1 + 1, dtype=np.int64) * plan.d
-        return key_positions(key_strings(attr.name, values), plan.s, self.num_bits, self._hash_id, self.seed)
+        Complexity: O(m / 64)."""
+        if not isinstance(layout, Layout):
+            raise param_error("layout", f"{cls.__name__}.from_layout", "a Layout", layout)
+        out = object.__new__(cls)
+        out._init(layout, BitArray(layout.num_bits))
+        return out
 
-    def _interval_positions(self, plan: _Plan, a: int, b: int) -> np.ndarray:
-        """Every position set by inserting the scaled interval [a, b] (a 1-D int64 array)."""
-        attr = plan.attr
-        assert isinstance(attr, _Numeric)
-        ga = (a - attr.scaled_lo) // plan.d
-        gb = (b - attr.scaled_lo) // plan.d
-        pos = self._group_positions(plan, ga, gb + plan.r)
-        full = pos[:-1].ravel()
-        return np.concatenate([full, pos[-1, : plan.last]])
+    @classmethod
+    def for_requirements(
+        cls,
+        schema: Schema,
+        range_sizes: Mapping[str, int] | None = None,
+        *,
+        num_bits: int | None = None,
+        fpr: float | None = None,
+        per_attribute_k: bool = False,
+        hash: str = "xxh64",
+        seed: int = 0,
+    ) -> Self:
+        """A filter configured by the two-phase optimizer (Figures 6-7) for records of ``schema``
+        whose numeric attributes hold ranges of about ``range_sizes[name]`` values: k and (d, s)
+        for ``num_bits``, or the smallest m (and its configuration) whose f_T is at most
+        ``fpr`` (:func:`~bloomkit.ranges.design`).
 
-    def _text_positions(self, plan: _Plan, text: str) -> np.ndarray:
-        pos: np.ndarray = key_positions([f"{plan.attr.name}:{text}"], plan.k, self.num_bits, self._hash_id, self.seed)[0]
-        return pos
+        >>> from bloomkit.ranges import Integer, Schema, Text
+        >>> bf = RangeBloomFilter.for_requirements(Schema([Text("Name"), Integer("Age", 1, 120)]),
+        ...                                        {"Age": 10}, fpr=0.01)
+        >>> bf.num_bits, bf.config.num_hashes
+        (51, 11)
 
-    def _small_positions(self, keys: list[str], counts: list[int]) -> np.ndarray:
-        width = max(counts)
-        pos = key_positions(keys, width, self.num_bits, self._hash_id, self.seed)
-        mask = np.arange(width)[None, :] < np.asarray(counts)[:, None]
-        return pos[mask]
+        Complexity: one optimizer run (num_bits) or about 2 log2(m) runs (fpr), then O(m / 64).
+        """
+        d = design(schema, range_sizes, num_bits=num_bits, fpr=fpr, per_attribute_k=per_attribute_k)
+        return cls(schema, d.num_bits, d.config, hash=hash, seed=seed)
 
-    def _range_positions(self, plan: _Plan, a: int, b: int) -> np.ndarray:
-        """Positions of the scaled interval [a, b]: short ranges through a list of keys."""
-        if (b - a) // plan.d > 256:
-            return self._interval_positions(plan, a, b)
-        attr = plan.attr
-        assert isinstance(attr, _Numeric)
-        ga = (a - attr.scaled_lo) // plan.d
-        gb = (b - attr.scaled_lo) // plan.d
-        base = attr.scaled_lo
-        keys = [f"{attr.name}:{base + g * plan.d}" for g in range(ga, gb + plan.r + 1)]
-        return self._small_positions(keys, [plan.s] * (len(keys) - 1) + [plan.last])
+    # -- parameters (schema, num_bits, config, num_hashes, hash, seed: LayoutProperties) ---------
+    @property
+    def size_in_bits(self) -> int:
+        """Bits of the filter's payload: m."""
+        return self._layout.num_bits
 
-    def _value_positions(self, name: str, value: Any) -> tuple[np.ndarray, int]:
-        """(positions, number of values) of one record entry."""
-        plan = self._plan(name)
-        if isinstance(plan.attr, Text):
-            return self._text_positions(plan, plan.attr.check_text(value)), 1
-        assert isinstance(plan.attr, _Numeric)
-        a, b = plan.attr.to_interval(value)
-        return self._range_positions(plan, a, b), b - a + 1
+    def __len__(self) -> int:
+        """The number of records inserted (exact)."""
+        return self._count
 
-    # -- updates ---------------------------------------------------------------------------------
-    def _entry_keys(self, name: str, value: Any) -> tuple[list[str], list[int], int]:
-        """Keys, positions per key and value count of one record entry (validated)."""
-        plan = self._plan(name)
-        attr = plan.attr
-        if isinstance(attr, Text):
-            return [f"{attr.name}:{attr.check_text(value)}"], [plan.k], 1
-        assert isinstance(attr, _Numeric)
-        a, b = attr.to_interval(value)
-        ga = (a - attr.scaled_lo) // plan.d
-        gb = (b - attr.scaled_lo) // plan.d
-        base = attr.scaled_lo
-        keys = [f"{attr.name}:{base + g * plan.d}" for g in range(ga, gb + plan.r + 1)]
-        counts = [plan.s] * (len(keys) - 1) + [plan.last]
-        return keys, counts, b - a + 1
+    # -- updates ----------------------------------------------------------------------------------
+    def _bit_setter(self, batch: RecordBatch) -> Callable[[], None]:
+        """Hash ``batch`` now; the returned function sets its bits (call it under the lock)."""
+        lay = self._layout
+        if lay.hash_id == HASH_SHA512:
+            pos, _ = lay.positions(batch)
+            return lambda: self.bits.set_many(pos)
+        h, counts, _, _ = lay.hashes(batch)
+        return lambda: K.set_bits_counts(self.bits.words, h, counts, np.uint64(lay.num_bits))
 
-    def _record_positions(self, rec: Mapping[str, Any]) -> tuple[np.ndarray, list[tuple[str, int]]]:
-        """All positions of a validated record (one hashing pass) and (name, count) per entry."""
-        small_keys: list[str] = []
-        small_counts: list[int] = []
-        parts: list[np.ndarray] = []
-        entries: list[tuple[str, int]] = []
-        for name, value in rec.items():
-            plan = self._plan(name)
-            if plan.attr.is_numeric:
-                attr = plan.attr
-                assert isinstance(attr, _Numeric)
-                a, b = attr.to_interval(value)
-                if (b - a) // plan.d > 256:  # long ranges: vectorised key generation
-                    parts.append(self._interval_positions(plan, a, b))
-                    entries.append((plan.attr.name, b - a + 1))
-                    continue
-            keys, counts, nvals = self._entry_keys(name, value)
-            small_keys.extend(keys)
-            small_counts.extend(counts)
-            entries.append((plan.attr.name, nvals))
-        if small_keys:
-            parts.append(self._small_positions(small_keys, small_counts))
-        return (np.concatenate(parts) if parts else np.zeros(0, np.int64)), entries
+    def _insert_batch(self, batch: RecordBatch) -> None:
+        lay = self._layout
+        sums = lay.batch_stats(batch)
+        parts = batch.chunks(CHUNK)
+        setter = self._bit_setter(batch) if len(parts) == 1 else None  # small: hashed outside the lock
+        with self._lock:
+            if setter is not None:
+                setter()
+            else:  # large: hashed part by part, so the scratch memory stays bounded
+                for part in parts:
+                    self._bit_setter(part)()
+            for name, _, values, positions in sums:
+                st = self._inserted[name]
+                st[0] += values
+                st[1] += positions
+            self._count += batch.size
 
     def insert(self, record: Mapping[str, Any]) -> None:
         """Insert a record: ``{name: text | number | (lo, hi) | range}``.
@@ -328,36 +226,45 @@ class RangeBloomFilter(Persistable):
 
         Complexity: O(sum over numeric entries of ((b - a)/d + r) s + k) hash evaluations.
         """
-        rec = self.schema.check_record(record)
-        pos, entries = self._record_positions(rec)
-        self.bits.set_many(pos)
-        for name, count in entries:
-            plan = self._plans[name]
-            st = self._inserted[name]
-            st[0] += count
-            st[1] += float(M.go(count, plan.d, plan.s, plan.k))
+        owner = "RangeBloomFilter.insert"
+        self._insert_batch(record_batch(self.schema, [self.schema.check_record(record, owner)], owner))
 
-    def insert_many(self, records: Iterable[Mapping[str, Any]]) -> None:
-        """Insert every record of an iterable. Complexity: the sum of :meth:`insert`."""
-        for rec in records:
-            self.insert(rec)
+    def insert_many(self, records: Any, *, attributes: Sequence[str] | None = None) -> None:
+        """Insert many records at once: an iterable of records, or a table read by column name
+        (pandas / polars DataFrame, pyarrow Table, mapping of columns; a range as two columns
+        ``"Age.lo"`` / ``"Age.hi"``: :mod:`bloomkit.ranges.records`). ``attributes`` names the
+        attributes a table gives (default: all of the schema). Every record is validated before
+        anything is inserted; all keys are hashed in one pass per attribute.
 
-    # -- queries ---------------------------------------------------------------------------------
+        Complexity: as the sum of :meth:`insert`, vectorised.
+        """
+        self._insert_batch(record_batch(self.schema, records, "RangeBloomFilter.insert_many", attributes=attributes))
+
+    def clear(self) -> None:
+        """Remove every record (all bits zero, counters zero); the layout stays. Complexity: O(m / 64)."""
+        with self._lock:
+            self.bits.clear()
+            self._inserted = {a.name: [0.0, 0.0] for a in self.schema}
+            self._count = 0
+
+    # -- queries ----------------------------------------------------------------------------------
+    def _positions_of(self, record: Mapping[str, Any], owner: str) -> np.ndarray:
+        return self._layout.positions(record_batch(self.schema, [record], owner))[0]
+
     def _all_set(self, pos: np.ndarray) -> bool:
         return bool(self.bits.test_many(pos).all())
 
     def might_contain(self, attribute: str, value: Any) -> bool:
         """Point query: might the attribute hold ``value`` (a text or a single number)?
 
-        False is certain; True is wrong with probability about :meth:`predicted_fpr`.
+        False is certain; True is wrong with probability about :meth:`attribute_fprs`.
 
         Complexity: O(k).
         """
-        plan = self._plan(attribute)
+        plan = self._layout.plan(attribute)
         if plan.attr.is_numeric and isinstance(value, tuple | list | range):
             raise param_error("value", "might_contain", "a single number (use might_intersect / might_cover for ranges)", value)
-        pos, _ = self._value_positions(plan.attr.name, value)
-        return self._all_set(pos)
+        return self._all_set(self._positions_of({plan.attr.name: value}, "RangeBloomFilter.might_contain"))
 
     def might_cover(self, attribute: str, lo: Any, hi: Any) -> bool:
         """Range query: might *every* value of [lo, hi] be in the set (BF(range) subset of BF)?
@@ -365,9 +272,7 @@ class RangeBloomFilter(Persistable):
         Complexity: O(((hi - lo)/d + r) s + k).
         """
         plan = self._numeric_plan(attribute, "might_cover")
-        assert isinstance(plan.attr, _Numeric)
-        a, b = plan.attr.to_interval((lo, hi))
-        return self._all_set(self._range_positions(plan, a, b))
+        return self._all_set(self._positions_of({plan.attr.name: (lo, hi)}, "RangeBloomFilter.might_cover"))
 
     def might_intersect(self, attribute: str, lo: Any, hi: Any) -> bool:
         """Range query: might *some* value of [lo, hi] be in the set?
@@ -379,30 +284,27 @@ class RangeBloomFilter(Persistable):
         """
         plan = self._numeric_plan(attribute, "might_intersect")
         attr = plan.attr
-        assert isinstance(attr, _Numeric)
-        a, b = attr.to_interval((lo, hi))
-        ga = (a - attr.scaled_lo) // plan.d
-        gb = (b - attr.scaled_lo) // plan.d
-        pos = self._group_positions(plan, ga, gb + plan.r)
+        assert isinstance(attr, Numeric)
+        a, b = attr.to_interval((lo, hi), "RangeBloomFilter.might_intersect")
+        ga, gb = self._layout.groups(plan, a, b)
+        pos = self._layout.group_positions(plan, ga, gb + plan.r)
         ok = self.bits.test_many(pos.ravel()).reshape(pos.shape)
         full_ok = ok.all(axis=1)
         last_ok = cast(np.ndarray, ok[:, : plan.last].all(axis=1))  # 2-D .all(axis=1): an array
-        ngroups = gb - ga + 1
-        # bad[g] = number of failing full groups among g .. g + r - 1
+        # window_fail[g] = number of failing full groups among g .. g + r - 1
         fails = np.concatenate([[0], np.cumsum(~full_ok)])
-        idx = np.arange(ngroups)
+        idx = np.arange(gb - ga + 1)
         window_fail = fails[idx + plan.r] - fails[idx]
-        present = (window_fail == 0) & last_ok[idx + plan.r]
-        return bool(present.any())
+        return bool(((window_fail == 0) & last_ok[idx + plan.r]).any())
 
-    def _numeric_plan(self, attribute: str, owner: str) -> _Plan:
-        plan = self._plan(attribute)
+    def _numeric_plan(self, attribute: str, owner: str) -> Plan:
+        plan = self._layout.plan(attribute)
         if not plan.attr.is_numeric:
             raise param_error("attribute", owner, "a numeric attribute", attribute)
         return plan
 
     def query_filter(self, query_record: Mapping[str, Any]) -> RangeBloomFilter:
-        """The filter BF(query) of the query record, with this filter's schema and configuration.
+        """The filter BF(query) of the query record, with this filter's layout.
 
         Complexity: as :meth:`insert`.
         """
@@ -414,7 +316,7 @@ class RangeBloomFilter(Persistable):
         """Subset test BF(query) subset of BF(self) (Section II, multiple-attribute queries).
 
         ``query`` is a record (its ranges must be covered, its texts contained) or a filter
-        from :meth:`query_filter` (same schema and configuration, else IncompatibleFiltersError).
+        from :meth:`query_filter` (same layout, else IncompatibleFiltersError).
 
         Complexity: O(m / 64) after building BF(query).
         """
@@ -422,27 +324,14 @@ class RangeBloomFilter(Persistable):
         self._compatible(qf)
         return bool(not np.any(qf.bits.words & ~self.bits.words))
 
-    # -- combination -----------------------------------------------------------------------------
+    # -- combination ------------------------------------------------------------------------------
     def _empty_like(self) -> RangeBloomFilter:
-        out = object.__new__(RangeBloomFilter)
-        out.schema, out.num_bits, out.config = self.schema, self.num_bits, self.config
-        out.hash, out._hash_id, out.seed, out._plans = self.hash, self._hash_id, self.seed, self._plans
-        out.bits = BitArray(self.num_bits)
-        out._inserted = {a.name: [0.0, 0.0] for a in self.schema}
-        return out
+        return self.from_layout(self._layout)
 
     def _compatible(self, other: Any) -> RangeBloomFilter:
         if not isinstance(other, RangeBloomFilter):
             raise IncompatibleFiltersError(f"expected a RangeBloomFilter, got {type(other).__name__}")
-        diffs = []
-        if other.schema != self.schema:
-            diffs.append("schema")
-        if other.num_bits != self.num_bits:
-            diffs.append(f"num_bits ({self.num_bits} vs {other.num_bits})")
-        if other.config != self.config:
-            diffs.append("configuration")
-        if other._hash_id != self._hash_id or other.seed != self.seed:
-            diffs.append("hash/seed")
+        diffs = self._layout.differences(other._layout)
         if diffs:
             raise IncompatibleFiltersError("RangeBloomFilters differ in " + ", ".join(diffs))
         return other
@@ -457,6 +346,7 @@ class RangeBloomFilter(Persistable):
         out.bits = self.bits | other.bits
         for name in out._inserted:
             out._inserted[name] = [x + y for x, y in zip(self._inserted[name], other._inserted[name], strict=True)]
+        out._count = self._count + other._count
         return out
 
     def __or__(self, other: RangeBloomFilter) -> RangeBloomFilter:
@@ -464,23 +354,19 @@ class RangeBloomFilter(Persistable):
 
     def copy(self) -> RangeBloomFilter:
         """An independent copy. Complexity: O(m / 64)."""
-        out = self._empty_like()
-        out.bits = self.bits.copy()
-        out._inserted = {k: list(v) for k, v in self._inserted.items()}
+        with self._lock:
+            out = self._empty_like()
+            out._init(self._layout, self.bits.copy(), self._inserted, self._count)
         return out
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RangeBloomFilter):
             return NotImplemented
-        try:
-            self._compatible(other)
-        except IncompatibleFiltersError:
-            return False
-        return self.bits == other.bits
+        return not self._layout.differences(other._layout) and self.bits == other.bits
 
     __hash__ = None  # type: ignore[assignment]
 
-    # -- model -----------------------------------------------------------------------------------
+    # -- model ------------------------------------------------------------------------------------
     @property
     def expected_hashed_positions(self) -> float:
         """b = sum of Eq. (11) over the inserted entries (text: k)."""
@@ -490,82 +376,108 @@ class RangeBloomFilter(Persistable):
         """Observed fraction of set bits (1 - p). Complexity: O(m / 64)."""
         return self.bits.popcount() / self.num_bits
 
-    def predicted_fpr(self, fill: str = "observed") -> dict[str, float]:
-        """Predicted false positive rate per attribute and the total (the sum, f_T).
+    def attribute_fprs(self, *, fill: str = "observed") -> dict[str, float]:
+        """Predicted false positive rate of each attribute (Section IV: f_T is their sum).
 
         Numeric attributes use Eq. (14) with n = the number of inserted values (exact for one
-        inserted range), text attributes ``(1-p)^k``. ``fill="observed"`` takes 1 - p from the
-        bits actually set, ``"expected"`` from Eq. (36) with b = :attr:`expected_hashed_positions`.
-        Attributes with nothing inserted are reported with the rate of a text key (no range).
+        inserted range), text attributes ``(1-p)^k`` (Eq. 2). ``fill="observed"`` takes 1 - p
+        from the bits actually set, ``"expected"`` from Eq. (36) with b =
+        :attr:`expected_hashed_positions`. Attributes with nothing inserted are reported with
+        the rate of a text key (no range).
 
         Complexity: O(attributes + m / 64).
         """
-        check_choice(fill, "fill", "predicted_fpr", ("observed", "expected"))
-        if fill == "observed":
-            q = self.fill_ratio()
-        else:
-            q = float(M.a1(self.expected_hashed_positions, self.num_bits)) / self.num_bits
-        out: dict[str, float] = {}
-        for name, plan in self._plans.items():
-            n = self._inserted[name][0]
-            attr = plan.attr
-            if isinstance(attr, _Numeric) and n >= 1:
-                out[name] = float(M.f_go_fill(attr.scope_size, min(n, attr.scope_size), plan.d, plan.s, plan.k, q))
-            else:
-                out[name] = float(M.f_text(plan.k, q))
-        out["total"] = float(sum(out.values()))
-        return out
+        how = FILL(fill, "fill", "RangeBloomFilter.attribute_fprs")
+        q = self.fill_ratio() if how == "observed" else self._layout.fill_of(self.expected_hashed_positions)
+        return self._layout.rates({n: v[0] for n, v in self._inserted.items()}, q)
+
+    @keyword_only(1)
+    def predicted_fpr(self, *, fill: str = "observed", attributes: Sequence[str] | None = None) -> float:
+        """The predicted false positive rate f_T: the sum of :meth:`attribute_fprs` over all
+        attributes (Section IV), or over ``attributes`` (an upper bound on the rate of a query
+        on those attributes matching a record it should not), at most 1.
+
+        The returned float still answers the dict interface of earlier releases
+        (``predicted_fpr()["Age"]``) for one release, with a DeprecationWarning.
+
+        Complexity: O(attributes + m / 64).
+        """
+        rates = self.attribute_fprs(fill=fill)
+        names = rates if attributes is None else [self.schema[a].name for a in attributes]
+        return AttributeRates(min(1.0, sum(rates[n] for n in names)), rates)
+
+    def info(self) -> dict[str, Any]:
+        """Parameters, sizes, fill and predicted rates (JSON-able; what ``bloomkit info`` prints).
+
+        Complexity: O(attributes + m / 64)."""
+        rates = self.attribute_fprs()
+        return {
+            "structure": self._STRUCTURE, "class": type(self).__name__, "schema": self.schema.to_list(),
+            "config": self.config.to_dict(), "num_bits": self.num_bits, "num_hashes": self.num_hashes,
+            "hash": self.hash, "seed": self.seed, "size_in_bits": self.size_in_bits, "count": self._count,
+            "count_is_exact": True, "fill_ratio": self.fill_ratio(),
+            "expected_hashed_positions": self.expected_hashed_positions,
+            "inserted_values": {n: v[0] for n, v in self._inserted.items()},
+            "predicted_fpr": min(1.0, sum(rates.values())), "attribute_fprs": rates,
+        }
 
     def __repr__(self) -> str:
         return (
             f"RangeBloomFilter(num_bits={self.num_bits}, k={self.config.num_hashes}, "
-            f"attributes={self.schema.names}, hash={self.hash!r}, set_bits={self.bits.popcount()})"
+            f"attributes={self.schema.names}, hash={self.hash!r}, records={self._count}, "
+            f"set_bits={self.bits.popcount()})"
         )
 
-    # -- invariants / persistence ----------------------------------------------------------------
+    # -- invariants / persistence -----------------------------------------------------------------
     def _check(self) -> None:
         """Assert the invariants (used by the tests after every mutation)."""
         nw = (self.num_bits + 63) // 64
         assert self.bits.num_bits == self.num_bits and self.bits.words.shape == (nw,)
         rem = self.num_bits & 63
         assert rem == 0 or int(self.bits.words[-1]) >> rem == 0
-        assert set(self._inserted) == set(self.schema.names) == set(self._plans)
-        for name, plan in self._plans.items():
+        assert list(self._inserted) == self.schema.names == list(self._layout.plans)
+        for name, plan in self._layout.plans.items():
             assert 1 <= plan.s <= plan.k and plan.d >= 1 and 0 < plan.last <= plan.s
             assert plan.r == -(-plan.k // plan.s) - 1
             n, b = self._inserted[name]
             assert n >= 0 and b >= 0
+        assert self._count >= 0
         if self.expected_hashed_positions == 0:
             assert self.bits.popcount() == 0
 
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        params = {
-            "schema": self.schema.to_list(),
-            "config": self.config.to_dict(),
-            "num_bits": self.num_bits,
-            "inserted": {k: list(v) for k, v in self._inserted.items()},
-        }
+        params = {**self._layout.params(), "inserted": {k: list(v) for k, v in self._inserted.items()},
+                  "count": self._count}
         return params, {"words": self.bits.words}
 
     @classmethod
+    def _upgrade(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
+        if version == 1 and "count" not in params:
+            # format 1 did not record the number of records: every record with a text value
+            # adds one value to that attribute, so the largest text count is a lower bound
+            items = params.get("schema")
+            texts = {a.get("name") for a in (items if isinstance(items, list) else [])
+                     if isinstance(a, dict) and a.get("type") == "text" and isinstance(a.get("name"), str)}
+            try:
+                ins = INSERTED(params.get("inserted"), "inserted", cls.__name__)
+            except InvalidParameterError:
+                ins = {}  # the loader refuses it, naming the field
+            params["count"] = int(max((v[0] for n, v in ins.items() if n in texts), default=0))
+        return params
+
+    @classmethod
     def _from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int) -> RangeBloomFilter:
-        if hash_id not in _HASH_NAMES:
-            raise FormatError(f"unknown hash id {hash_id} for RangeBloomFilter")
-        schema = Schema.from_list(params["schema"])
-        obj = cls(schema, params["num_bits"], RangeConfig.from_dict(params["config"]), hash=_HASH_NAMES[hash_id], seed=seed)
+        layout = Layout.from_params(params, seed, hash_id, cls.__name__)
+        m = layout.num_bits
         words = arrays["words"]
-        nw = (obj.num_bits + 63) // 64
-        if words.dtype != np.uint64 or words.shape != (nw,):
-            raise FormatError(f"RangeBloomFilter words must be uint64[{nw}], got {words.dtype}{words.shape}")
-        rem = obj.num_bits & 63
+        if words.shape != ((m + 63) // 64,):
+            raise FormatError(f"RangeBloomFilter words array has {words.shape[0]} words; num_bits = {m} needs {(m + 63) // 64}")
+        rem = m & 63
         if rem and int(words[-1]) >> rem:
             raise FormatError("RangeBloomFilter payload has bits set beyond num_bits")
-        obj.bits = BitArray(obj.num_bits, words.astype(np.uint64).copy())
         ins = params["inserted"]
-        if not isinstance(ins, dict) or set(ins) != set(schema.names):
-            raise FormatError("RangeBloomFilter 'inserted' does not match the schema")
-        for name, v in ins.items():
-            if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, int | float) and not isinstance(x, bool) and x >= 0 for x in v)):
-                raise FormatError(f"RangeBloomFilter 'inserted' entry of {name!r} is malformed")
-            obj._inserted[name] = [float(v[0]), float(v[1])]
+        if set(ins) != set(layout.schema.names):
+            raise FormatError("RangeBloomFilter 'inserted' does not name exactly the schema's attributes")
+        obj = object.__new__(cls)
+        obj._init(layout, BitArray(m, words), ins, params["count"])
         return obj

@@ -3,60 +3,109 @@
 Document 000 was written for MFPGC, where callees publish their attributes as Bloom filters
 and a caller reaches "whoever matches" a multi-attribute query (Section II: "we are interested
 in checking if a data set S1 is a subset of another set S2", i.e. BF(query) subset of
-BF(profile)). The index stores N profile filters of one configuration *bit-sliced*: row j is
-the j-th bit of every profile (one bit per profile, 64 profiles per uint64 word). A query sets
-a few dozen bits; the profiles that have all of them are the AND of those rows, computed word
-by word with an early exit once a block of words is all zero (numba kernel).
+BF(profile)). The index stores N profile filters of one layout *bit-sliced*: row j is the j-th
+bit of every profile (one bit per profile, 64 profiles per uint64 word). A query sets a few
+dozen bits; the profiles that have all of them are the AND of those rows, computed word by word
+with an early exit once a block of words is all zero (numba kernel, without the GIL).
 
-Optionally the index keeps each profile's record and verifies candidates exactly: a text
-attribute must be equal, a numeric query value or range must lie inside the profile's range
-(or equal its point value). Verification removes the Bloom false positives.
+Optionally the index keeps each profile's record (as arrays, :mod:`bloomkit.ranges.store`)
+and verifies candidates exactly: a text attribute must be equal, a numeric query value or
+range must lie inside the profile's range (or equal its point value). Verification removes
+the Bloom false positives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from .._format import Persistable
-from .._validation import check_choice, check_int, param_error
-from ..errors import FormatError, InvalidParameterError
+from .._format import ArraySpec, Container, Persistable
+from .._lazy import kernels as core
+from .._storage import aligned_zeros
+from .._validation import Bool, Int, Options, param_error
+from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as K
-from .filter import _HASH_NAMES, RangeBloomFilter, RangeConfig
-from .schema import Schema, Text, _Numeric
+from ._keys import HASH_NAMES, HASH_SHA512
+from .config import CONFIG, RangeConfig, design
+from .filter import CHUNK, FILL, RangeBloomFilter
+from .layout import NUM_BITS, Layout, LayoutProperties, statistics_spec
+from .records import Column, RecordBatch, record_batch
+from .schema import SCHEMA, Numeric, Schema, Text
+from .store import RECORD_ARRAYS, RecordStore
 
 __all__ = ["ProfileIndex"]
 
 _BLOCK = 8  # words per early-exit block (512 profiles); measured best of 4..256 at N = 1e6
+MAX_PROFILES = 1 << 36
+CAPACITY = Int(1, MAX_PROFILES)
+MODE = Options("subset", "intersect")
 
 
-class ProfileIndex(Persistable):
+INSERTED = statistics_spec("profiles giving it", "values", "expected hashed positions")
+
+
+class _State:
+    """The arrays of an index, replaced as a whole when the index grows (a reader that took
+    ``index._st`` keeps a consistent view)."""
+
+    __slots__ = ("active", "records", "slices")
+
+    def __init__(self, slices: np.ndarray, active: np.ndarray, records: RecordStore | None) -> None:
+        self.slices, self.active, self.records = slices, active, records
+
+
+class ProfileIndex(LayoutProperties, Persistable):
     """Bit-sliced index of profile filters answering ``search(query) -> ids``.
 
     Parameters
     ----------
     schema, num_bits, config, hash, seed :
-        The configuration shared by every profile filter (see :class:`RangeBloomFilter`).
+        The layout shared by every profile filter (see :class:`RangeBloomFilter`).
     capacity : int
         Initial number of profile slots (grows by doubling).
     store_records : bool
-        Keep each profile's record for exact verification of candidates.
+        Keep each profile's record (as arrays) for exact verification of candidates
+        (``search(..., verify=True)``) and :meth:`record`.
+
+    Notes
+    -----
+    Ids are slot numbers ``0, 1, 2, ...`` in the order of adding, never reused after
+    :meth:`remove` (until :meth:`clear`), and saved with the index. ``len()`` is the exact
+    number of live profiles (``exact_len`` is True). Memory: ``m`` bits per slot for the
+    filters, plus with records 1 byte per attribute, 16 bytes per numeric and 16 bytes plus
+    the UTF-8 text per text attribute.
+
+    Thread safety: any number of threads may add, remove and search at once. Profiles are
+    validated and hashed outside the lock; slots are allocated and bits, records and counters
+    written under the index's lock (the column kernel keeps the GIL), so no profile is lost and
+    ids are unique. A profile becomes visible to searches only once its columns and record are
+    complete (its active bit is set last; removal clears it first). Searches take a snapshot of
+    the arrays and run the AND kernel without the GIL; a search racing an add or a remove sees
+    that profile or not. ``clear`` while other threads add can lose those adds.
 
     Examples
     --------
     >>> from bloomkit.ranges import Integer, RangeConfig, Schema, Text
     >>> idx = ProfileIndex(Schema([Text("City"), Integer("Age", 0, 120)]), 256,
     ...                    RangeConfig(8, {"Age": (1, 2)}), store_records=True)
-    >>> a = idx.add({"City": "Hsinchu", "Age": (20, 29)})
-    >>> b = idx.add({"City": "Taipei", "Age": (30, 39)})
+    >>> idx.add_many([{"City": "Hsinchu", "Age": (20, 29)}, {"City": "Taipei", "Age": (30, 39)}]).tolist()
+    [0, 1]
     >>> idx.search({"Age": 25}, verify=True).tolist()
     [0]
     """
 
     _STRUCTURE = "ranges.ProfileIndex"
-    _HASH_IDS = tuple(_HASH_NAMES)
+    _PARAMS: ClassVar[Any] = {
+        "schema": SCHEMA, "config": CONFIG, "num_bits": NUM_BITS, "next": Int(0, MAX_PROFILES),
+        "count": Int(0, MAX_PROFILES), "store_records": Bool(), "inserted": INSERTED,
+    }
+    _ARRAYS: ClassVar[Any] = {"slices": ArraySpec("<u8", 2), "active": ArraySpec("<u8", 1), **RECORD_ARRAYS}
+    _HASH_IDS = tuple(HASH_NAMES)
+    exact_len: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -69,100 +118,177 @@ class ProfileIndex(Persistable):
         capacity: int = 1024,
         store_records: bool = False,
     ) -> None:
-        self._proto = RangeBloomFilter(schema, num_bits, config, hash=hash, seed=seed)
-        cap = check_int(capacity, "capacity", "ProfileIndex", lo=1)
-        if not isinstance(store_records, bool):
-            raise param_error("store_records", "ProfileIndex", "a bool", store_records)
+        owner = "ProfileIndex"
+        layout = Layout(schema, num_bits, config, hash, seed, owner)
+        cap = CAPACITY(capacity, "capacity", owner)
+        self._init(layout, Bool()(store_records, "store_records", owner), self._empty_state(layout, cap, store_records))
+
+    @staticmethod
+    def _empty_state(layout: Layout, capacity: int, store_records: bool) -> _State:
+        nwords = (capacity + 63) // 64
+        slices = aligned_zeros((layout.num_bits, nwords), np.uint64, "a ProfileIndex")
+        records = RecordStore(layout.schema, nwords * 64) if store_records else None
+        return _State(slices, aligned_zeros(nwords, np.uint64, "a ProfileIndex"), records)
+
+    def _init(self, layout: Layout, store_records: bool, state: _State, next_id: int = 0, count: int = 0,
+              inserted: Mapping[str, list[float]] | None = None, set_bits: int = 0) -> None:
+        self._layout = layout
         self.store_records = store_records
-        nwords = (cap + 63) // 64
-        self._slices = np.zeros((self.num_bits, nwords), dtype=np.uint64)
-        self._active = np.zeros(nwords, dtype=np.uint64)
-        self._next = 0  # ids are slot numbers, never reused
-        self._count = 0
-        self._records: dict[int, dict[str, Any]] = {}
+        self._st = state
+        self._next = next_id  # ids are slot numbers, never reused
+        self._count = count
+        self._set_bits = set_bits  # bits set in all live columns (the observed fill)
+        # per attribute: [profiles that gave it, values, expected hashed positions], over the profiles added
+        self._inserted = {a.name: list((inserted or {}).get(a.name, [0.0, 0.0, 0.0])) for a in layout.schema}
 
-    # -- properties ------------------------------------------------------------------------------
-    @property
-    def schema(self) -> Schema:
-        return self._proto.schema
+    @classmethod
+    def for_requirements(
+        cls,
+        schema: Schema,
+        range_sizes: Mapping[str, int] | None = None,
+        *,
+        num_bits: int | None = None,
+        fpr: float | None = None,
+        per_attribute_k: bool = False,
+        capacity: int = 1024,
+        store_records: bool = False,
+        hash: str = "xxh64",
+        seed: int = 0,
+    ) -> Self:
+        """An index whose profile filters are configured by the two-phase optimizer (Figures
+        6-7) for ``range_sizes`` and ``num_bits`` or a target f_T ``fpr``
+        (:func:`~bloomkit.ranges.design`; see :meth:`RangeBloomFilter.for_requirements`).
 
-    @property
-    def num_bits(self) -> int:
-        return self._proto.num_bits
+        Complexity: the optimizer runs, then O(m x capacity / 64)."""
+        d = design(schema, range_sizes, num_bits=num_bits, fpr=fpr, per_attribute_k=per_attribute_k)
+        return cls(schema, d.num_bits, d.config, hash=hash, seed=seed, capacity=capacity, store_records=store_records)
 
-    @property
-    def config(self) -> RangeConfig:
-        return self._proto.config
-
-    @property
-    def seed(self) -> int:
-        return self._proto.seed
-
-    @property
-    def _hash_id(self) -> int:
-        return self._proto._hash_id
-
+    # -- properties (schema, num_bits, config, num_hashes, hash, seed: LayoutProperties) ---------
     def __len__(self) -> int:
+        """The number of live profiles (exact)."""
         return self._count
 
     @property
     def capacity(self) -> int:
-        return self._slices.shape[1] * 64
+        """Profile slots allocated (ids below it need no growth)."""
+        return int(self._st.slices.shape[1]) * 64
 
-    # -- updates ---------------------------------------------------------------------------------
-    def _grow(self, need: int) -> None:
-        if need <= self.capacity:
-            return
-        nwords = self._slices.shape[1]
-        new_words = max((need + 63) // 64, 2 * nwords)
-        slices = np.zeros((self.num_bits, new_words), dtype=np.uint64)
-        slices[:, :nwords] = self._slices
-        active = np.zeros(new_words, dtype=np.uint64)
-        active[:nwords] = self._active
-        self._slices, self._active = slices, active
+    @property
+    def next_id(self) -> int:
+        """The id the next profile gets."""
+        return self._next
 
-    def _normalize(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        rec = self.schema.check_record(record)
-        out: dict[str, Any] = {}
-        for name, v in rec.items():
-            attr = self.schema[name]
-            if isinstance(attr, Text):
-                out[name] = attr.check_text(v)
-            else:
-                assert isinstance(attr, _Numeric)
-                out[name] = list(attr.to_interval(v))
-        return out
+    @property
+    def size_in_bits(self) -> int:
+        """Bits of the bit-sliced filters: m x capacity."""
+        return self.num_bits * self.capacity
+
+    # -- updates ----------------------------------------------------------------------------------
+    def _ensure(self, need: int) -> _State:
+        """The state, grown (copied, then swapped in) to hold ``need`` slots. Under the lock.
+
+        The records of a loaded index cover its profiles only; they grow to the capacity of the
+        filters on the first add."""
+        st = self._st
+        nwords = st.slices.shape[1]
+        records_ok = st.records is None or st.records.capacity >= need
+        if need <= nwords * 64 and records_ok:
+            return st
+        slices, active = st.slices, st.active
+        if need > nwords * 64:
+            new_words = max((need + 63) // 64, 2 * nwords)
+            slices = aligned_zeros((self.num_bits, new_words), np.uint64, "a ProfileIndex")
+            slices[:, :nwords] = st.slices
+            active = aligned_zeros(new_words, np.uint64, "a ProfileIndex")
+            active[:nwords] = st.active
+        records = None if st.records is None else st.records.grown(slices.shape[1] * 64)
+        self._st = _State(slices, active, records)
+        return self._st
+
+    def _add(self, batch: RecordBatch | None, set_columns: Callable[[np.ndarray, int], int], n: int) -> np.ndarray:
+        """Add ``n`` profiles: ``set_columns(slices, first)`` sets their bits (columns first ..
+        first + n - 1) and returns how many were 0; ``batch`` gives records and statistics."""
+        sums = [] if batch is None else self._layout.batch_stats(batch)
+        with self._lock:
+            first = self._next
+            st = self._ensure(first + n)
+            try:
+                if st.records is not None and batch is not None:
+                    st.records.write(first, batch)
+                new = set_columns(st.slices, first)
+            except BaseException:  # e.g. MemoryError while hashing a part: leave no trace in the slots
+                for slot in range(first, first + n):
+                    K.clear_column(st.slices, slot)
+                    if st.records is not None:
+                        st.records.clear(slot)
+                raise
+            K.set_bit_range(st.active, first, first + n)  # visible to searches from here on
+            self._next += n
+            self._count += n
+            self._set_bits += int(new)
+            for name, profiles, values, positions in sums:
+                st_attr = self._inserted[name]
+                st_attr[0] += profiles
+                st_attr[1] += values
+                st_attr[2] += positions
+        return np.arange(first, first + n, dtype=np.int64)
 
     def add(self, profile: Mapping[str, Any] | RangeBloomFilter) -> int:
-        """Add a profile (a record, or a filter of the same configuration); returns its id.
+        """Add a profile (a record, or a filter of the same layout); returns its id.
 
-        Complexity: O(k * attributes) hashing + O(set bits).
+        Complexity: O(k x attributes) hashing + O(set bits).
         """
         if isinstance(profile, RangeBloomFilter):
-            self._proto._compatible(profile)
+            self._compatible(profile)
             if self.store_records:
                 raise InvalidParameterError("The 'profile' parameter must be a record when store_records=True. Got a filter instead.")
-            bf = profile
-            rec = None
-        else:
-            rec = self._normalize(profile)
-            bf = self._proto._empty_like()
-            bf.insert(profile)
-        slot = self._next
-        self._grow(slot + 1)
-        bits = np.flatnonzero(self._bit_vector(bf.bits.words)).astype(np.int64)
-        K.set_columns(self._slices, bits, np.full(bits.size, slot, dtype=np.int64))
-        self._active[slot >> 6] |= np.uint64(1) << np.uint64(slot & 63)
-        self._next += 1
-        self._count += 1
-        if rec is not None and self.store_records:
-            self._records[slot] = rec
-        return slot
+            pos = np.flatnonzero(_bit_vector(profile.bits.words, self.num_bits)).astype(np.int64)
+            return int(self._add(None, lambda sl, first: K.set_columns(sl, pos, np.full(pos.size, first, np.int64)), 1)[0])
+        owner = "ProfileIndex.add"
+        return int(self._add_batch(record_batch(self.schema, [self.schema.check_record(profile, owner)], owner))[0])
+
+    def _column_setter(self, batch: RecordBatch) -> Callable[[np.ndarray, int], int]:
+        """Hash ``batch`` now; the returned function sets its bits in columns ``first + row``."""
+        lay = self._layout
+        if lay.hash_id == HASH_SHA512:
+            pos, rows = lay.positions(batch, with_rows=True)
+            assert rows is not None
+            return lambda sl, first: int(K.set_columns(sl, pos, rows + first))
+        h, counts, keyrows, starts = lay.hashes(batch)
+        m = np.uint64(lay.num_bits)
+        used = [c.rows for c in batch.columns if len(c.rows)]
+        lo = min((int(r[0]) for r in used), default=0)
+        n = max((int(r[-1]) for r in used), default=-1) + 1 - lo  # the profiles of this part
+        if n >= 32:  # 64 profiles at a time: one write per row and column word
+            return lambda sl, first: int(K.set_columns_blocked(sl, h, counts, keyrows - lo, starts, first + lo, n, m))
+        return lambda sl, first: int(K.set_columns_h1(sl, h, counts, keyrows + first, m))
+
+    def _add_batch(self, batch: RecordBatch) -> np.ndarray:
+        parts = batch.chunks(CHUNK)
+        if len(parts) == 1:  # hashed outside the lock
+            return self._add(batch, self._column_setter(batch), batch.size)
+        with self._lock:  # a large batch: hashed part by part under the lock (bounded scratch memory)
+            return self._add(batch, lambda sl, first: sum(self._column_setter(p)(sl, first) for p in parts), batch.size)
+
+    def add_many(self, profiles: Any, *, attributes: Sequence[str] | None = None) -> np.ndarray:
+        """Add many profiles at once; returns their ids (consecutive, int64).
+
+        ``profiles`` is an iterable of records or a table read by column name (pandas / polars
+        DataFrame, pyarrow Table, mapping of columns; a range as two columns ``"Age.lo"`` /
+        ``"Age.hi"``: :mod:`bloomkit.ranges.records`); ``attributes`` names the attributes a
+        table gives (default: all). Every profile is validated before anything is added; the keys
+        are hashed in one pass per attribute and the columns set in one kernel call (per part of
+        :data:`~bloomkit.ranges.filter.CHUNK` profiles: the scratch memory stays bounded).
+
+        Complexity: O(total keys x s) hashing + O(set bits), vectorised.
+        """
+        return self._add_batch(record_batch(self.schema, profiles, "ProfileIndex.add_many", attributes=attributes))
 
     def add_filters(self, words: np.ndarray) -> np.ndarray:
         """Bulk-add N profile filters given as an (N, ceil(m/64)) uint64 array of their words.
 
-        Returns the new ids. Not allowed with ``store_records=True``.
+        Returns the new ids. Not allowed with ``store_records=True``; these profiles count in
+        the observed fill but not in the per-attribute statistics of :meth:`attribute_fprs`.
 
         Complexity: O(N m) in a numba kernel.
         """
@@ -175,57 +301,98 @@ class ProfileIndex(Persistable):
         rem = self.num_bits & 63
         if rem and w.size and np.any(w[:, -1] >> np.uint64(rem)):
             raise param_error("words", "ProfileIndex.add_filters", f"filters with no bit set beyond {self.num_bits}", "stray bits")
-        first = self._next
         n = w.shape[0]
-        self._grow(first + n)
-        K.transpose_into(self._slices, np.ascontiguousarray(w), first, self.num_bits)
-        ids = np.arange(first, first + n, dtype=np.int64)
-        full = np.zeros(self._active.shape[0] * 64, dtype=bool)
-        full[ids] = True
-        self._active |= _pack_bits(full)
-        self._next += n
-        self._count += n
-        return ids
+        ones = int(core.popcount_words(np.ascontiguousarray(w).reshape(-1)))
+        with self._lock:
+            first = self._next
+            st = self._ensure(first + n)
+            K.transpose_into(st.slices, np.ascontiguousarray(w), first, self.num_bits)
+            K.set_bit_range(st.active, first, first + n)
+            self._next += n
+            self._count += n
+            self._set_bits += ones
+        return np.arange(first, first + n, dtype=np.int64)
 
     def remove(self, profile_id: int) -> None:
-        """Remove a profile by id (InvalidParameterError if unknown). Complexity: O(m)."""
-        pid = check_int(profile_id, "profile_id", "ProfileIndex.remove", lo=0)
-        if not self._is_active(pid):
-            raise param_error("profile_id", "ProfileIndex.remove", "the id of a profile in the index", profile_id)
-        mask = ~(np.uint64(1) << np.uint64(pid & 63))
-        self._slices[:, pid >> 6] &= mask
-        self._active[pid >> 6] &= mask
-        self._records.pop(pid, None)
-        self._count -= 1
+        """Remove a profile by id (InvalidParameterError if unknown); its record is erased.
 
-    def _is_active(self, pid: int) -> bool:
-        return pid < self._next and bool((int(self._active[pid >> 6]) >> (pid & 63)) & 1)
+        Complexity: O(m)."""
+        pid = Int(0)(profile_id, "profile_id", "ProfileIndex.remove")
+        with self._lock:
+            st = self._st
+            if not _is_active(st.active, pid, self._next):
+                raise param_error("profile_id", "ProfileIndex.remove", "the id of a profile in the index", profile_id)
+            st.active[pid >> 6] &= ~(np.uint64(1) << np.uint64(pid & 63))  # invisible from here on
+            self._set_bits -= int(K.clear_column(st.slices, pid))
+            if st.records is not None:
+                st.records.clear(pid)
+            self._count -= 1
 
-    def _bit_vector(self, words: np.ndarray) -> np.ndarray:
-        bits = np.unpackbits(words.astype("<u8").view(np.uint8), bitorder="little")
-        return bits[: self.num_bits].astype(bool)
+    def clear(self) -> None:
+        """Remove every profile; ids start again at 0 and the storage shrinks to 64 slots.
+
+        Complexity: O(m)."""
+        with self._lock:
+            self._init(self._layout, self.store_records, self._empty_state(self._layout, 64, self.store_records))
+
+    def copy(self) -> ProfileIndex:
+        """An independent copy (ids kept). Complexity: O(size)."""
+        with self._lock:
+            st = self._st
+            rec = None
+            if st.records is not None:
+                rec = st.records.grown(st.records.capacity)
+                rec.text = rec.text.copy()
+            out = object.__new__(type(self))
+            out._init(self._layout, self.store_records, _State(st.slices.copy(), st.active.copy(), rec),
+                      self._next, self._count, self._inserted, self._set_bits)
+        return out
 
     def get_filter(self, profile_id: int) -> RangeBloomFilter:
         """The stored filter of a profile (rebuilt from its column). Complexity: O(m)."""
-        pid = check_int(profile_id, "profile_id", "ProfileIndex.get_filter", lo=0)
-        if not self._is_active(pid):
-            raise param_error("profile_id", "ProfileIndex.get_filter", "the id of a profile in the index", profile_id)
-        col = ((self._slices[:, pid >> 6] >> np.uint64(pid & 63)) & np.uint64(1)).astype(bool)
-        bf = self._proto._empty_like()
+        pid = self._live_id(profile_id, "ProfileIndex.get_filter")
+        st = self._st
+        col = ((st.slices[:, pid >> 6] >> np.uint64(pid & 63)) & np.uint64(1)).astype(bool)
+        bf = RangeBloomFilter.from_layout(self._layout)
         bf.bits.set_many(np.flatnonzero(col))
         return bf
 
-    # -- search ----------------------------------------------------------------------------------
-    def query_rows(self, query: Mapping[str, Any] | RangeBloomFilter) -> np.ndarray:
-        """The bit positions set by BF(query) (the rows the search ANDs)."""
-        if isinstance(query, RangeBloomFilter):
-            self._proto._compatible(query)
-            qf = query
-        else:
-            qf = self._proto.query_filter(query)
-        return np.flatnonzero(self._bit_vector(qf.bits.words)).astype(np.int64)
+    def record(self, profile_id: int) -> dict[str, Any]:
+        """The stored record of a profile (needs ``store_records``): texts, numbers and
+        ``(lo, hi)`` ranges as given (decimals at their places). Complexity: O(attributes)."""
+        if not self.store_records:
+            raise InvalidParameterError("record() needs an index built with store_records=True")
+        pid = self._live_id(profile_id, "ProfileIndex.record")
+        records = self._st.records
+        assert records is not None
+        return records.record(pid)
 
-    def search(self, query: Mapping[str, Any] | RangeBloomFilter, *, mode: str = "subset", verify: bool = False) -> np.ndarray:
+    def _live_id(self, profile_id: Any, owner: str) -> int:
+        pid = Int(0)(profile_id, "profile_id", owner)
+        if not _is_active(self._st.active, pid, self._next):
+            raise param_error("profile_id", owner, "the id of a profile in the index", profile_id)
+        return pid
+
+    def _compatible(self, other: RangeBloomFilter) -> None:
+        diffs = self._layout.differences(other.layout)
+        if diffs:
+            raise IncompatibleFiltersError("the filter and the index differ in " + ", ".join(diffs))
+
+    # -- search -----------------------------------------------------------------------------------
+    def query_rows(self, query: Mapping[str, Any] | RangeBloomFilter) -> np.ndarray:
+        """The bit positions set by BF(query) (the rows the search ANDs), sorted.
+
+        Complexity: as :meth:`RangeBloomFilter.insert` of the query."""
+        if isinstance(query, RangeBloomFilter):
+            self._compatible(query)
+            return np.flatnonzero(_bit_vector(query.bits.words, self.num_bits)).astype(np.int64)
+        return np.unique(self._layout.positions(self._query_batch(query, "ProfileIndex.query_rows"))[0])
+
+    def _query_batch(self, query: Any, owner: str) -> RecordBatch:
+        return record_batch(self.schema, [self.schema.check_record(query, owner)], owner)
+
+    def search(self, query: Mapping[str, Any] | RangeBloomFilter, *, mode: str = "subset",
+               verify: bool = False) -> np.ndarray:
         """Ids of the matching profiles (sorted int64 array).
 
         ``mode="subset"`` (the report's test): profiles whose filter contains BF(query), i.e.
@@ -242,116 +409,156 @@ class ProfileIndex(Persistable):
         about half full each block of 512 profiles stops after ~log2(512) + 1 rows
         unless it holds a match. Intersect: that times the number of groups of the ranges.
         """
-        check_choice(mode, "mode", "ProfileIndex.search", ("subset", "intersect"))
-        if verify and not self.store_records:
+        owner = "ProfileIndex.search"
+        how = MODE(mode, "mode", owner)
+        if Bool()(verify, "verify", owner) and not self.store_records:
             raise InvalidParameterError("search(verify=True) needs an index built with store_records=True")
-        if mode == "subset" or isinstance(query, RangeBloomFilter):
-            if mode == "intersect":
-                raise InvalidParameterError("search(mode='intersect') needs a query record, not a filter")
-            rows = self.query_rows(query)
-            words = K.sliced_and_blocks(self._slices, rows, self._active, _BLOCK)
+        st = self._st  # one consistent snapshot of the arrays
+        if isinstance(query, RangeBloomFilter):
+            if how == "intersect" or verify:
+                raise InvalidParameterError(f"search({'verify=True' if verify else 'mode=intersect'}) needs a query record, not a filter")
+            words = K.sliced_and_blocks(st.slices, self.query_rows(query), st.active, _BLOCK)
+            return _unpack_ids(words)
+        batch = self._query_batch(query, owner)
+        if how == "subset":
+            rows = np.unique(self._layout.positions(batch)[0])
+            words = K.sliced_and_blocks(st.slices, rows, st.active, _BLOCK)
         else:
-            rec = self.schema.check_record(query)
-            points = {n: v for n, v in rec.items() if not self._is_range_query(n, v)}
-            ranges = {n: v for n, v in rec.items() if n not in points}
-            words = K.sliced_and_blocks(self._slices, self.query_rows(points), self._active, _BLOCK)
-            for name, value in ranges.items():
-                rows, offsets = self._group_rows(name, value)
-                words = K.or_of_ands(self._slices, rows, offsets, words, _BLOCK)
+            is_range = [c.a is not None and c.b is not None and bool(c.b[0] > c.a[0]) for c in batch.columns]
+            ranged = [c for c, r in zip(batch.columns, is_range, strict=True) if r]
+            points = RecordBatch(1, tuple(c for c, r in zip(batch.columns, is_range, strict=True) if not r))
+            words = K.sliced_and_blocks(st.slices, np.unique(self._layout.positions(points)[0]), st.active, _BLOCK)
+            for c in ranged:
+                assert c.a is not None and c.b is not None
+                rows, offsets = self._layout.range_rows(self._layout.plans[c.name], int(c.a[0]), int(c.b[0]))
+                words = K.or_of_ands(st.slices, rows, offsets, words, _BLOCK)
         ids = _unpack_ids(words)
-        if verify:
-            if isinstance(query, RangeBloomFilter):
-                raise InvalidParameterError("search(verify=True) needs a query record, not a filter")
-            q = self._normalize(query)
-            ids = np.array([i for i in ids.tolist() if _record_matches(self._records.get(i), q, mode)], dtype=np.int64)
+        if verify and ids.size:
+            assert st.records is not None
+            ids = ids[st.records.matches(ids, batch, how)]
         return ids
 
-    def _is_range_query(self, name: str, value: Any) -> bool:
-        attr = self.schema[name]
-        if not isinstance(attr, _Numeric):
-            return False
-        a, b = attr.to_interval(value)
-        return b > a
+    # -- model ------------------------------------------------------------------------------------
+    def fill_ratio(self) -> float:
+        """Mean fraction of set bits of the live profile filters (1 - p). Complexity: O(1)."""
+        return self._set_bits / (self._count * self.num_bits) if self._count else 0.0
 
-    def _group_rows(self, name: str, value: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Rows (bit positions) of one value per group of a query range, and group offsets."""
-        proto = self._proto
-        plan = proto._plan(name)
-        attr = plan.attr
-        assert isinstance(attr, _Numeric)
-        a, b = attr.to_interval(value)
-        ga = (a - attr.scaled_lo) // plan.d
-        gb = (b - attr.scaled_lo) // plan.d
-        pos = proto._group_positions(plan, ga, gb + plan.r)
-        rows: list[np.ndarray] = []
-        offsets = [0]
-        for g in range(gb - ga + 1):
-            p = np.unique(np.concatenate([pos[g : g + plan.r].ravel(), pos[g + plan.r, : plan.last]]))
-            rows.append(p)
-            offsets.append(offsets[-1] + p.size)
-        return np.concatenate(rows).astype(np.int64), np.asarray(offsets, dtype=np.int64)
+    def attribute_fprs(self, *, fill: str = "observed") -> dict[str, float]:
+        """Predicted false positive rate of each attribute for one profile: Eq. (14) with n =
+        the mean number of values per profile giving the attribute, text ``(1-p)^k``, at the
+        mean fill of the live profiles (``"observed"``) or Eq. (36) at the mean expected hashed
+        positions per profile (``"expected"``). The per-attribute statistics are over the
+        profiles added (records; removals and :meth:`add_filters` do not change them).
 
-    # -- invariants / persistence ----------------------------------------------------------------
+        Complexity: O(attributes)."""
+        how = FILL(fill, "fill", "ProfileIndex.attribute_fprs")
+        if how == "observed":
+            q = self.fill_ratio()
+        else:
+            q = self._layout.fill_of(sum(v[2] for v in self._inserted.values()) / max(self._next, 1))
+        n = {k: v[1] / v[0] for k, v in self._inserted.items() if v[0] > 0}
+        return self._layout.rates(n, q)
+
+    def predicted_fpr(self, *, fill: str = "observed", attributes: Sequence[str] | None = None) -> float:
+        """f_T of one profile: the sum of :meth:`attribute_fprs` over all attributes, or over
+        the ``attributes`` of a query (an upper bound on the probability that a profile which
+        does not match the query is returned without verification), at most 1.
+        Complexity: O(attributes)."""
+        rates = self.attribute_fprs(fill=fill)
+        names = rates if attributes is None else [self.schema[a].name for a in attributes]
+        return min(1.0, float(sum(rates[n] for n in names)))
+
+    def info(self) -> dict[str, Any]:
+        """Parameters, sizes, fill and predicted rates (JSON-able; what ``bloomkit info`` prints).
+
+        Complexity: O(attributes)."""
+        st = self._st
+        rates = self.attribute_fprs()
+        return {
+            "structure": self._STRUCTURE, "class": type(self).__name__, "schema": self.schema.to_list(),
+            "config": self.config.to_dict(), "num_bits": self.num_bits, "num_hashes": self.num_hashes,
+            "hash": self.hash, "seed": self.seed, "size_in_bits": self.size_in_bits, "count": self._count,
+            "count_is_exact": True, "next_id": self._next, "capacity": self.capacity,
+            "store_records": self.store_records, "fill_ratio": self.fill_ratio(),
+            "predicted_fpr": min(1.0, float(sum(rates.values()))), "attribute_fprs": rates,
+            "nbytes": {"filters": int(st.slices.nbytes + st.active.nbytes),
+                       "records": 0 if st.records is None else st.records.nbytes},
+        }
+
+    def __repr__(self) -> str:
+        return (f"ProfileIndex(num_bits={self.num_bits}, k={self.config.num_hashes}, attributes={self.schema.names}, "
+                f"profiles={self._count}, store_records={self.store_records})")
+
+    # -- invariants / persistence -----------------------------------------------------------------
     def _check(self) -> None:
-        """Assert the invariants (used by the tests)."""
-        nw = self._slices.shape[1]
-        assert self._slices.shape == (self.num_bits, nw) and self._active.shape == (nw,)
-        assert self._count == int(sum(bin(int(w)).count("1") for w in self._active))
-        assert self._next <= nw * 64
-        inactive = ~self._active
-        assert not np.any(self._slices & inactive[None, :]), "bits set for inactive slots"
-        if self.store_records:
-            live = set(_unpack_ids(self._active).tolist())
-            assert set(self._records) == live
+        """Assert the invariants (the tests call it after mutations, the loader after loading)."""
+        st = self._st
+        nw = st.slices.shape[1]
+        assert st.slices.shape == (self.num_bits, nw) and st.active.shape == (nw,)
+        assert self._count == int(core.popcount_words(st.active)) and self._next <= nw * 64
+        assert not _unpack_ids(st.active).size or int(_unpack_ids(st.active)[-1]) < self._next
+        assert not np.any(st.slices & ~st.active[None, :]), "bits set for inactive slots"
+        assert self._set_bits == int(core.popcount_words(st.slices.reshape(-1)))
+        assert (st.records is not None) == self.store_records
+        if st.records is not None:
+            live = _live_mask(st.active, st.records.capacity)
+            assert not st.records.present[~live].any()
+        assert list(self._inserted) == self.schema.names
 
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        params = {
-            "schema": self.schema.to_list(),
-            "config": self.config.to_dict(),
-            "num_bits": self.num_bits,
-            "next": self._next,
-            "count": self._count,
-            "store_records": self.store_records,
-            "records": [[k, v] for k, v in sorted(self._records.items())],
-        }
-        return params, {"slices": self._slices, "active": self._active}
+        st = self._st
+        params = {**self._layout.params(), "next": self._next, "count": self._count,
+                  "store_records": self.store_records, "inserted": {k: list(v) for k, v in self._inserted.items()}}
+        arrays = {"slices": st.slices, "active": st.active}
+        if st.records is not None:
+            arrays.update(st.records.state(self._next))
+        return params, arrays
+
+    @classmethod
+    def _from_container(cls, c: Container) -> Any:
+        if c.version == 1:
+            c = _upgrade_v1(c)
+        return super()._from_container(c)
 
     @classmethod
     def _from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int) -> ProfileIndex:
-        if hash_id not in _HASH_NAMES:
-            raise FormatError(f"unknown hash id {hash_id} for ProfileIndex")
-        obj = cls(Schema.from_list(params["schema"]), params["num_bits"], RangeConfig.from_dict(params["config"]),
-                  hash=_HASH_NAMES[hash_id], seed=seed, store_records=bool(params["store_records"]))
+        layout = Layout.from_params(params, seed, hash_id, cls.__name__)
         slices, active = arrays["slices"], arrays["active"]
-        if slices.dtype != np.uint64 or active.dtype != np.uint64 or slices.ndim != 2 or active.ndim != 1:
-            raise FormatError("ProfileIndex arrays must be uint64")
-        if slices.shape != (obj.num_bits, active.shape[0]):
-            raise FormatError(f"ProfileIndex slices shape {slices.shape} does not match ({obj.num_bits}, {active.shape[0]})")
         nxt, cnt = params["next"], params["count"]
-        if not (isinstance(nxt, int) and isinstance(cnt, int) and 0 <= cnt <= nxt <= active.shape[0] * 64):
-            raise FormatError("ProfileIndex counters are inconsistent")
-        obj._slices = slices.astype(np.uint64).copy()
-        obj._active = active.astype(np.uint64).copy()
-        obj._next, obj._count = nxt, cnt
-        if cnt != int(sum(bin(int(w)).count("1") for w in obj._active)) or (nxt < obj._active.shape[0] * 64 and _unpack_ids(obj._active).size and int(_unpack_ids(obj._active).max()) >= nxt):
+        if slices.shape != (layout.num_bits, active.shape[0]):
+            raise FormatError(f"ProfileIndex slices shape {slices.shape} does not match ({layout.num_bits}, {active.shape[0]})")
+        if not cnt <= nxt <= active.shape[0] * 64:
+            raise FormatError(f"ProfileIndex counters are inconsistent: count {cnt}, next {nxt}, {active.shape[0] * 64} slots")
+        ids = _unpack_ids(active)
+        if cnt != ids.size or (ids.size and int(ids[-1]) >= nxt):
             raise FormatError("ProfileIndex active mask does not match its counters")
-        if np.any(obj._slices & ~obj._active[None, :]):
+        if np.any(slices & ~active[None, :]):
             raise FormatError("ProfileIndex has bits set for inactive slots")
-        recs = params["records"]
-        if not isinstance(recs, list):
-            raise FormatError("ProfileIndex records must be a list")
-        for item in recs:
-            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], int) and isinstance(item[1], dict)):
-                raise FormatError("malformed ProfileIndex record")
-            obj._records[item[0]] = item[1]
-        if obj.store_records and set(obj._records) != set(_unpack_ids(obj._active).tolist()):
-            raise FormatError("ProfileIndex records do not match the active profiles")
+        if set(params["inserted"]) != set(layout.schema.names):
+            raise FormatError("ProfileIndex 'inserted' does not name exactly the schema's attributes")
+        store = params["store_records"]
+        if not store and any(n in arrays for n in RECORD_ARRAYS):
+            raise FormatError("ProfileIndex without stored records holds record arrays")
+        records = None
+        if store:
+            records = RecordStore.from_state(layout.schema, arrays, nxt, _live_mask(active, nxt))
+        obj = object.__new__(cls)
+        obj._init(layout, store, _State(slices, active, records), nxt, cnt, params["inserted"],
+                  int(core.popcount_words(slices.reshape(-1))))
         return obj
 
 
-def _pack_bits(flags: np.ndarray) -> np.ndarray:
-    """Bool array (multiple of 64) -> uint64 words, bit i of word w = flags[64 w + i]."""
-    return np.packbits(flags.astype(np.uint8), bitorder="little").view("<u8").astype(np.uint64)
+def _is_active(active: np.ndarray, pid: int, next_id: int) -> bool:
+    return pid < next_id and bool((int(active[pid >> 6]) >> (pid & 63)) & 1)
+
+
+def _live_mask(active: np.ndarray, slots: int) -> np.ndarray:
+    """Bool mask of the first ``slots`` slots: active or not."""
+    return np.unpackbits(active.astype("<u8").view(np.uint8), bitorder="little")[:slots].astype(bool)
+
+
+def _bit_vector(words: np.ndarray, m: int) -> np.ndarray:
+    return np.unpackbits(words.astype("<u8").view(np.uint8), bitorder="little")[:m].astype(bool)
 
 
 def _unpack_ids(words: np.ndarray) -> np.ndarray:
@@ -364,20 +571,70 @@ def _unpack_ids(words: np.ndarray) -> np.ndarray:
     return (nz[r].astype(np.int64) << 6) + c.astype(np.int64)
 
 
-def _record_matches(profile: dict[str, Any] | None, query: dict[str, Any], mode: str) -> bool:
-    if profile is None:
-        return False
-    for name, qv in query.items():
-        if name not in profile:
-            return False
-        pv = profile[name]
-        if isinstance(qv, str):
-            if pv != qv:
-                return False
-        elif mode == "subset":
-            if not (pv[0] <= qv[0] and qv[1] <= pv[1]):
-                return False
-        elif not (pv[0] <= qv[1] and qv[0] <= pv[1]):
-            return False
-    return True
+def _upgrade_v1(c: Container) -> Container:
+    """A format-1 ProfileIndex container as format 2: its ``records`` parameter (a JSON list of
+    ``[id, {name: text or [a, b] scaled}]``) becomes the record arrays, and the per-attribute
+    statistics are computed from the records (zeros without records)."""
+    params = dict(c.params)
+    recs = params.pop("records", None)
+    try:
+        schema = Schema.from_list(params.get("schema"), "schema", "ProfileIndex")
+        layout = Layout(schema, params.get("num_bits"), params.get("config"), HASH_NAMES.get(c.hash_id, "?"), c.seed,
+                        "ProfileIndex")
+        active = c.arrays.get("active")
+        nxt = Int(0, MAX_PROFILES)(params.get("next"), "next", "ProfileIndex")
+        if active is None or active.ndim != 1 or nxt > active.shape[0] * 64 or not isinstance(recs, list):
+            raise FormatError("format-1 ProfileIndex: 'next', 'active' or 'records' is malformed")
+        inserted = {a.name: [0.0, 0.0, 0.0] for a in schema}
+        arrays = dict(c.arrays)
+        if params.get("store_records") is True:
+            store = RecordStore(schema, nxt)
+            seen: set[int] = set()
+            for item in recs:
+                if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is int and 0 <= item[0] < nxt
+                        and item[0] not in seen and isinstance(item[1], dict)):
+                    raise FormatError("format-1 ProfileIndex: malformed record")
+                seen.add(item[0])
+                store.write(item[0], _v1_record(schema, item[1]))
+            for name, (profiles, values, positions) in _v1_stats(layout, store, nxt).items():
+                inserted[name] = [profiles, values, positions]
+            arrays.update(store.state(nxt))
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError, InvalidParameterError) as e:
+        raise FormatError(f"invalid format-1 ProfileIndex: {e}") from None
+    params["inserted"] = inserted
+    return dataclasses.replace(c, version=2, params=params, arrays=arrays)
 
+
+def _v1_record(schema: Schema, rec: dict[str, Any]) -> RecordBatch:
+    """One format-1 record (numeric values already scaled) as a batch of one."""
+    cols = []
+    rows = np.zeros(1, dtype=np.int64)
+    for name, v in rec.items():
+        attr = schema[name]
+        if isinstance(attr, Text):
+            cols.append(Column(attr.name, rows, text=[attr.check_text(v)]))
+            continue
+        assert isinstance(attr, Numeric)
+        if not (isinstance(v, list) and len(v) == 2 and all(type(x) is int for x in v)):
+            raise FormatError(f"format-1 ProfileIndex: malformed value of {name!r}")
+        a, b = np.array([v[0]], dtype=np.int64), np.array([v[1]], dtype=np.int64)
+        attr.check_intervals(a, b, functools.partial(_const, tuple(v)), _v1_where)
+        cols.append(Column(attr.name, rows, a, b))
+    return RecordBatch(1, tuple(cols))
+
+
+def _const(value: Any, _i: int) -> Any:
+    return value
+
+
+def _v1_where(_i: int) -> str:
+    return "a format-1 record"
+
+
+def _v1_stats(layout: Layout, store: RecordStore, slots: int) -> dict[str, tuple[float, float, float]]:
+    out = {}
+    for attr in layout.schema:
+        counts = store.counts(attr.name, slots)
+        values = float(counts.sum())
+        out[attr.name] = (float(counts.size), values, layout.expected_positions(attr.name, counts.size, int(values)))
+    return out

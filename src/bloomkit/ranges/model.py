@@ -38,6 +38,7 @@ __all__ = [
     "f_text",
     "g",
     "go",
+    "go_total",
     "o",
     "p_g",
     "p_go",
@@ -92,7 +93,19 @@ def go(n: ArrayLike, d: ArrayLike, s: ArrayLike, k: ArrayLike) -> Any:
     114.8
     """
     n, d, s, k = (np.asarray(v, dtype=np.float64) for v in (n, d, s, k))
-    return _out((n - 1.0) * s / d + k)
+    return _out(go_total(n, 1.0, d, s, k))
+
+
+def go_total(values: ArrayLike, entries: ArrayLike, d: ArrayLike, s: ArrayLike, k: ArrayLike) -> Any:
+    """Sum of Eq. (11) over ``entries`` inserted ranges of ``values`` values in all: Eq. (11)
+    is affine in n, so the sum is ``(values - entries) s / d + entries k`` whatever the split.
+
+    Plain arithmetic: Python numbers in, a Python float out (numpy arrays broadcast).
+
+    >>> go_total(1000, 2, 5, 1, 15) == go(500, 5, 1, 15) + go(500, 5, 1, 15)
+    True
+    """
+    return (values - entries) * s / d + entries * k
 
 
 def p_g(n: ArrayLike, d: ArrayLike, k: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
