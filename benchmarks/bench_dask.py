@@ -60,14 +60,19 @@ def _cluster(workers: int) -> tuple[Any, Any]:
     return cluster, Client(cluster)
 
 
-def _persist(client: Any, frame: Any) -> Any:
-    """The partitions computed and spread evenly over the workers (as a dataset read by all of
-    them would be)."""
-    from distributed import futures_of, wait
+def _placed(client: Any, fn: Any, bounds: list[tuple[int, int]], **kwargs: Any) -> Any:
+    """A dask DataFrame whose partition i is computed on worker i mod W and kept there (as a
+    dataset read by all the workers would be, evenly: the placement the measurements assume)."""
+    import dask.dataframe as dd
+    from distributed import wait
 
-    frame = frame.persist()
-    wait(frame)
-    client.rebalance(futures_of(frame))
+    workers = sorted(client.scheduler_info()["workers"])
+    name = f"bench-{fn.__name__.strip('_')}-{os.urandom(4).hex()}"
+    futures = [client.submit(fn, b, key=(name, i), workers=[workers[i % len(workers)]], **kwargs)
+               for i, b in enumerate(bounds)]
+    wait(futures)
+    frame = dd.from_delayed(futures, meta=fn((0, 0), **kwargs), verify_meta=False).persist()
+    wait(frame)  # persisted where the futures are: bloom_filter sees where each partition lives
     return frame
 
 
@@ -112,7 +117,6 @@ def _managed(dask_worker: Any) -> int:
 # -- 1 and 2: the build ------------------------------------------------------------------------
 
 def bench_build(n: int, parts: int, repeats: int, rows: list[dict[str, Any]], memory: bool) -> None:
-    import dask.dataframe as dd
 
     from bloomkit.dask import bloom_filter, distinct_count
 
@@ -137,7 +141,7 @@ def bench_build(n: int, parts: int, repeats: int, rows: list[dict[str, Any]], me
     for workers in (1, 2):
         cluster, client = _cluster(workers)
         try:
-            keys = _persist(client, dd.from_map(_keys, bounds))
+            keys = _placed(client, _keys, bounds)
             assert bloom_filter(keys, n, FPR).to_bytes() == want.to_bytes(), "distributed != local"
             t = measure(lambda keys=keys: bloom_filter(keys, n, FPR), repeats=repeats, warmup=0)
             times[workers] = t
@@ -196,22 +200,43 @@ def _moved(client: Any, cluster: Any) -> int:
     return int(task + p2p)
 
 
-def bench_semi(left_rows: int, right_keys: int, parts: int, repeats: int, rows: list[dict[str, Any]]) -> None:
-    import dask.dataframe as dd
-    from distributed import wait
+def _incoming(dask_worker: Any) -> list[tuple[str, int]]:
+    """(key name, bytes) of every task output this worker fetched from another one."""
+    return [(str(k[0] if isinstance(k, tuple) else k), int(b)) for e in dask_worker.transfer_incoming_log
+            for k, b in e["keys"].items()]
+
+
+def _fetched(client: Any) -> dict[str, list[tuple[str, int]]]:
+    out: dict[str, list[tuple[str, int]]] = client.run(_incoming)
+    return out
+
+
+def _fetched_since(client: Any, before: dict[str, list[tuple[str, int]]]) -> list[tuple[str, int]]:
+    return [kb for w, log in _fetched(client).items() for kb in log[len(before.get(w, [])):]]
+
+
+def bench_semi(left_rows: int, right_keys: int, parts: int, repeats: int, rows: list[dict[str, Any]],
+               stealing: bool = True) -> None:
+    import dask
+    from distributed import futures_of, wait
 
     from bloomkit.dask import semi_join
 
-    cluster, client = _cluster(2)
+    with dask.config.set({"distributed.scheduler.work-stealing": stealing}):
+        cluster, client = _cluster(2)
     try:
-        left = _persist(client, dd.from_map(_left, _bounds(left_rows, parts), right_keys=right_keys))
-        right = _persist(client, dd.from_map(_right, _bounds(right_keys, max(1, parts // 8))))
+        left = _placed(client, _left, _bounds(left_rows, parts), right_keys=right_keys)
+        right = _placed(client, _right, _bounds(right_keys, max(1, parts // 8)))
         ways = {
             "semi_join (Bloom, fpr 0.01)": lambda: semi_join(left, right, "id"),
             "semi_join exact=True (Bloom + merge of the pruned rows)": lambda: semi_join(left, right, "id", exact=True),
             "dask merge-based semi-join": lambda: left.merge(right[["id"]].drop_duplicates(), on="id", how="inner"),
         }
+        if not stealing:  # the Bloom path again, on a scheduler that never moves a task's inputs to balance load
+            ways = {f"{name}, work stealing off": way for name, way in list(ways.items())[:1]}
         truth = None
+        left_names = {str(f.key[0]) for f in futures_of(left)}
+        left_bytes = left.memory_usage(deep=True).sum().compute()
         for name, make in ways.items():
             out = make().persist()  # warm-up (compiles, imports)
             wait(out)
@@ -219,6 +244,7 @@ def bench_semi(left_rows: int, right_keys: int, parts: int, repeats: int, rows: 
             del out
             time.sleep(1.0)  # let the metrics of the warm-up reach the scheduler
             moved0 = _moved(client, cluster)
+            fetched0 = _fetched(client)
             times = []
             for _ in range(repeats):
                 t0 = time.perf_counter()
@@ -228,12 +254,17 @@ def bench_semi(left_rows: int, right_keys: int, parts: int, repeats: int, rows: 
                 del out
             time.sleep(1.0)
             moved = (_moved(client, cluster) - moved0) / repeats
+            left_moved = sum(b for k, b in _fetched_since(client, fetched0) if k in left_names) / repeats
             truth = count if name.startswith("dask") else truth
+            shuffled = "every row (p2p)" if name.startswith("dask") else "the pruned rows (p2p)"
             rows.append({"case": name, "median_s": float(np.median(times)), "min_s": min(times),
-                         "result_rows": count, "left_rows_moved": 0 if name.endswith("0.01)") else "shuffled",
+                         "result_rows": count,
+                         "left_rows_moved": round(left_rows * left_moved / left_bytes) if "0.01)" in name
+                         else shuffled,
                          "MB_moved_between_workers": moved / 1e6})
-        rows.append({"case": f"left {left_rows:.0e} rows ({left.memory_usage(deep=True).sum().compute() / 1e6:.0f} MB), "
-                             f"right {right_keys:.0e} keys", "result_rows": truth})
+        if stealing:
+            rows.append({"case": f"left {left_rows:.0e} rows ({left_bytes / 1e6:.0f} MB), "
+                                 f"right {right_keys:.0e} keys", "result_rows": truth})
     finally:
         client.close()
         cluster.close()
@@ -249,7 +280,6 @@ def _pairs(bounds: tuple[int, int]) -> pd.DataFrame:
 
 
 def bench_lookup(n: int, parts: int, rows: list[dict[str, Any]]) -> None:
-    import dask.dataframe as dd
 
     from bloomkit.dask import lookup_table
     from bloomkit.lookup import GeometricFilter
@@ -261,7 +291,7 @@ def bench_lookup(n: int, parts: int, rows: list[dict[str, Any]]) -> None:
     t_local = time.perf_counter() - t0
     cluster, client = _cluster(2)
     try:
-        frame = _persist(client, dd.from_map(_pairs, bounds))
+        frame = _placed(client, _pairs, bounds)
         t0 = time.perf_counter()
         table = lookup_table(frame["key"], frame["value"], 16, 2.0**-16)
         t_dist = time.perf_counter() - t0
@@ -296,6 +326,7 @@ def main() -> None:
         bench_build(int(args.keys), args.partitions, args.repeats, rows, "memory" in only)
     if "semi" in only:
         bench_semi(int(args.left_rows), int(args.right_keys), args.partitions, args.repeats, rows)
+        bench_semi(int(args.left_rows), int(args.right_keys), args.partitions, args.repeats, rows, stealing=False)
     if "lookup" in only:
         bench_lookup(int(args.table_keys), args.partitions, rows)
     meta = {"args": vars(args), "load_average_start": load0, "load_average_end": os.getloadavg(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 import math
-import uuid
+import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -71,6 +71,26 @@ def _client() -> Any:
         return None
 
 
+def _placement(column: Any) -> list[str] | None:
+    """The worker that holds each partition of ``column`` when it is persisted on a
+    distributed cluster, else None."""
+    n = getattr(column, "npartitions", 0)
+    client = _client()
+    if client is None or n < 1:
+        return None
+    keys = [f.key for f in importlib.import_module("distributed").futures_of(column)]
+    if len(keys) != n or not all(isinstance(k, tuple) and len(k) == 2 and k[1] in range(n) for k in keys):
+        return None
+    who = client.sync(client.scheduler.who_has, keys=keys)
+    places: dict[int, str] = {}
+    for k in keys:
+        held = who.get(k) or ()
+        if not held:
+            return None  # not in memory (yet)
+        places[k[1]] = min(held)
+    return [places[i] for i in range(n)]
+
+
 def _chains(column: Any) -> list[list[int]] | None:
     """When ``column`` is persisted on a distributed cluster: its partition numbers grouped by
     the worker that holds them, cut into one chain per worker thread; else None.
@@ -78,24 +98,15 @@ def _chains(column: Any) -> list[list[int]] | None:
     A chain adds its partitions one after the other into one filter on that worker, so a
     worker holds its partitions and about two filters per thread, instead of the leaf filters
     of a tree waiting for their merge (up to ``split_every`` of them, per level)."""
-    n = getattr(column, "npartitions", 0)
-    client = _client()
-    if client is None or n < 2:
+    places = _placement(column)
+    if places is None or len(places) < 2:
         return None
-    keys = [f.key for f in importlib.import_module("distributed").futures_of(column)]
-    if len(keys) != n or not all(isinstance(k, tuple) and len(k) == 2 and k[1] in range(n) for k in keys):
-        return None
-    who = client.sync(client.scheduler.who_has, keys=keys)
-    threads = client.nthreads()
+    threads = _client().nthreads()
     by_worker: dict[str, list[int]] = {}
-    for k in keys:
-        held = who.get(k) or ()
-        if not held:
-            return None  # not in memory (yet): the tree
-        by_worker.setdefault(min(held), []).append(k[1])
+    for i, w in enumerate(places):
+        by_worker.setdefault(w, []).append(i)
     out: list[list[int]] = []
     for w, idx in sorted(by_worker.items()):
-        idx.sort()
         t = max(1, min(int(threads.get(w, 1)), len(idx)))
         out.extend(idx[j * len(idx) // t : (j + 1) * len(idx) // t] for j in range(t))
     return out
@@ -109,13 +120,43 @@ def _tree(items: list[Any], fn: Callable[..., Any], split_every: int) -> Any:
     return items[0]
 
 
-def _shared(obj: Any) -> Any:
-    """``obj`` as one dependency of a graph, sent once to each worker that needs it: scattered
-    to every worker under distributed, else one key of the graph (never one copy per task)."""
+def _broadcast(obj: Any) -> Any:
+    """``obj`` (a structure, or a Delayed computing one) as one dependency of a graph, held by
+    every worker: under distributed a Future (scattered to every worker, or computed on the
+    cluster and copied to every worker), so each worker has it once; else one key of the graph
+    (never one copy per task)."""
+    dask = _dask()
+    lazy = isinstance(obj, _dask("dask.delayed").Delayed)
     client = _client()
     if client is None:
-        return _dask().delayed(obj, name=f"bloomkit-{uuid.uuid4().hex}")
-    return client.scatter(obj, broadcast=True, hash=False)
+        return obj if lazy else dask.delayed(obj, name=f"bloomkit-{id(obj):x}-{os.urandom(8).hex()}")
+    if not lazy:
+        return client.scatter(obj, broadcast=True, hash=False)
+    future = client.compute(obj)
+    importlib.import_module("distributed").wait(future)
+    client.replicate([future])
+    return future
+
+
+def _same(x: Any) -> Any:
+    return x
+
+
+def _map_where(frame: Any, fn: Callable[..., Any], shared: Any, *args: Any, meta: Any) -> Any:
+    """``frame.map_partitions(fn, shared, *args)``, each task on the worker that holds its
+    partition when ``frame`` is persisted on a distributed cluster.
+
+    A dependency held by every worker makes every worker a candidate for a task, and the
+    scheduler then moves partitions to balance load; so each worker gets its own key for the
+    shared object (the same object, no copy) and a partition's task depends on its worker's
+    key only."""
+    places = _placement(frame)
+    if places is None:
+        return frame.map_partitions(fn, shared, *args, meta=meta)
+    client, delayed = _client(), _dask().delayed
+    here = {w: client.submit(_same, shared, workers=[w], pure=False) for w in set(places)}
+    tasks = [delayed(fn, pure=True)(part, here[w], *args) for part, w in zip(frame.to_delayed(), places, strict=True)]
+    return _dask("dask.dataframe").from_delayed(tasks, meta=meta, divisions=frame.divisions, verify_meta=False)
 
 
 def _empty(part: Any) -> bool:
@@ -331,7 +372,7 @@ def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, li
                 f"The 'like' parameter of {owner} must be empty (every partition adds into a copy of it). "
                 f"Got a {type(like).__name__} of {len(like)} keys instead.")  # type: ignore[arg-type]
         cls = type(like)
-        spec, in_order = _shared(like), cls is _kind_classes()["scalable"]
+        spec, in_order = _broadcast(like), cls is _kind_classes()["scalable"]
     else:
         name = Options(*KINDS)(kind, "kind", owner)
         rate = FPR(fpr, "fpr", owner)
@@ -469,11 +510,15 @@ def contains(column: Any, filter: Any) -> Any:
 
     dd, da, db = _dask("dask.dataframe"), _dask("dask.array"), _dask("dask.bag")
     if isinstance(column, dd.Series | dd.Index):
-        return column.map_partitions(_contains_series, _shared(filter), meta=pd.Series(dtype=bool, name=column.name))
+        shared = _broadcast(filter)
+        meta = pd.Series(dtype=bool, name=column.name)
+        if isinstance(column, dd.Series):
+            return _map_where(column, _contains_series, shared, meta=meta)
+        return column.map_partitions(_contains_series, shared, meta=meta)
     if isinstance(column, da.Array) and column.ndim == 1:
-        return column.map_blocks(_contains_block, _shared(filter), dtype=bool, meta=np.array((), dtype=bool))
+        return column.map_blocks(_contains_block, _broadcast(filter), dtype=bool, meta=np.array((), dtype=bool))
     if isinstance(column, db.Bag):
-        return column.map_partitions(_contains_list, _shared(filter))
+        return column.map_partitions(_contains_list, _broadcast(filter))
     raise InvalidParameterError(
         f"The 'column' parameter of {owner} must be a dask Series, Index, 1-D Array or Bag. "
         f"Got {type(column).__name__} instead.")
@@ -495,11 +540,15 @@ def semi_join(left: Any, right: Any, on: str, fpr: float = 0.01, *, exact: bool 
               split_every: int = 8) -> Any:
     """The rows of ``left`` whose ``on`` key appears in ``right`` (a Bloom semi-join).
 
-    A Bloom filter of ``right[on]`` is built as in :func:`bloom_filter` (capacity from
-    :func:`distinct_count`, computed now; the filter itself when the result is computed), sent
-    once to every worker, and each partition of ``left`` keeps the rows the filter reports:
-    no row of ``left`` moves between workers, and a fraction ``fpr`` of the non-matching rows
-    get through. With ``exact=True`` those are removed by dask's own merge of the pruned rows
+    A Bloom filter of ``right[on]`` is built now as in :func:`bloom_filter` (capacity from
+    :func:`distinct_count`), on the workers, and copied once to every worker; each partition
+    of ``left`` then keeps the rows the filter reports, on the worker that holds it (a
+    persisted ``left``: each task depends on its partition and on its own worker's key for
+    the filter, so the scheduler has no other place to run it; a ``left`` read as it is
+    filtered: read and filtered in one task). No row of
+    ``left`` moves between workers (unless dask's work stealing moves a task to an idle
+    worker: ``distributed.scheduler.work-stealing: False`` forbids it), and a fraction ``fpr``
+    of the non-matching rows get through. With ``exact=True`` those are removed by dask's own merge of the pruned rows
     with the distinct keys of ``right`` (a shuffle of the pruned rows only).
 
     Null keys never match (SQL semantics): rows of ``left`` with a null key are dropped and the
@@ -540,8 +589,8 @@ def semi_join(left: Any, right: Any, on: str, fpr: float = 0.01, *, exact: bool 
     if not isinstance(exact, bool):
         raise InvalidParameterError(f"The 'exact' parameter of {owner} must be a bool. Got {exact!r} instead.")
     keys = right[on].dropna()
-    f = _filter_graph(keys, None, fpr, seed, "bloom", None, split_every, owner)
-    pruned = left.map_partitions(_semi_part, f, on, meta=_dask("dask.dataframe.utils").make_meta(left))
+    f = _broadcast(_filter_graph(keys, None, fpr, seed, "bloom", None, split_every, owner))
+    pruned = _map_where(left, _semi_part, f, on, meta=_dask("dask.dataframe.utils").make_meta(left))
     if exact:
         return pruned.merge(right[[on]].dropna().drop_duplicates(), on=on, how="inner")
     return pruned
