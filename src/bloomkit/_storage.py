@@ -62,12 +62,21 @@ _BUDGET: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("bloo
 def load_budget(source_bytes: int) -> Iterator[None]:
     """While active (the loader of :mod:`bloomkit._format` and folding's wire decoder set it),
     :func:`reserve` lets storage allocate at most
-    ``min(LOAD_EXPANSION * source_bytes + LOAD_SLACK, MAX_LOAD_BYTES)`` bytes in all."""
-    token = _BUDGET.set([min(LOAD_EXPANSION * int(source_bytes) + LOAD_SLACK, MAX_LOAD_BYTES), int(source_bytes)])
+    ``min(LOAD_EXPANSION * source_bytes + LOAD_SLACK, MAX_LOAD_BYTES)`` bytes in all. A load
+    nested in another (a container that holds containers) spends its parent's budget: it gets
+    at most what the parent has left, and what it allocates is charged to the parent too."""
+    parent = _BUDGET.get()
+    limit = min(LOAD_EXPANSION * int(source_bytes) + LOAD_SLACK, MAX_LOAD_BYTES)
+    if parent is not None:
+        limit = min(limit, parent[0])
+    cell = [limit, int(source_bytes)]
+    token = _BUDGET.set(cell)
     try:
         yield
     finally:
         _BUDGET.reset(token)
+        if parent is not None:
+            parent[0] -= limit - cell[0]
 
 
 def reserve(nbytes: int, what: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from . import theory
-from ._columns import as_keys, batch_len
+from ._columns import as_keys
 from ._format import ArraySpec, Persistable
 from ._hashing import (
     HASH_XXH64,
@@ -26,13 +26,12 @@ from ._hashing import (
     hash64,
     hash64_tag,
     hash_keys,
-    key_tags,
     key_type_mask,
     key_type_names,
     tag_seed,
 )
 from ._lazy import kernels as K
-from ._parallel import hash_batch, ranges
+from ._parallel import add_chunked, hash_source, query_chunked
 from ._storage import BitArray, CounterArray
 from ._validation import (
     CAPACITY,
@@ -56,7 +55,6 @@ NUM_BITS = Int(1, _MAX_BITS)
 COUNTER_BITS = Options(4, 8, 16, 32)
 _INT64 = 1 << 63
 _STR_BIT, _INT_BIT = 1 << TAG_STR, 1 << TAG_INT
-_PRIVATE_BYTES = 1 << 28  # at most 256 MB of private word arrays for a threaded add_many
 
 
 def _resolve_size(
@@ -311,40 +309,24 @@ class BloomFilter(KeyTypesMixin, Persistable):
     def add_many(self, keys: Any) -> None:
         """Insert a batch: list, numpy, pyarrow, pandas or polars (by position). Complexity: O(n k).
 
-        Large batches use several threads (:func:`bloomkit.set_num_threads`): each sets its
-        share of the bits in a private word array, and the arrays are ORed into the filter at
-        the end, holding the GIL (so concurrent adds from other threads never lose a bit). A
-        bad key (NaN, None, an unsupported type) raises before any bit is set.
+        One chunked pass (:func:`bloomkit._parallel.add_chunked`): a slice of keys is hashed,
+        its bits set, then the next slice; numpy and pyarrow batches never make an array of
+        the hashes of all keys, so memory is the input, the filter and O(chunk) (a list is
+        hashed whole first, 8 bytes per key, so that a bad key raises before any bit is set).
+        Large batches use several threads (:func:`bloomkit.set_num_threads`): the calling
+        thread sets its share of the bits in the filter holding the GIL, the others in
+        private word arrays ORed into the filter at the end holding the GIL (so concurrent
+        adds from other threads never lose a bit; private arrays take at most a fifth of the
+        batch's bytes). A bad key (NaN, None, an unsupported type) raises before any bit is
+        set.
         """
         keys = as_keys(keys, "keys", f"{type(self).__name__}.add_many")
         words = self._bits.words
         k, m = self._num_hashes, self._m64
-        n = batch_len(keys)
-        threads = len(ranges(n)) if n is not None else 1
-        # threads pay a zeroed private array and a merge of m/64 words each: worth it when the
-        # probes outnumber the words, and bounded in memory
-        if n is None or threads == 1 or n * k < len(words) * 4 or words.nbytes * threads > _PRIVATE_BYTES:
-            h, tags = self._hash(keys)
-            K.bits_set(words, h, k, m)
-            self._note_keys(tags)
-            return
-        found = [key_tags(keys) or 0]
-
-        def hash_part(part: Any) -> np.ndarray:
-            h, tags = self._hash(part)
-            found[0] |= tags
-            return h
-
-        def set_slice(h: np.ndarray, lo: int, hi: int) -> np.ndarray:  # right after hashing it
-            private = np.zeros_like(words)
-            K.bits_set_private(private, h[lo:hi], k, m)
-            return private
-
-        # a bad key raises before the merge: the filter is unchanged
-        _h, _parts, privates = hash_batch(keys, hash_part, set_slice)
-        for private in privates:
-            K.or_into(words, private)
-        self._note_keys(found[0])
+        src, hash_chunk, tags = hash_source(keys, self._hash)
+        add_chunked(src, hash_chunk, lambda h: K.bits_set(words, h, k, m),
+                    lambda private, h: K.bits_set_private(private, h, k, m), words, probes_per_key=k)
+        self._note_keys(tags)
 
     def update(self, *others: Any) -> None:
         """Insert the keys of every argument (iterables / arrays), or merge filters of the same
@@ -358,12 +340,12 @@ class BloomFilter(KeyTypesMixin, Persistable):
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key of a batch. Complexity: O(n k).
 
-        Large batches are hashed and tested on several threads (read-only, no copies)."""
+        Hashed and tested a chunk at a time (no array of all hashes for numpy / pyarrow
+        batches), large batches on several threads (read-only, no copies)."""
         keys = as_keys(keys, "keys", f"{type(self).__name__}.contains_many")
         words, k, m = self._bits.words, self._num_hashes, self._m64
-        _h, _parts, hits = hash_batch(keys, lambda ks: self._hash(ks)[0],
-                                      lambda h, lo, hi: K.bits_test(words, h[lo:hi], k, m))
-        return hits[0] if len(hits) == 1 else np.concatenate(hits)
+        src, hash_chunk, _tags = hash_source(keys, self._hash)
+        return query_chunked(src, lambda part: K.bits_test(words, hash_chunk(part), k, m))
 
     def clear(self) -> None:
         """Remove every key (all bits zero, key types forgotten); parameters stay. Complexity: O(m / 64)."""

@@ -7,6 +7,8 @@
     bloomkit info FILE
     bloomkit reproduce [--quick | --full] [--only ID ...] [--out DIR]
     bloomkit bench [--keys N]
+    bloomkit parquet probe FILE|DIR --column C VALUE... [--json] [--hex]
+    bloomkit parquet info FILE [--json]
 
 Argument parsing and dispatch only: the commands live in :mod:`bloomkit._commands`, the
 report in :mod:`bloomkit.experiments.report`. Every error is one line
@@ -161,11 +163,52 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("filter")
     be = sub.add_parser("bench", help="quick throughput check of this machine")
     be.add_argument("--keys", type=int, default=1_000_000)
+    # --- bloomkit parquet: the logic lives in bloomkit.parquet (cli_probe / cli_info) ---------
+    pqp = sub.add_parser("parquet", help="query the Bloom filters stored in Parquet files")
+    pqs = pqp.add_subparsers(dest="parquet_cmd", required=True, parser_class=_Parser)
+    pr = pqs.add_parser("probe", help="which row groups may hold each value")
+    pr.add_argument("file", help="a Parquet file or a directory of them")
+    pr.add_argument("--column", required=True, help="the column's path")
+    pr.add_argument("values", nargs="+", help="values, parsed by the column's type")
+    pr.add_argument("--json", action="store_true", help="JSON output")
+    pr.add_argument("--hex", action="store_true", help="binary values are given in hex")
+    pin = pqs.add_parser("info", help="the Bloom filter of every column chunk")
+    pin.add_argument("file")
+    pin.add_argument("--json", action="store_true", help="JSON output")
     return p
 
 
+def cmd_parquet(args: argparse.Namespace) -> int:
+    """``bloomkit parquet probe|info``: see :func:`bloomkit.parquet.cli_probe` / ``cli_info``."""
+    from . import parquet
+
+    if args.parquet_cmd == "probe":
+        return parquet.cli_probe(args.file, args.column, args.values, as_json=args.json, hex_bytes=args.hex)
+    return parquet.cli_info(args.file, as_json=args.json)
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; query keys may follow options (``query F --key-type int 42``): argparse
+    stops a ``*`` positional at the first option, so the keys after it are collected here."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if args.cmd != "query" or any(e.startswith("-") and not _is_number(e) for e in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.keys = [*args.keys, *extra]
+    return args
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     try:
         if args.cmd == "reproduce":
             if args.list:
@@ -177,7 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_reproduce(args)
         from ._commands import cmd_build, cmd_info, cmd_query
 
-        return {"build": cmd_build, "query": cmd_query, "info": cmd_info, "bench": cmd_bench}[args.cmd](args)
+        return {"build": cmd_build, "query": cmd_query, "info": cmd_info, "bench": cmd_bench,
+                "parquet": cmd_parquet}[args.cmd](args)
     except KeyboardInterrupt:
         print("bloomkit: interrupted", file=sys.stderr)
         return 130
