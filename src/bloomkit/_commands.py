@@ -110,6 +110,12 @@ def _foldable(args: argparse.Namespace, cap: int) -> Any:
     return FoldableBloomFilter(capacity=cap, fpr=args.fpr, seed=args.seed)
 
 
+def _splitblock(args: argparse.Namespace, cap: int) -> Any:
+    from .splitblock import SplitBlockBloomFilter
+
+    return SplitBlockBloomFilter(capacity=cap, fpr=args.fpr, seed=args.seed)
+
+
 def _lookup(cls_name: str) -> Callable[[argparse.Namespace, KeyFile], Any]:
     def build(args: argparse.Namespace, kf: KeyFile) -> Any:
         from . import lookup
@@ -173,6 +179,8 @@ KINDS: dict[str, Kind] = {
     "counting": Kind("membership", _membership(_counting), "counting Bloom filter (keys can be removed)"),
     "scalable": Kind("membership", _membership(_scalable), "scalable Bloom filter (grows; --capacity is the first slice)"),
     "foldable": Kind("membership", _membership(_foldable), "foldable Bloom filter (document 003)"),
+    "split-block": Kind("membership", _membership(_splitblock),
+                        "split-block Bloom filter (512-bit blocks: one cache line per key)"),
     "geometric": Kind("lookup", _lookup("GeometricFilter"), "Geometric filter: key -> value (document 001; --values)"),
     "bloomier": Kind("lookup", _lookup("BloomierFilter"), "Bloomier filter: key -> value (--values)"),
     "mlbf": Kind("similarity", _similarity("MLBF"), "MLBF: near-membership of vectors (document 002; --w)"),

@@ -210,6 +210,8 @@ def read_keys(
             if missing:
                 raise InputError(f"{source} has no column {missing[0]!r} (columns: {', '.join(names[:20])})")
             table = _read_table(raw, kind, source, wanted, column, key_type)
+        if table.num_rows == 0:
+            raise InputError(f"{source} holds no keys")
         from ._columns import as_keys
 
         cols: dict[str, Any] = {}
