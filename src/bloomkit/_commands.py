@@ -245,7 +245,7 @@ def _query_key_type(obj: Any, override: str | None) -> str:
              "(say --key-type int|float|bytes if they are not)")
         return "str"
     if len(types) == 1 and types[0] in KEY_TYPES:
-        return types[0]
+        return str(types[0])
     raise InvalidParameterError(
         f"this {type(obj).__name__} holds keys of several types ({', '.join(types)}): say which the "
         f"query keys are with --key-type ({', '.join(KEY_TYPES)})")
@@ -344,7 +344,7 @@ def _query_records(args: argparse.Namespace, obj: Any, texts: list[str]) -> int:
     """Range filters and profile indexes: each argument ``Name=value`` or ``Name=lo:hi``; all
     arguments together are one query (several queries: one per line of --input)."""
     lines = [texts] if not args.input else [t.split() for t in texts]
-    out = []
+    out: list[dict[str, Any]] = []
     for j, words in enumerate(lines):
         query: dict[str, Any] = {}
         for w in words:

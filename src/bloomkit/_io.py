@@ -128,13 +128,12 @@ def read_text_keys(raw: bytes, source: str, key_type: str = "str") -> KeyFile:
         lines.pop()
     keys: list[Any] = []
     skipped = 0
-    for i, line in enumerate(lines):
-        if line.endswith("\r"):
-            line = line[:-1]
-        if not line:
+    for i, raw_line in enumerate(lines):
+        entry = raw_line[:-1] if raw_line.endswith("\r") else raw_line
+        if not entry:
             skipped += 1
             continue
-        keys.append(line if key_type == "str" else parse_key(line, key_type, f"{source}, line {i + 1}: "))
+        keys.append(entry if key_type == "str" else parse_key(entry, key_type, f"{source}, line {i + 1}: "))
     return KeyFile(keys, source, len(keys), skipped_empty=skipped)
 
 
