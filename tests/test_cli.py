@@ -119,7 +119,7 @@ def test_csv_columns_by_name_and_key_types(data, tmp_path):
     assert "ann" in bloomkit.load(tmp_path / "one.bkf")
 
 
-@pytest.mark.parametrize("kind", ["bloom", "counting", "scalable", "foldable", "split-block"])
+@pytest.mark.parametrize("kind", ["bloom", "counting", "scalable", "foldable", "foldable-counting", "split-block"])
 def test_every_membership_kind(data, tmp_path, kind):
     if kind == "split-block" and not hasattr(bloomkit, "SplitBlockBloomFilter"):
         pytest.skip("split-block filter not in this build")

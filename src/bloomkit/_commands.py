@@ -110,6 +110,12 @@ def _foldable(args: argparse.Namespace, cap: int) -> Any:
     return FoldableBloomFilter(capacity=cap, fpr=args.fpr, seed=args.seed)
 
 
+def _foldable_counting(args: argparse.Namespace, cap: int) -> Any:
+    from .folding import FoldableCountingBloomFilter
+
+    return FoldableCountingBloomFilter(capacity=cap, fpr=args.fpr, seed=args.seed, counter_bits=args.counter_bits)
+
+
 def _splitblock(args: argparse.Namespace, cap: int) -> Any:
     from .splitblock import SplitBlockBloomFilter
 
@@ -179,6 +185,8 @@ KINDS: dict[str, Kind] = {
     "counting": Kind("membership", _membership(_counting), "counting Bloom filter (keys can be removed)"),
     "scalable": Kind("membership", _membership(_scalable), "scalable Bloom filter (grows; --capacity is the first slice)"),
     "foldable": Kind("membership", _membership(_foldable), "foldable Bloom filter (document 003)"),
+    "foldable-counting": Kind("membership", _membership(_foldable_counting),
+                              "foldable counting Bloom filter (document 003; keys can be removed)"),
     "split-block": Kind("membership", _membership(_splitblock),
                         "split-block Bloom filter (512-bit blocks: one cache line per key)"),
     "geometric": Kind("lookup", _lookup("GeometricFilter"), "Geometric filter: key -> value (document 001; --values)"),
