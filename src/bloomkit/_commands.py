@@ -270,9 +270,9 @@ def _query_texts(args: argparse.Namespace) -> list[str]:
 
 
 def _read_input(path: str) -> bytes:
-    from ._io import _open_bytes
+    from ._io import open_bytes
 
-    return _open_bytes(path)[0]
+    return open_bytes(path)[0]
 
 
 def cmd_query(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import BloomkitError, InvalidParameterError
 
-__all__ = ["KEY_TYPES", "KeyFile", "parse_key", "read_keys", "read_text_keys"]
+__all__ = ["KEY_TYPES", "KeyFile", "open_bytes", "parse_key", "read_keys", "read_text_keys"]
 
 KEY_TYPES = ("str", "bytes", "int", "float")
 _TABLE_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
@@ -67,7 +67,7 @@ def count_distinct(keys: Any) -> int:
         return len({repr(k) for k in keys})
 
 
-def _open_bytes(path: str) -> tuple[bytes, str]:
+def open_bytes(path: str) -> tuple[bytes, str]:
     """The bytes of ``path`` ('-' = stdin), gunzipped if gzip; and the name without .gz."""
     if path == "-":
         raw = sys.stdin.buffer.read()
@@ -181,7 +181,7 @@ def read_keys(
     columns without ``column``, nulls, binary text, damaged gzip or Parquet, empty input)."""
     if key_type is not None and key_type not in KEY_TYPES:
         raise InvalidParameterError(f"--key-type must be one of {', '.join(KEY_TYPES)}; got {key_type!r}")
-    raw, name = _open_bytes(path)
+    raw, name = open_bytes(path)
     source = "<stdin>" if path == "-" else path
     kind = fmt or _TABLE_SUFFIXES.get(Path(name).suffix.lower(), "text")
     if kind == "text":
