@@ -58,6 +58,7 @@ from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 __all__ = [
     "HASH_PARQUET",
     "SplitBlockBloomFilter",
+    "split_block_fill",
     "split_block_fpr",
     "split_block_fpr_sd",
     "split_block_num_blocks",
@@ -174,6 +175,53 @@ def split_block_fpr_sd(num_keys: int, num_blocks: int, probes: int, lane_bits: i
     f = float(np.dot(pmf, e1**LANES))
     var_block = max(0.0, float(np.dot(pmf, e2**LANES)) - f * f)
     return math.sqrt(f * (1.0 - f) / max(1, int(probes)) + var_block / B)
+
+
+def _gap(log_b: float, n: float, rel: float) -> float:
+    """``b (1 + rel)^n - b`` for ``b = exp(log_b)``, without cancelling nearly equal powers and
+    without overflow."""
+    t = n * math.log1p(rel)
+    if t > 700.0:
+        return math.exp(log_b + t) - math.exp(log_b)
+    return math.exp(log_b) * math.expm1(t)
+
+
+def split_block_fill(num_keys: float, num_blocks: int, lane_bits: int = 64) -> tuple[float, float]:
+    """Expected fraction of set bits X / m of a filter of B blocks after n distinct keys, and
+    its standard deviation (what ``info()["overfilled"]`` compares the fill against).
+
+    A key picks a block (1/B) and one bit of each of its 8 lanes of w bits. With q = 1 - 1/w,
+    r = 1 - 2/w, the loads K_b multinomial and their generating function
+    ``E[s_1^K_1 s_2^K_2] = (1 - (1 - s_1)/B - (1 - s_2)/B)^n``:
+
+    * a lane holding j keys has ``E[c] = w (1 - q^j)``, ``Var c = w (w-1) r^j + w q^j - w^2 q^2j``
+      (occupancy), its 8 lanes independent given j; ``g(j) = 8 w (1 - q^j)``;
+    * ``E[X / m] = 1 - E[q^K] = 1 - (1 - x)^n``, x = 1 / (B w);
+    * ``Var X = B (8 E[Var c] + Var g(K)) + B (B - 1) Cov(g(K_1), g(K_2))``, the covariance
+      negative (the loads sum to n).
+
+    Every difference of nearly equal powers is computed as ``a^n expm1(n log1p(.))``
+    (:func:`_gap`).
+
+    Complexity: O(1).
+    """
+    n = check_float(num_keys, "num_keys", "split_block_fill", lo=0)
+    B = Int(1, None)(num_blocks, "num_blocks", "split_block_fill")
+    w = float(lane_bits)
+    if n == 0:
+        return 0.0, 0.0
+    x = 1.0 / (B * w)
+    log_q1 = math.log1p(-x)
+    log_r = n * math.log1p(-2.0 * x)  # log E[r^K] = log E[q^K1 q^K2] = n log(1 - 2x)
+    log_q2 = n * math.log1p(-2.0 * x + x / w)  # log E[q^2K]
+    log_qq = 2.0 * n * log_q1  # log E[q^K]^2
+    var_c = (w * w * _gap(log_q2, n, -(x / w) / (1.0 - 2.0 * x + x / w))  # w^2 (E r^K - E q^2K)
+             + w * _gap(log_r, n, x / (1.0 - 2.0 * x)))  # + w (E q^K - E r^K)
+    g2 = (LANES * w) ** 2
+    var_g = g2 * _gap(log_qq, n, (x / w - x * x) / (1.0 - x) ** 2)  # Var q^K
+    cov = g2 * _gap(log_qq, n, -(x * x) / (1.0 - x) ** 2)  # Cov(q^K1, q^K2) < 0
+    var_x = max(0.0, B * (LANES * var_c + var_g) + B * (B - 1.0) * cov)
+    return -math.expm1(n * log_q1), math.sqrt(var_x) / (B * LANES * w)
 
 
 def split_block_num_blocks(capacity: int, fpr: float, lane_bits: int = 64) -> int:
@@ -743,18 +791,24 @@ class SplitBlockBloomFilter(KeyTypesMixin, Persistable):
     def info(self) -> dict[str, Any]:
         """Parameters, sizes, fill and predicted rate (what ``bloomkit info`` prints).
 
-        ``overfilled`` is True once the estimated count exceeds ``capacity``."""
+        ``overfilled`` is True once the fill exceeds its expectation at ``capacity`` keys by
+        more than three standard deviations (:func:`split_block_fill`): more keys than
+        ``capacity`` beyond chance."""
         rate, est = self.predicted_fpr(), self.estimated_count()
         cap = self.capacity
+        fill = self.fill_ratio()
+        over = False
+        if cap is not None:
+            mean, sd = split_block_fill(cap, self.num_blocks, _LANE_BITS[self.mode])
+            over = fill > mean + 3.0 * sd
         return {
             "structure": self._STRUCTURE, "class": type(self).__name__, "mode": self.mode, "seed": self.seed,
             "num_blocks": self.num_blocks, "block_bits": self.block_bits, "num_hashes": LANES,
             "capacity": cap, "fpr": self.fpr, "physical_type": self.physical_type,
             "type_length": self.type_length, "size_in_bits": self.size_in_bits,
             "bits_per_key": None if not cap else self.size_in_bits / cap, "key_types": list(self.key_types),
-            "fill_ratio": self.fill_ratio(), "estimated_count": est if math.isfinite(est) else None,
-            "count_is_exact": False, "predicted_fpr": rate,
-            "overfilled": bool(cap is not None and (not math.isfinite(est) or est > cap)),
+            "fill_ratio": fill, "estimated_count": est if math.isfinite(est) else None,
+            "count_is_exact": False, "predicted_fpr": rate, "overfilled": over,
         }
 
     def __repr__(self) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from bloomkit import SplitBlockBloomFilter
-from bloomkit.splitblock import split_block_fpr, split_block_fpr_sd
+from bloomkit.splitblock import split_block_fill, split_block_fpr, split_block_fpr_sd
 
 Z = 5.0
 
@@ -92,3 +92,28 @@ def test_many_filters_average_to_the_model(mode):
     rates = [_run(mode, B, n, 200_000, seed=s)[0] for s in range(20)]
     sd = split_block_fpr_sd(n, B, 200_000, 64 if mode == "native" else 32) / np.sqrt(len(rates))
     assert abs(np.mean(rates) - split_block_fpr(n, B, 64 if mode == "native" else 32)) <= Z * sd
+
+
+@pytest.mark.parametrize("mode", ["native", "parquet"])
+def test_fill_model_and_the_overfilled_verdict(mode):
+    """:func:`split_block_fill` (mean and sd of the fill X / m at n keys) against 300 seeded
+    filters: the mean within 5 standard errors, the sample sd within 5 of its standard errors
+    (relative SE of a sample sd of 300: 1/sqrt(598) = 4.1%) of the model's. Filled to capacity a filter is flagged ``overfilled`` only by
+    chance (3 sd: a few in 300); at 1.5x capacity every one is."""
+    B, cap = 24, 24 * 60
+    w = 64 if mode == "native" else 32
+    mean, sd = split_block_fill(cap, B, w)
+    fills, at_cap, over = [], 0, 0
+    for seed in range(300):
+        f = _filter(mode, B, seed)
+        f.capacity = cap  # the verdict's reference count (the filters are built by blocks)
+        f.add_many(np.arange(cap, dtype=np.int64) + seed * 10**6)
+        fills.append(f.fill_ratio())
+        at_cap += f.info()["overfilled"]
+        f.add_many(np.arange(cap, cap + cap // 2, dtype=np.int64) + seed * 10**6)
+        over += f.info()["overfilled"]
+    fills_a = np.asarray(fills)
+    assert abs(fills_a.mean() - mean) <= Z * sd / np.sqrt(len(fills_a)), (fills_a.mean(), mean, sd)
+    rel = Z / np.sqrt(2 * (len(fills_a) - 1))
+    assert abs(fills_a.std(ddof=1) / sd - 1) <= rel, (fills_a.std(ddof=1), sd)
+    assert at_cap <= 6 and over == 300, (at_cap, over)
