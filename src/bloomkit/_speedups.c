@@ -876,7 +876,7 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     storage_names = PySet_New(NULL);
     if (!s_key_mask || !s_rebind || !s_note_keys || !s_py_add || !s_py_contains || !s_overflowed || !storage_names)
         return NULL;
-    const char *names[] = {"_bits", "_counters", "_words", "_num_hashes", "seed", "_width", "mode", NULL};
+    const char *names[] = {"_bits", "_counters", "_words", "_B64", "_num_hashes", "seed", "_width", "mode", NULL};
     for (int i = 0; names[i]; i++) {
         PyObject *s = PyUnicode_InternFromString(names[i]);
         if (s == NULL || PySet_Add(storage_names, s) < 0) return NULL;
