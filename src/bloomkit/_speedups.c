@@ -487,6 +487,56 @@ done:
     return result;
 }
 
+/* hash_each(values, seeds, out): h1 of values[i] with seeds[i] into out[i] (a uint64 buffer of
+ * len(values) items); returns the list of the tag masks 1 << tag (the items of
+ * ParallelBloomFilter: one seed per attribute). */
+static PyObject *m_hash_each(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "hash_each(values, seeds, out)");
+        return NULL;
+    }
+    PyObject *vals = PySequence_Fast(args[0], "hash_each needs a list or a tuple of values");
+    if (vals == NULL) return NULL;
+    PyObject *seeds = PySequence_Fast(args[1], "hash_each needs a list or a tuple of seeds");
+    if (seeds == NULL) {
+        Py_DECREF(vals);
+        return NULL;
+    }
+    PyObject *masks = NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[2], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto out;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(vals);
+    if (PySequence_Fast_GET_SIZE(seeds) != n || view.len != n * 8) {
+        PyErr_SetString(PyExc_ValueError, "hash_each: values, seeds and out differ in length");
+        goto release;
+    }
+    masks = PyList_New(n);
+    if (masks == NULL) goto release;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t seed, h;
+        if (parse_seed(PySequence_Fast_GET_ITEM(seeds, i), &seed) < 0) goto fail;
+        PyObject *key = PySequence_Fast_GET_ITEM(vals, i);
+        Py_INCREF(key);
+        int tag = key_hash(key, seed, &h);
+        Py_DECREF(key);
+        if (tag < 0) goto fail;
+        ((uint64_t *)view.buf)[i] = h;
+        PyObject *bit = PyLong_FromUnsignedLongLong(1ULL << tag);
+        if (bit == NULL) goto fail;
+        PyList_SET_ITEM(masks, i, bit);
+    }
+    goto release;
+fail:
+    Py_CLEAR(masks);
+release:
+    PyBuffer_Release(&view);
+out:
+    Py_DECREF(vals);
+    Py_DECREF(seeds);
+    return masks;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* FilterCore: single-key add / `in` over storage bound once                                  */
 
@@ -856,6 +906,8 @@ static PyMethodDef module_methods[] = {
     {"hash64", (PyCFunction)(void (*)(void))m_hash64, METH_FASTCALL, "hash64(key, seed=0) -> h1 of one key."},
     {"hash64_tag", (PyCFunction)(void (*)(void))m_hash64_tag, METH_FASTCALL, "hash64_tag(key, seed=0) -> (h1, tag)."},
     {"encode", (PyCFunction)m_encode, METH_O, "encode(key) -> (tag, payload): the canonical encoding."},
+    {"hash_each", (PyCFunction)(void (*)(void))m_hash_each, METH_FASTCALL,
+     "hash_each(values, seeds, out) -> [1 << tag, ...]: h1 of values[i] with seeds[i] into out[i]."},
     {"hash_into", (PyCFunction)(void (*)(void))m_hash_into, METH_FASTCALL,
      "hash_into(keys, seed, out) -> tag mask: h1 of every key of a list / tuple into a uint64 buffer."},
     {NULL, NULL, 0, NULL},
