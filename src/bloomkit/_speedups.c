@@ -423,6 +423,8 @@ static PyObject *m_encode(PyObject *self, PyObject *key) {
     return out;
 }
 
+#define PREFETCH_AHEAD 8
+
 /* hash_into(keys, seed, out): h1 of every key of a list / tuple into the uint64 buffer out
  * (len(keys) items); returns the mask of the key tags (bit t for tag t). */
 static PyObject *m_hash_into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -452,6 +454,15 @@ static PyObject *m_hash_into(PyObject *self, PyObject *const *args, Py_ssize_t n
     /* the list may change while a Python encode_key runs: index it afresh each time */
     for (Py_ssize_t i = 0; i < n && i < PySequence_Fast_GET_SIZE(seq); i++) {
         PyObject *key = PySequence_Fast_GET_ITEM(seq, i);
+#if defined(__GNUC__)
+        if (i + PREFETCH_AHEAD < n && i + PREFETCH_AHEAD < PySequence_Fast_GET_SIZE(seq)) {
+            /* the keys are objects scattered over the heap: fetch a later key's header and
+             * first characters while this one is hashed */
+            const char *ahead = (const char *)PySequence_Fast_GET_ITEM(seq, i + PREFETCH_AHEAD);
+            __builtin_prefetch(ahead);
+            __builtin_prefetch(ahead + 64);
+        }
+#endif
         PyTypeObject *t = Py_TYPE(key);
         if (t == &PyUnicode_Type && BK_IS_READY(key) && PyUnicode_IS_ASCII(key)) {
             out[i] = xxh64((const uint8_t *)PyUnicode_DATA(key), (size_t)PyUnicode_GET_LENGTH(key), s_str);
