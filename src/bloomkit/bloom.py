@@ -238,7 +238,6 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         """Install the storage; every construction path (init, load, fold, copy) ends here,
         so the state derived from it and from the seed is set here and nowhere else."""
         self._bits = bits
-        self._m64 = np.uint64(bits.num_bits)
         self._tag_seeds = _tag_seeds(self.seed)
         self._str_seed = int(self._tag_seeds[TAG_STR])
         self._int_seed = int(self._tag_seeds[TAG_INT])
@@ -303,7 +302,8 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
                     self._note_keys(_INT_BIT)
             return
         tag, payload = encode_key(key)
-        _ENTRY.bits_add_one(payload, self._tag_seeds[tag], self._bits.words, self._num_hashes, self._m64)
+        bits = self._bits
+        _ENTRY.bits_add_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
         self._note_keys(1 << tag)
 
     def _py_contains(self, key: Any) -> bool:
@@ -317,7 +317,8 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
                 return _ENTRY.bits_test_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3])
             return _ENTRY.bits_test_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3])
         tag, payload = encode_key(key)
-        return _ENTRY.bits_test_one(payload, self._tag_seeds[tag], self._bits.words, self._num_hashes, self._m64)
+        bits = self._bits
+        return _ENTRY.bits_test_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
 
     if not COMPILED:  # else FilterCore's compiled add / in (the same bits)
         add = _py_add
@@ -343,8 +344,8 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         set.
         """
         keys = as_keys(keys, "keys", f"{type(self).__name__}.add_many")
-        words = self._bits.words
-        k, m = self._num_hashes, self._m64
+        bits = self._bits  # words and m of one storage object (a concurrent fold replaces both)
+        words, k, m = bits.words, self._num_hashes, bits.m64
         src, hash_chunk, tags = hash_source(keys, self._hash)
         add_chunked(src, hash_chunk, lambda h: K.bits_set(words, h, k, m),
                     lambda private, h: K.bits_set_private(private, h, k, m), words, probes_per_key=k)
@@ -365,7 +366,8 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         Hashed and tested a chunk at a time (no array of all hashes for numpy / pyarrow
         batches), large batches on several threads (read-only, no copies)."""
         keys = as_keys(keys, "keys", f"{type(self).__name__}.contains_many")
-        words, k, m = self._bits.words, self._num_hashes, self._m64
+        bits = self._bits
+        words, k, m = bits.words, self._num_hashes, bits.m64
         src, hash_chunk, _tags = hash_source(keys, self._hash)
         return query_chunked(src, lambda part: K.bits_test(words, hash_chunk(part), k, m))
 
@@ -529,17 +531,25 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
     def info(self) -> dict[str, Any]:
         """Parameters, sizes, fill and predicted rates (what ``bloomkit info`` prints).
 
-        ``overfilled`` is True once the estimated count exceeds ``capacity``: the filter no
-        longer meets its ``fpr``."""
-        est = self.estimated_count()
+        ``overfilled`` is True once the fill X/m exceeds its expectation at ``capacity`` keys
+        (doc 000 Eq. 1) by more than three binomial standard deviations: the filter then holds
+        more than ``capacity`` keys (beyond chance) and no longer meets its ``fpr``. A small
+        filter filled to exactly ``capacity`` is not flagged for the spread of its fill."""
+        set_bits = self._set_count()
+        m = self.num_bits
+        est = float(theory.estimate_count(set_bits, m, self._num_hashes))
         cap = self.capacity
+        over = False
+        if cap is not None:
+            expected = float(theory.fill_ratio(cap, m, self._num_hashes))
+            over = set_bits / m > expected + 3.0 * theory.binomial_sd(expected, m)
         return {
             "structure": self._STRUCTURE, "class": type(self).__name__, "seed": self.seed,
             "num_bits": self.num_bits, "num_hashes": self._num_hashes, "capacity": cap, "fpr": self.fpr,
             "size_in_bits": self.size_in_bits, "key_types": list(self.key_types),
-            "fill_ratio": self.fill_ratio(), "estimated_count": est if np.isfinite(est) else None,
+            "fill_ratio": set_bits / m, "estimated_count": est if np.isfinite(est) else None,
             "count_is_exact": False, "predicted_fpr": self.predicted_fpr(),
-            "overfilled": bool(cap is not None and (not np.isfinite(est) or est > cap)),
+            "overfilled": over,
         }
 
     def __repr__(self) -> str:
@@ -646,7 +656,6 @@ class CountingBloomFilter(BloomFilter):
 
     def _set_storage(self, counters: CounterArray) -> None:  # type: ignore[override]
         self._counters = counters
-        self._m64 = np.uint64(counters.size)
         self._tag_seeds = _tag_seeds(self.seed)
 
     @property
@@ -694,14 +703,14 @@ class CountingBloomFilter(BloomFilter):
         c = self._counters
         h1, tag = hash64_tag(key, self.seed)
         over = K.counters_inc_h1(c.data, c.width, c.max_value, np.array([h1], dtype=np.uint64),
-                                 self._num_hashes, self._m64)
+                                 self._num_hashes, c.m64)
         c.overflowed |= bool(over)
         self._note_keys(1 << tag)
 
     def _py_contains(self, key: Any) -> bool:
         """True if the key may be in the set. Complexity: O(k)."""
         c = self._counters
-        return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, self._m64)[0])
+        return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, c.m64)[0])
 
     if not COMPILED:
         add = _py_add
@@ -711,14 +720,14 @@ class CountingBloomFilter(BloomFilter):
         """Insert a batch (list, numpy, pyarrow, pandas, polars). Complexity: O(n k)."""
         c = self._counters
         h, tags = self._hash(keys)
-        over = K.counters_inc_h1(c.data, c.width, c.max_value, h, self._num_hashes, self._m64)
+        over = K.counters_inc_h1(c.data, c.width, c.max_value, h, self._num_hashes, c.m64)
         c.overflowed |= bool(over)
         self._note_keys(tags)
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key. Complexity: O(n k)."""
         c = self._counters
-        return K.counters_test_h1(c.data, c.width, self._hash(keys)[0], self._num_hashes, self._m64)
+        return K.counters_test_h1(c.data, c.width, self._hash(keys)[0], self._num_hashes, c.m64)
 
     def remove(self, key: Any) -> None:
         """Remove one key; InvalidParameterError (filter unchanged) if it is certainly absent.
@@ -726,7 +735,7 @@ class CountingBloomFilter(BloomFilter):
         Complexity: O(k).
         """
         c = self._counters
-        if K.counters_dec_h1(c.data, c.width, c.max_value, self._h1_one(key), self._num_hashes, self._m64) >= 0:
+        if K.counters_dec_h1(c.data, c.width, c.max_value, self._h1_one(key), self._num_hashes, c.m64) >= 0:
             raise InvalidParameterError(
                 f"The 'key' parameter of CountingBloomFilter.remove must be a present key. "
                 f"Got {key!r}, which is not in the filter, instead."
@@ -740,7 +749,7 @@ class CountingBloomFilter(BloomFilter):
         """
         c = self._counters
         h1 = self._hash(keys)[0]
-        bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, self._num_hashes, self._m64))
+        bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, self._num_hashes, c.m64))
         if bad >= 0:
             raise InvalidParameterError(
                 f"The 'keys' parameter of CountingBloomFilter.remove_many must hold present keys only. "

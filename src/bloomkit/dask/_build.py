@@ -34,7 +34,7 @@ CAPACITY_MARGIN_SE = 3.0
 # collections and their partitions
 
 
-def _dask(module: str = "dask") -> Any:
+def dask_module(module: str = "dask") -> Any:
     """A dask module (``dask``, ``dask.dataframe``, ...), typed Any: imported on first use."""
     try:
         return importlib.import_module(module)
@@ -45,7 +45,7 @@ def _dask(module: str = "dask") -> Any:
 def _partitions(column: Any, name: str, owner: str) -> list[Any]:
     """One Delayed per partition (a pandas Series / DataFrame, a numpy block, a list), in
     order; a 2-D array is cut along its rows only (one row per item)."""
-    dd, da, db = _dask("dask.dataframe"), _dask("dask.array"), _dask("dask.bag")
+    dd, da, db = dask_module("dask.dataframe"), dask_module("dask.array"), dask_module("dask.bag")
     if isinstance(column, dd.Series | dd.DataFrame | dd.Index):
         return list(column.to_delayed())
     if isinstance(column, da.Array):
@@ -114,7 +114,7 @@ def _chains(column: Any) -> list[list[int]] | None:
 
 def _tree(items: list[Any], fn: Callable[..., Any], split_every: int) -> Any:
     """Reduce Delayed ``items`` with ``fn(*group)`` in a tree of fan-in ``split_every``."""
-    delayed = _dask().delayed
+    delayed = dask_module().delayed
     while len(items) > 1:
         items = [delayed(fn, pure=True)(*items[i : i + split_every]) for i in range(0, len(items), split_every)]
     return items[0]
@@ -125,8 +125,8 @@ def _broadcast(obj: Any) -> Any:
     every worker: under distributed a Future (scattered to every worker, or computed on the
     cluster and copied to every worker), so each worker has it once; else one key of the graph
     (never one copy per task)."""
-    dask = _dask()
-    lazy = isinstance(obj, _dask("dask.delayed").Delayed)
+    dask = dask_module()
+    lazy = isinstance(obj, dask_module("dask.delayed").Delayed)
     client = _client()
     if client is None:
         return obj if lazy else dask.delayed(obj, name=f"bloomkit-{id(obj):x}-{os.urandom(8).hex()}")
@@ -153,13 +153,13 @@ def _map_where(frame: Any, fn: Callable[..., Any], shared: Any, *args: Any, meta
     places = _placement(frame)
     if places is None:
         return frame.map_partitions(fn, shared, *args, meta=meta)
-    client, delayed = _client(), _dask().delayed
+    client, delayed = _client(), dask_module().delayed
     here = {w: client.submit(_same, shared, workers=[w], pure=False) for w in set(places)}
     tasks = [delayed(fn, pure=True)(part, here[w], *args) for part, w in zip(frame.to_delayed(), places, strict=True)]
-    return _dask("dask.dataframe").from_delayed(tasks, meta=meta, divisions=frame.divisions, verify_meta=False)
+    return dask_module("dask.dataframe").from_delayed(tasks, meta=meta, divisions=frame.divisions, verify_meta=False)
 
 
-def _empty(part: Any) -> bool:
+def is_empty(part: Any) -> bool:
     """True for a partition without rows (skipped: an empty pandas string column reaches the
     front door as an arrow array of type null, which it refuses as a key type)."""
     try:
@@ -168,7 +168,7 @@ def _empty(part: Any) -> bool:
         return False
 
 
-def _in_partition(e: InvalidParameterError, index: int) -> InvalidParameterError:
+def in_partition(e: InvalidParameterError, index: int) -> InvalidParameterError:
     return InvalidParameterError(f"{e} (in partition {index}; positions count from its start)")
 
 
@@ -186,12 +186,12 @@ def _bit_length(w: np.ndarray) -> np.ndarray:
 def _hll_part(part: Any, seed: int, p: int, index: int, owner: str) -> np.ndarray:
     """HyperLogLog registers (2^p uint8) of one partition's keys."""
     reg = np.zeros(1 << p, dtype=np.uint8)
-    if _empty(part):
+    if is_empty(part):
         return reg
     try:
         h = hash_keys(part, seed, name="column", owner=owner)[0]
     except InvalidParameterError as e:
-        raise _in_partition(e, index) from None
+        raise in_partition(e, index) from None
     if len(h):
         idx = (h >> np.uint64(64 - p)).astype(np.intp)
         w = (h << np.uint64(p)) | np.uint64(1 << (p - 1))  # the sentinel caps the rank at 65 - p
@@ -251,7 +251,7 @@ def distinct_count(column: Any, *, seed: int = 0, precision: int = DEFAULT_PRECI
     p = HLL_PRECISION(precision, "precision", owner)
     sd = check_seed(seed, owner)
     every = SPLIT_EVERY(split_every, "split_every", owner)
-    delayed = _dask().delayed
+    delayed = dask_module().delayed
     leaves = [delayed(_hll_part, pure=True)(part, sd, p, i, owner)
               for i, part in enumerate(_partitions(column, "column", owner))]
     return hll_estimate(_tree(leaves, _hll_merge, every).compute())
@@ -314,12 +314,12 @@ def _new(spec: Any) -> Any:
 
 
 def _add(f: Any, part: Any, index: int) -> Any:
-    if _empty(part):
+    if is_empty(part):
         return f
     try:
         f.add_many(part)
     except InvalidParameterError as e:
-        raise _in_partition(e, index) from None
+        raise in_partition(e, index) from None
     return f
 
 
@@ -341,7 +341,7 @@ def _chain_step(f: Any, part: Any, index: int) -> Any:
 
 
 def _row_count(parts: list[Any], split_every: int) -> int:
-    delayed = _dask().delayed
+    delayed = dask_module().delayed
     return int(_tree([delayed(len, pure=True)(p) for p in parts], _sum, split_every).compute())
 
 
@@ -355,7 +355,7 @@ def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, li
     computes the distinct count, or the row count for "pbf", before it returns)."""
     every = SPLIT_EVERY(split_every, "split_every", owner)
     parts = _partitions(column, "column", owner)
-    delayed = _dask().delayed
+    delayed = dask_module().delayed
     spec: Any
     cls: Any
     if like is not None:
@@ -379,7 +379,7 @@ def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, li
         sd = check_seed(seed, owner)
         attributes = None
         if name == "pbf":
-            if not isinstance(column, _dask("dask.dataframe").DataFrame):
+            if not isinstance(column, dask_module("dask.dataframe").DataFrame):
                 raise InvalidParameterError(
                     f"The 'column' parameter of {owner} must be a dask DataFrame (one column per attribute) "
                     f"for kind='pbf'. Got {type(column).__name__} instead.")
@@ -479,12 +479,12 @@ def bloom_filter(column: Any, capacity: int | None = None, fpr: float = 0.01, *,
 def _contains_series(part: Any, f: Any) -> Any:
     import pandas as pd
 
-    hits = np.zeros(0, dtype=bool) if _empty(part) else f.contains_many(part)
+    hits = np.zeros(0, dtype=bool) if is_empty(part) else f.contains_many(part)
     return pd.Series(hits, index=part.index, name=part.name)
 
 
 def _contains_block(block: np.ndarray, f: Any) -> np.ndarray:
-    return np.zeros(0, dtype=bool) if _empty(block) else np.asarray(f.contains_many(block), dtype=bool)
+    return np.zeros(0, dtype=bool) if is_empty(block) else np.asarray(f.contains_many(block), dtype=bool)
 
 
 def _contains_list(part: Any, f: Any) -> list[bool]:
@@ -508,7 +508,7 @@ def contains(column: Any, filter: Any) -> Any:
             f"Got {type(filter).__name__} instead.")
     import pandas as pd
 
-    dd, da, db = _dask("dask.dataframe"), _dask("dask.array"), _dask("dask.bag")
+    dd, da, db = dask_module("dask.dataframe"), dask_module("dask.array"), dask_module("dask.bag")
     if isinstance(column, dd.Series | dd.Index):
         shared = _broadcast(filter)
         meta = pd.Series(dtype=bool, name=column.name)
@@ -577,7 +577,7 @@ def semi_join(left: Any, right: Any, on: str, fpr: float = 0.01, *, exact: bool 
     O(|left| k) probes where ``left`` lies; with ``exact``, a merge of the pruned rows.
     """
     owner = "bloomkit.dask.semi_join"
-    dd = _dask("dask.dataframe")
+    dd = dask_module("dask.dataframe")
     for name, frame in (("left", left), ("right", right)):
         if not isinstance(frame, dd.DataFrame):
             raise InvalidParameterError(
@@ -590,7 +590,7 @@ def semi_join(left: Any, right: Any, on: str, fpr: float = 0.01, *, exact: bool 
         raise InvalidParameterError(f"The 'exact' parameter of {owner} must be a bool. Got {exact!r} instead.")
     keys = right[on].dropna()
     f = _broadcast(_filter_graph(keys, None, fpr, seed, "bloom", None, split_every, owner))
-    pruned = _map_where(left, _semi_part, f, on, meta=_dask("dask.dataframe.utils").make_meta(left))
+    pruned = _map_where(left, _semi_part, f, on, meta=dask_module("dask.dataframe.utils").make_meta(left))
     if exact:
         return pruned.merge(right[[on]].dropna().drop_duplicates(), on=on, how="inner")
     return pruned

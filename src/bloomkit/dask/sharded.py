@@ -24,7 +24,7 @@ from .._format import ArraySpec, Persistable, loads, registered_structures
 from .._hashing import check_seed, hash64, hash_keys, key_type_mask, key_type_names, probe
 from .._validation import FPR, Int, Options, param_error
 from ..errors import FormatError, InvalidParameterError
-from ._build import _dask, _empty, _in_partition
+from ._build import dask_module, in_partition, is_empty
 
 __all__ = ["MAX_SHARDS", "ShardedLookupTable", "lookup_table", "routing_seed"]
 
@@ -58,7 +58,7 @@ def _shard_ids(keys: Any, seed: int, num_shards: int, owner: str) -> np.ndarray:
 
 def _build_one(cls: Any, keys: Any, values: Any, shard: int, num_shards: int, value_bits: int, fpr: float,
                seed: int, on_duplicate: str, options: dict[str, Any], owner: str) -> Any:
-    if _empty(keys):
+    if is_empty(keys):
         raise InvalidParameterError(
             f"The 'num_shards' parameter of {owner} leaves shard {shard} of {num_shards} without keys: "
             "use fewer shards (every shard holds a table built from its keys).")
@@ -423,9 +423,9 @@ def _pairs(k: Any, v: Any, seed: int, num_shards: int, owner: str, partition_inf
             f"The 'values' parameter of {owner} must have as many entries as 'keys' in every partition. "
             f"Got {len(v)} values for {len(k)} keys in partition {number} instead.")
     try:
-        shard = np.zeros(0, dtype=np.int64) if _empty(k) else _shard_ids(k, seed, num_shards, owner)
+        shard = np.zeros(0, dtype=np.int64) if is_empty(k) else _shard_ids(k, seed, num_shards, owner)
     except InvalidParameterError as e:
-        raise _in_partition(e, number) from None
+        raise in_partition(e, number) from None
     pos = (np.int64(number) << np.int64(_POS_BITS)) + np.arange(len(k), dtype=np.int64)
     return pd.DataFrame({"key": k.reset_index(drop=True), "value": v.reset_index(drop=True),
                          "shard": shard, "pos": pos})
@@ -475,7 +475,7 @@ def lookup_table(keys: Any, values: Any, value_bits: int = 16, fpr: float = 2.0*
     dup = ON_DUPLICATE(on_duplicate, "on_duplicate", owner)
     FPR(fpr, "fpr", owner)
     sd = check_seed(seed, owner)
-    dd, da = _dask("dask.dataframe"), _dask("dask.array")
+    dd, da = dask_module("dask.dataframe"), dask_module("dask.array")
     cols = []
     for label, col in (("keys", keys), ("values", values)):
         if isinstance(col, da.Array) and col.ndim == 1:
@@ -492,13 +492,13 @@ def lookup_table(keys: Any, values: Any, value_bits: int = 16, fpr: float = 2.0*
     s = NUM_SHARDS(k.npartitions if num_shards is None else num_shards, "num_shards", owner)
     import pandas as pd
 
-    empty = _dask("dask.dataframe.utils").make_meta
+    empty = dask_module("dask.dataframe.utils").make_meta
     meta = pd.DataFrame({"key": empty(k).reset_index(drop=True), "value": empty(v).reset_index(drop=True),
                          "shard": pd.Series(dtype=np.int64), "pos": pd.Series(dtype=np.int64)})
     rows = dd.map_partitions(_pairs, k, v, sd, s, owner, align_dataframes=False, meta=meta)
     shuffled = rows.set_index("shard", divisions=list(range(s + 1)))
     parts = shuffled.to_delayed()
-    delayed = _dask().delayed
+    delayed = dask_module().delayed
     tasks = [delayed(_shard_task, pure=True)(p, i, s, name, value_bits, fpr, sd, dup, options, owner)
              for i, p in enumerate(parts)]
-    return ShardedLookupTable(list(_dask().compute(*tasks)), seed=sd)
+    return ShardedLookupTable(list(dask_module().compute(*tasks)), seed=sd)
