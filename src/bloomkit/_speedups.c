@@ -388,29 +388,28 @@ static PyObject *m_configure(PyObject *self, PyObject *encode_key) {
     Py_RETURN_NONE;
 }
 
+/* h1 of args = (key[, seed]) for hash64 / hash64_tag; returns the tag, -1 on error. */
+static int hash_args(PyObject *const *args, Py_ssize_t nargs, const char *usage, uint64_t *h) {
+    uint64_t seed = 0;
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    if (nargs == 2 && parse_seed(args[1], &seed) < 0) return -1;
+    return key_hash(args[0], seed, h);
+}
+
 static PyObject *m_hash64_tag(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    uint64_t seed = 0, h;
-    if (nargs < 1 || nargs > 2) {
-        PyErr_SetString(PyExc_TypeError, "hash64_tag(key, seed=0)");
-        return NULL;
-    }
-    if (nargs == 2 && parse_seed(args[1], &seed) < 0) return NULL;
-    int tag = key_hash(args[0], seed, &h);
-    if (tag < 0) return NULL;
-    return Py_BuildValue("(Ki)", (unsigned long long)h, tag);
+    uint64_t h;
+    int tag = hash_args(args, nargs, "hash64_tag(key, seed=0)", &h);
+    return tag < 0 ? NULL : Py_BuildValue("(Ki)", (unsigned long long)h, tag);
 }
 
 static PyObject *m_hash64(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    uint64_t seed = 0, h;
-    if (nargs < 1 || nargs > 2) {
-        PyErr_SetString(PyExc_TypeError, "hash64(key, seed=0)");
-        return NULL;
-    }
-    if (nargs == 2 && parse_seed(args[1], &seed) < 0) return NULL;
-    if (key_hash(args[0], seed, &h) < 0) return NULL;
-    return PyLong_FromUnsignedLongLong(h);
+    uint64_t h;
+    return hash_args(args, nargs, "hash64(key, seed=0)", &h) < 0 ? NULL : PyLong_FromUnsignedLongLong(h);
 }
 
 static PyObject *m_encode(PyObject *self, PyObject *key) {
