@@ -243,8 +243,8 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
     ``add_many`` / ``contains_many``. ``len()`` is an *estimate* (``exact_len`` is False),
     from the fraction of bits set.
 
-    Thread safety: any number of threads may add and query at once. Single-key kernels keep the
-    GIL; a batch add sets bits from the calling thread holding the GIL and from the other
+    Thread safety: any number of threads may add and query at once. Single-key adds keep the
+    GIL (the compiled boundary's C call and the numba kernel alike); a batch add sets bits from the calling thread holding the GIL and from the other
     threads in private arrays merged under the GIL, so no bit is ever lost; queries release
     the GIL. ``fold`` / ``clear`` / ``|=`` while other threads add can lose those concurrent
     adds (they replace or reset the storage): do them from one thread.
