@@ -188,8 +188,9 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
 
     Thread safety: any number of threads may add and query at once. Single-key adds keep the
     GIL (the C call and the numba kernels alike); batch adds set bits in private arrays merged
-    under the GIL, so no bit is ever lost; queries release the GIL. ``fold`` / ``clear`` / ``|=`` while other threads add can lose those
-    concurrent adds (they replace or reset the storage): do them from one thread.
+    under the GIL, so no bit is ever lost; queries release the GIL. ``fold`` / ``clear`` /
+    ``|=`` while other threads add can lose those concurrent adds (they replace or reset the
+    storage): do them from one thread.
 
     Examples
     --------
