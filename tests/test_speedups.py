@@ -313,6 +313,10 @@ def test_swapped_and_bad_words_arrays() -> None:
             bad.add("k")
         with pytest.raises(InvalidParameterError, match="storage of this CountingBloomFilter"):
             _ = "k" in bad
+        frozen = SplitBlockBloomFilter(num_blocks=5)
+        frozen.words.flags.writeable = False
+        with pytest.raises(InvalidParameterError, match="storage of this SplitBlockBloomFilter"):
+            frozen.add("k")
 
 
 def test_threads_lose_no_bits_with_storage_swaps() -> None:

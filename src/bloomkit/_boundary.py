@@ -22,9 +22,13 @@ import os
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from .errors import InvalidParameterError
+
 __all__ = [
     "COMPILED", "ENV_VAR", "KIND_BITS", "KIND_COUNTERS", "KIND_PYTHON", "KIND_SPLIT", "FilterCore",
-    "extension", "hash_path",
+    "check_storage", "extension", "hash_path",
 ]
 
 ENV_VAR = "BLOOMKIT_NO_EXTENSION"
@@ -44,6 +48,19 @@ COMPILED: bool = _ext is not None
 
 KIND_PYTHON, KIND_BITS, KIND_COUNTERS, KIND_SPLIT = 1, 2, 3, 4
 """Storage kinds of ``FilterCore._core_bind`` (the extension's constants)."""
+
+
+def check_storage(owner: str, arr: Any, dtype: np.dtype[Any], length: int, what: str) -> None:
+    """InvalidParameterError unless ``arr`` is a writeable C-contiguous 1-D array of ``length``
+    items of ``dtype``: what the single-key kernels (by address) and the compiled boundary may
+    read and write without going out of bounds."""
+    ok = (isinstance(arr, np.ndarray) and arr.dtype == dtype and arr.ndim == 1
+          and arr.flags.c_contiguous and arr.flags.writeable and len(arr) == length)
+    if not ok:
+        raise InvalidParameterError(
+            f"The storage of this {owner} must be a writeable C-contiguous {dtype} array of {length} "
+            f"{what}. Got {getattr(arr, 'dtype', type(arr))!r} {getattr(arr, 'shape', '')} instead."
+        )
 
 
 def extension() -> Any:

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from . import theory
-from ._boundary import COMPILED, KIND_BITS, KIND_COUNTERS, FilterCore
+from ._boundary import COMPILED, KIND_BITS, KIND_COUNTERS, FilterCore, check_storage
 from ._columns import as_keys
 from ._format import ArraySpec, Persistable
 from ._hashing import (
@@ -141,19 +141,6 @@ _WordsRef = tuple[np.ndarray | None, int, int, int]
 _NO_WORDS: _WordsRef = (None, 0, 0, 0)
 
 
-def _check_storage(owner: str, arr: Any, dtype: np.dtype[Any], length: int, what: str) -> None:
-    """InvalidParameterError unless ``arr`` is a writeable C-contiguous 1-D array of ``length``
-    items of ``dtype``: what the single-key kernels (by address) and the compiled boundary may
-    read and write without going out of bounds."""
-    ok = (isinstance(arr, np.ndarray) and arr.dtype == dtype and arr.ndim == 1
-          and arr.flags.c_contiguous and arr.flags.writeable and len(arr) == length)
-    if not ok:
-        raise InvalidParameterError(
-            f"The storage of this {owner} must be a writeable C-contiguous {dtype} array of {length} "
-            f"{what}. Got {getattr(arr, 'dtype', type(arr))!r} {getattr(arr, 'shape', '')} instead."
-        )
-
-
 def _tag_seeds(seed: int) -> dict[int, np.uint64]:
     return {t: np.uint64(tag_seed(seed, t)) for t in range(TAG_STR, TAG_TUPLE + 1)}
 
@@ -274,7 +261,7 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         ref = self._wref
         if ref[0] is not words:
             m = bits.num_bits
-            _check_storage(type(self).__name__, words, np.dtype(np.uint64), (m + 63) // 64, "words")
+            check_storage(type(self).__name__, words, np.dtype(np.uint64), (m + 63) // 64, "words")
             ref = (words, int(words.ctypes.data), len(words), m)
             self._wref = ref
         return ref
@@ -696,7 +683,7 @@ class CountingBloomFilter(BloomFilter):
     def _core_rebind(self) -> None:
         c = self._counters
         n, dtype = CounterArray.storage_shape(c.size, c.width)
-        _check_storage(type(self).__name__, c.data, dtype, n, "counter bytes" if c.width == 4 else "counters")
+        check_storage(type(self).__name__, c.data, dtype, n, "counter bytes" if c.width == 4 else "counters")
         self._core_bind(KIND_COUNTERS, c, c.data, c.size, self._num_hashes, self.seed, c.width, "data")
 
     def _py_add(self, key: Any) -> None:

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from ._boundary import COMPILED, KIND_PYTHON, KIND_SPLIT, FilterCore
+from ._boundary import COMPILED, KIND_PYTHON, KIND_SPLIT, FilterCore, check_storage
 from ._columns import as_keys
 from ._format import ArraySpec, Persistable
 from ._hashing import (
@@ -244,9 +244,9 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
     from the fraction of bits set.
 
     Thread safety: any number of threads may add and query at once. Single-key adds keep the
-    GIL (the compiled boundary's C call and the numba kernel alike); a batch add sets bits from the calling thread holding the GIL and from the other
-    threads in private arrays merged under the GIL, so no bit is ever lost; queries release
-    the GIL. ``fold`` / ``clear`` / ``|=`` while other threads add can lose those concurrent
+    GIL (the compiled boundary's C call and the numba kernel alike); a batch add sets bits from
+    the calling thread holding the GIL and from the other threads in private arrays merged
+    under the GIL, so no bit is ever lost; queries release the GIL. ``fold`` / ``clear`` / ``|=`` while other threads add can lose those concurrent
     adds (they replace or reset the storage): do them from one thread.
 
     Examples
@@ -536,7 +536,9 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
         """Bind the storage to the compiled ``add`` / ``in`` (:mod:`bloomkit._boundary`; native
         mode; Parquet mode keeps the Python methods)."""
         if self.mode == "native":
-            self._core_bind(KIND_SPLIT, None, self._words, int(self._B64), LANES, self.seed, 0, "")
+            words, B = self._words, int(self._B64)
+            check_storage(type(self).__name__, words, np.dtype(np.uint64), B * _WORDS_PER_BLOCK["native"], "words")
+            self._core_bind(KIND_SPLIT, None, words, B, LANES, self.seed, 0, "")
         else:
             self._core_bind(KIND_PYTHON, None, None, 1, 1, 0, 0, "")
 
