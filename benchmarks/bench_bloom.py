@@ -14,9 +14,16 @@ pyprobables. Sections:
    never-inserted keys against the model and its 5-sd band.
 4. Peak RSS of a 100M-key ``add_many`` (numpy int64) of both filters, each in a fresh process
    (target <= 1.2 x (keys + filter)).
+5. The compiled boundary (issue 14): the same measurements in two child processes, one with
+   ``bloomkit._speedups`` and one on numba alone (``BLOOMKIT_NO_EXTENSION=1``), rbloom in both:
+   200k distinct str / int keys added and queried in a Python loop; 1M ``list[str]``
+   ``add_many`` vs rbloom's ``update`` after a warm-up, list queries vs rbloom's ``in`` loop;
+   1M numpy int64 and pyarrow str batches; ParallelBloomFilter single items; RangeBloomFilter
+   point queries. Ratios are bloomkit / rbloom within one process.
 
     python benchmarks/bench_bloom.py            # sections 1-4 (1M, 10M, 100M keys)
     python benchmarks/bench_bloom.py --quick    # 1M keys only (RSS at 10M)
+    python benchmarks/bench_bloom.py --sections 5 --repeats 7   # the compiled boundary only
 """
 
 from __future__ import annotations
@@ -339,13 +346,116 @@ def peak_rss(n: int) -> list[dict[str, Any]]:
     return rows
 
 
+def _loop_ops(make: Callable[[], Any], keys: list[Any], repeats: int) -> tuple[float, float]:
+    """ns per key of add and of `in`, one key (item) per call in a Python loop (a fresh filter
+    for every timed run of the adds)."""
+    holder = {"f": make()}
+
+    def adds() -> None:
+        add = holder["f"].add
+        for k in keys:
+            add(k)
+
+    def queries() -> None:
+        f = holder["f"]
+        for k in keys:
+            _ = k in f
+
+    t_add = measure(adds, repeats=repeats, setup=lambda: holder.update(f=make()))["median"]
+    holder["f"] = make()
+    adds()
+    return t_add / len(keys) * 1e9, measure(queries, repeats=repeats)["median"] / len(keys) * 1e9
+
+
+def _boundary_child(repeats: int) -> None:
+    """Section 5 in this process (its path fixed at import): one JSON row per measurement."""
+    import rbloom
+
+    from bloomkit.multiattr import ParallelBloomFilter
+    from bloomkit.ranges import Integer, RangeBloomFilter, RangeConfig, Schema, Text
+
+    rows: list[dict[str, Any]] = []
+    path = bloomkit.info()["hash_path"]
+
+    def row(what: str, ours: float, peer: float | None, unit: str, target: str) -> None:
+        rows.append({"path": path, "measurement": what, "unit": unit, "bloomkit": ours, "rbloom": peer,
+                     "ratio ours/rbloom": None if peer is None else ours / peer, "target": target})
+
+    def per_key(fn: Callable[[], Any], n: int, setup: Callable[[], Any] | None = None) -> float:
+        return measure(fn, warmup=1, repeats=repeats, setup=setup)["median"] / n * 1e9
+
+    n = 200_000
+    single = {"str": [f"key:{i}" for i in range(n)], "int": [i * 7919 + 10**12 for i in range(n)]}
+    for kind, keys in single.items():
+        res = {"bloomkit": _loop_ops(lambda: BloomFilter(capacity=n, fpr=FPR), keys, repeats),
+               "rbloom": _loop_ops(lambda: rbloom.Bloom(n, FPR), keys, repeats)}
+        row(f"200k {kind} keys: add in a Python loop", res["bloomkit"][0], res["rbloom"][0], "ns/key", "<= 1.0x")
+        row(f"200k {kind} keys: `in` in a Python loop", res["bloomkit"][1], res["rbloom"][1], "ns/key", "<= 1.3x")
+
+    n = 1_000_000
+    rng = np.random.default_rng(2026)
+    ids = rng.choice(2**62, size=2 * n, replace=False)
+    pos, neg = [f"key:{i}" for i in ids[:n]], [f"key:{i}" for i in ids[n:]]
+    h: dict[str, Any] = {}
+    t_ours = per_key(lambda: h["b"].add_many(pos), n, setup=lambda: h.update(b=BloomFilter(capacity=n, fpr=FPR)))
+    t_rb = per_key(lambda: h["r"].update(pos), n, setup=lambda: h.update(r=rbloom.Bloom(n, FPR)))  # warm: hashes cached
+    row("1M list[str]: add_many vs rbloom update (warm)", t_ours, t_rb, "ns/key", "<= 1.0x")
+    q_ours = per_key(lambda: h["b"].contains_many(neg), n)
+    q_rb = per_key(lambda: _contains_loop(h["r"])(neg), n)
+    row("1M list[str]: contains_many vs rbloom `in` loop (negatives)", q_ours, q_rb, "ns/key", "<= 0.5x")
+    q_ours = per_key(lambda: h["b"].contains_many(pos), n)
+    q_rb = per_key(lambda: _contains_loop(h["r"])(pos), n)
+    row("1M list[str]: contains_many vs rbloom `in` loop (positives)", q_ours, q_rb, "ns/key", "<= 0.5x")
+    h.clear()
+    for kind, keys_pos in (("numpy int64", ids[:n]), ("pyarrow str", pa.array(pos))):
+        t_add = per_key(lambda: h["b"].add_many(keys_pos), n, setup=lambda: h.update(b=BloomFilter(capacity=n, fpr=FPR)))  # noqa: B023
+        row(f"1M {kind}: add_many", t_add, None, "ns/key", "no slower than numba")
+        row(f"1M {kind}: contains_many", per_key(lambda: h["b"].contains_many(keys_pos), n), None, "ns/key",  # noqa: B023
+            "no slower than numba")
+    h.clear()
+
+    items = [(f"10.0.{i % 256}.{i // 256}", f"host{i}", i % 65536) for i in range(20_000)]
+    t_add, t_in = _loop_ops(lambda: ParallelBloomFilter(3, 7, 1 << 16), items, repeats)
+    row("ParallelBloomFilter (p=3, q=7): single add", t_add / 1e3, None, "us", "<= 1 us")
+    row("ParallelBloomFilter (p=3, q=7): single `in`", t_in / 1e3, None, "us", "<= 1 us")
+
+    rbf = RangeBloomFilter(Schema([Integer("Age", 0, 1000), Text("Name")]), 1 << 16, RangeConfig(7, {"Age": (4, 2)}))
+    rbf.insert_many([{"Age": i % 1000, "Name": f"n{i}"} for i in range(2000)])
+    for attr, values in (("Age", list(range(0, 1000, 2)) * 4), ("Name", [f"n{i}" for i in range(0, 4000, 2)])):
+        def points(attr: str = attr, values: list[Any] = values) -> None:
+            for v in values:
+                rbf.might_contain(attr, v)
+
+        row(f"RangeBloomFilter: point query ({attr})", measure(points, repeats=repeats)["median"] / len(values) * 1e6,
+            None, "us", "<= 3 us")
+    print(json.dumps(rows))
+
+
+def boundary(repeats: int) -> list[dict[str, Any]]:
+    """Section 5: the compiled boundary and numba alone, each in a child process."""
+    rows: list[dict[str, Any]] = []
+    for env in ({}, {"BLOOMKIT_NO_EXTENSION": "1"}):
+        e = {k: v for k, v in os.environ.items() if k != "BLOOMKIT_NO_EXTENSION"} | env
+        out = subprocess.run([sys.executable, __file__, "--boundary-child", "--repeats", str(repeats)], env=e,
+                             capture_output=True, text=True, check=True)
+        part = json.loads(out.stdout.strip().splitlines()[-1])
+        for r in part:
+            print(markdown_table([r]).splitlines()[-1], flush=True)
+        rows += part
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="1M keys only (RSS at 10M)")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--sections", default="1,2,3,4", help="which sections to run (comma-separated)")
+    ap.add_argument("--sections", default="1,2,3,4,5", help="which sections to run (comma-separated)")
     ap.add_argument("--rss-child", nargs=3, metavar=("CLASS", "N", "THREADS"), help=argparse.SUPPRESS)
+    ap.add_argument("--boundary-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.boundary_child:
+        _boundary_child(args.repeats)
+        return
     if args.rss_child:
         _rss_child(args.rss_child[0], int(args.rss_child[1]), int(args.rss_child[2]))
         return
@@ -373,6 +483,10 @@ def main() -> None:
     if 4 in sections:
         rows = peak_rss(10_000_000 if args.quick else 100_000_000)
         write_results("bench_splitblock_rss", rows, meta)
+        print(markdown_table(rows))
+    if 5 in sections:
+        rows = boundary(args.repeats)
+        write_results("bench_boundary", rows, meta)
         print(markdown_table(rows))
 
 

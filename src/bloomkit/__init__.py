@@ -6,6 +6,9 @@ Public names live here; submodules ``ranges``, ``lookup``, ``similarity``, ``fol
 
 from __future__ import annotations
 
+from typing import Any
+
+from ._boundary import hash_path
 from ._format import load, loads
 from ._parallel import get_num_threads, set_num_threads
 from .bloom import BloomFilter, CountingBloomFilter
@@ -21,6 +24,20 @@ from .splitblock import SplitBlockBloomFilter
 
 __version__ = "0.1.0"
 
+
+def info() -> dict[str, Any]:
+    """The running bloomkit: version, which path single keys and Python lists take
+    (``"hash_path"``: ``"c-extension"``, or ``"numba (...)"`` with the reason: not built, or
+    ``BLOOMKIT_NO_EXTENSION=1``) and the default number of threads of batch operations.
+
+    >>> sorted(info())
+    ['extension', 'hash_path', 'num_threads', 'version']
+    """
+    path = hash_path()
+    return {"version": __version__, "hash_path": path, "extension": path == "c-extension",
+            "num_threads": get_num_threads()}
+
+
 __all__ = [
     "BloomFilter",
     "BloomkitError",
@@ -33,6 +50,7 @@ __all__ = [
     "UpdateNotSupportedError",
     "__version__",
     "get_num_threads",
+    "info",
     "load",
     "loads",
     "set_num_threads",

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._boundary import extension
 from ._lazy import kernels as K
 from ._validation import KEY_TYPE_CHOICES, MAX_HASHES
 from .errors import InvalidParameterError
@@ -246,6 +247,14 @@ def encode_key(key: Any) -> tuple[int, bytes]:
     raise _unsupported(key)
 
 
+_C = extension()
+"""The compiled boundary (:mod:`bloomkit._boundary`), or None: single keys and lists of keys are
+hashed there when it is active, with the Python :func:`encode_key` for the key types it does
+not encode itself (so both paths share one definition of those)."""
+if _C is not None:
+    _C.configure(encode_key)
+
+
 def _xxh64_bytes(payload: bytes, seed: int) -> int:
     buf = np.frombuffer(payload, dtype=np.uint8) if payload else np.zeros(0, np.uint8)
     return int(K.xxh64(buf, 0, len(payload), np.uint64(seed)))
@@ -266,12 +275,18 @@ def hash64(key: Any, seed: int = 0) -> int:
 
     Complexity: O(len(payload)).
     """
+    if _C is not None:
+        h: int = _C.hash64(key, seed)
+        return h
     tag, payload = encode_key(key)
     return _h1(payload, tag_seed(seed, tag))
 
 
 def hash64_tag(key: Any, seed: int = 0) -> tuple[int, int]:
     """(h1, tag) of one key: :func:`hash64` and the key's type tag."""
+    if _C is not None:
+        out: tuple[int, int] = _C.hash64_tag(key, seed)
+        return out
     tag, payload = encode_key(key)
     return _h1(payload, tag_seed(seed, tag)), tag
 
@@ -435,6 +450,14 @@ def _hash_list(keys: Sequence[Any], seed: int) -> tuple[np.ndarray, int]:
     n = len(keys)
     if n == 0:
         return np.zeros(0, np.uint64), 0
+    if _C is not None:  # the compiled boundary: every key read in place, no join
+        out = np.empty(n, dtype=np.uint64)
+        try:
+            mask: int = _C.hash_into(keys, seed, out)
+        except Exception:  # the Python path below raises its own error (message, position) identically
+            pass
+        else:
+            return out, mask
     first = type(keys[0])
     if first is str:
         h = _hash_str_list(keys, seed)

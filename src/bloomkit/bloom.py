@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from . import theory
+from ._boundary import COMPILED, KIND_BITS, KIND_COUNTERS, FilterCore, check_storage
 from ._columns import as_keys
 from ._format import ArraySpec, Persistable
 from ._hashing import (
@@ -144,7 +145,7 @@ def _tag_seeds(seed: int) -> dict[int, np.uint64]:
     return {t: np.uint64(tag_seed(seed, t)) for t in range(TAG_STR, TAG_TUPLE + 1)}
 
 
-class BloomFilter(KeyTypesMixin, Persistable):
+class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
     """A Bloom filter over bits: no false negatives, false positives at rate ``predicted_fpr()``.
 
     Parameters
@@ -168,10 +169,15 @@ class BloomFilter(KeyTypesMixin, Persistable):
     ``add_many`` / ``contains_many`` for batches. ``len()`` is the Swamidass-Baldi *estimate*
     of the number of distinct keys (``exact_len`` is False).
 
-    Thread safety: any number of threads may add and query at once. Single-key kernels keep the
-    GIL; batch adds set bits in private arrays merged under the GIL, so no bit is ever lost;
-    queries release the GIL. ``fold`` / ``clear`` / ``|=`` while other threads add can lose those
-    concurrent adds (they replace or reset the storage): do them from one thread.
+    Single keys: ``add`` and ``in`` are one C call each when the compiled boundary is active
+    (:mod:`bloomkit._boundary`; the base class ``FilterCore``), else numba kernels; both give
+    the same bits.
+
+    Thread safety: any number of threads may add and query at once. Single-key adds keep the
+    GIL (the C call and the numba kernels alike); batch adds set bits in private arrays merged
+    under the GIL, so no bit is ever lost; queries release the GIL. ``fold`` / ``clear`` /
+    ``|=`` while other threads add can lose those concurrent adds (they replace or reset the
+    storage): do them from one thread.
 
     Examples
     --------
@@ -255,19 +261,19 @@ class BloomFilter(KeyTypesMixin, Persistable):
         ref = self._wref
         if ref[0] is not words:
             m = bits.num_bits
-            ok = (isinstance(words, np.ndarray) and words.dtype == np.uint64 and words.ndim == 1
-                  and words.flags.c_contiguous and words.flags.writeable and len(words) == (m + 63) // 64)
-            if not ok:  # the by-address kernels would read or write out of bounds
-                raise InvalidParameterError(
-                    f"The storage of this {type(self).__name__} must be a writeable C-contiguous uint64 "
-                    f"array of {(m + 63) // 64} words. Got {getattr(words, 'dtype', type(words))!r} "
-                    f"{getattr(words, 'shape', '')} instead."
-                )
+            check_storage(type(self).__name__, words, np.dtype(np.uint64), (m + 63) // 64, "words")
             ref = (words, int(words.ctypes.data), len(words), m)
             self._wref = ref
         return ref
 
-    def add(self, key: Any) -> None:
+    def _core_rebind(self) -> None:
+        """Bind the storage to the compiled ``add`` / ``in`` (:mod:`bloomkit._boundary`): called
+        by them whenever the words array is not the one bound (a new BitArray or a new words
+        array), checked as :meth:`_words_ref` checks it."""
+        ref = self._words_ref()
+        self._core_bind(KIND_BITS, self._bits, ref[0], ref[3], self._num_hashes, self.seed, 0, "words")
+
+    def _py_add(self, key: Any) -> None:
         """Insert one key. Complexity: O(k)."""
         t = type(key)
         if t is str and key.isascii() or t is int and -_INT64 <= key < _INT64:
@@ -288,7 +294,7 @@ class BloomFilter(KeyTypesMixin, Persistable):
         _ENTRY.bits_add_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
         self._note_keys(1 << tag)
 
-    def __contains__(self, key: Any) -> bool:
+    def _py_contains(self, key: Any) -> bool:
         """True if the key may be in the set (never False for an inserted key). Complexity: O(k)."""
         t = type(key)
         if t is str and key.isascii() or t is int and -_INT64 <= key < _INT64:
@@ -301,6 +307,10 @@ class BloomFilter(KeyTypesMixin, Persistable):
         tag, payload = encode_key(key)
         bits = self._bits
         return _ENTRY.bits_test_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
+
+    if not COMPILED:  # else FilterCore's compiled add / in (the same bits)
+        add = _py_add
+        __contains__ = _py_contains
 
     # -- batches ------------------------------------------------------------------------------
     def _hash(self, keys: Any) -> tuple[np.ndarray, int]:
@@ -670,7 +680,13 @@ class CountingBloomFilter(BloomFilter):
         """h1 of one key as a length-1 array for the batch kernels (one compiled call each)."""
         return np.array([hash64(key, self.seed)], dtype=np.uint64)
 
-    def add(self, key: Any) -> None:
+    def _core_rebind(self) -> None:
+        c = self._counters
+        n, dtype = CounterArray.storage_shape(c.size, c.width)
+        check_storage(type(self).__name__, c.data, dtype, n, "counter bytes" if c.width == 4 else "counters")
+        self._core_bind(KIND_COUNTERS, c, c.data, c.size, self._num_hashes, self.seed, c.width, "data")
+
+    def _py_add(self, key: Any) -> None:
         """Insert one key. Complexity: O(k)."""
         c = self._counters
         h1, tag = hash64_tag(key, self.seed)
@@ -679,10 +695,14 @@ class CountingBloomFilter(BloomFilter):
         c.overflowed |= bool(over)
         self._note_keys(1 << tag)
 
-    def __contains__(self, key: Any) -> bool:
+    def _py_contains(self, key: Any) -> bool:
         """True if the key may be in the set. Complexity: O(k)."""
         c = self._counters
         return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, c.m64)[0])
+
+    if not COMPILED:
+        add = _py_add
+        __contains__ = _py_contains
 
     def add_many(self, keys: Any) -> None:
         """Insert a batch (list, numpy, pyarrow, pandas, polars). Complexity: O(n k)."""

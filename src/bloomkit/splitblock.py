@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from ._boundary import COMPILED, KIND_PYTHON, KIND_SPLIT, FilterCore, check_storage
 from ._columns import as_keys
 from ._format import ArraySpec, Persistable
 from ._hashing import (
@@ -259,7 +260,7 @@ def split_block_num_blocks(capacity: int, fpr: float, lane_bits: int = 64) -> in
 # the filter
 
 
-class SplitBlockBloomFilter(KeyTypesMixin, Persistable):
+class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
     """A split-block Bloom filter: each key sets 8 bits in one block of one cache line.
 
     Parameters
@@ -290,10 +291,10 @@ class SplitBlockBloomFilter(KeyTypesMixin, Persistable):
     ``add_many`` / ``contains_many``. ``len()`` is an *estimate* (``exact_len`` is False),
     from the fraction of bits set.
 
-    Thread safety: any number of threads may add and query at once. Single-key kernels keep the
-    GIL; a batch add sets bits from the calling thread holding the GIL and from the other
-    threads in private arrays merged under the GIL, so no bit is ever lost; queries release
-    the GIL. ``fold`` / ``clear`` / ``|=`` while other threads add can lose those concurrent
+    Thread safety: any number of threads may add and query at once. Single-key adds keep the
+    GIL (the compiled boundary's C call and the numba kernel alike); a batch add sets bits from
+    the calling thread holding the GIL and from the other threads in private arrays merged
+    under the GIL, so no bit is ever lost; queries release the GIL. ``fold`` / ``clear`` / ``|=`` while other threads add can lose those concurrent
     adds (they replace or reset the storage): do them from one thread.
 
     Examples
@@ -579,7 +580,17 @@ class SplitBlockBloomFilter(KeyTypesMixin, Persistable):
 
         return plain_source(keys, self.physical_type, self.type_length, name="keys", owner=owner)
 
-    def add(self, key: Any) -> None:
+    def _core_rebind(self) -> None:
+        """Bind the storage to the compiled ``add`` / ``in`` (:mod:`bloomkit._boundary`; native
+        mode; Parquet mode keeps the Python methods)."""
+        if self.mode == "native":
+            words, B = self._words, int(self._B64)
+            check_storage(type(self).__name__, words, np.dtype(np.uint64), B * _WORDS_PER_BLOCK["native"], "words")
+            self._core_bind(KIND_SPLIT, None, words, B, LANES, self.seed, 0, "")
+        else:
+            self._core_bind(KIND_PYTHON, None, None, 1, 1, 0, 0, "")
+
+    def _py_add(self, key: Any) -> None:
         """Insert one key (Parquet mode: one value of the column's type). Complexity: O(1)."""
         if self.mode == "native":
             h, tag = hash64_tag(key, self.seed)
@@ -588,12 +599,16 @@ class SplitBlockBloomFilter(KeyTypesMixin, Persistable):
         else:
             self.add_many([key])
 
-    def __contains__(self, key: Any) -> bool:
+    def _py_contains(self, key: Any) -> bool:
         """True if the key may be in the set (never False for an inserted key). Complexity: O(1)."""
         if self.mode == "native":
             h, _tag = hash64_tag(key, self.seed)
             return bool(SK.native_test_one(self._words, np.uint64(h), self._B64))
         return bool(self.contains_many([key])[0])
+
+    if not COMPILED:  # else FilterCore's compiled add / in (the same bits)
+        add = _py_add
+        __contains__ = _py_contains
 
     def add_many(self, keys: Any) -> None:
         """Insert a batch: list, numpy, pyarrow, pandas or polars (by position). Complexity: O(n).

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .._boundary import extension
 from .._columns import as_keys
 from .._hashing import HASH_XXH64, encode_key, hash64_tag, hash_keys, register_hash_id
 from . import _kernels as MK
@@ -55,6 +56,7 @@ HASH_MD5 = register_hash_id(3, "md5-words (doc 004)")
 #: the ``hash`` option of ParallelBloomFilter -> hash id of the container header
 HASHES = {"xxh64": HASH_XXH64, "md5": HASH_MD5}
 _MASK = (1 << 64) - 1
+_C = extension()
 _ATTR_STEP = 0xD6E8FEB86659FD93
 
 
@@ -141,6 +143,8 @@ def hash_item(item: Sequence[Any], hash_name: str, seed: int, q: int) -> tuple[n
     """:func:`hash_columns` of one item (the single-key path, same values and tag masks)."""
     if hash_name != "md5":
         out = np.empty((len(item), 1), dtype=np.uint64)
+        if _C is not None:  # the compiled boundary: every value hashed in one call
+            return out, _C.hash_each(item, _attribute_seeds(seed, len(item)), out)
         masks = []
         for i, (v, s) in enumerate(zip(item, _attribute_seeds(seed, len(item)), strict=True)):
             h, tag = hash64_tag(v, s)
