@@ -249,3 +249,8 @@ def test_registry():
 def test_bench_command():
     out = ok("bench", "--keys", "2000")
     assert "numpy int64" in out and "list[str]" in out and "add ns/key" in out
+
+
+def test_version_names_the_hash_path():
+    out = ok("--version")
+    assert out.startswith(f"bloomkit {bloomkit.__version__} (") and ("c-extension" in out or "numba" in out)

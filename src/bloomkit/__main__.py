@@ -1,12 +1,7 @@
+"""``python -m bloomkit``: the ``bloomkit`` command (``--version`` prints the hash path too)."""
+
 import sys
 
-if sys.argv[1:] == ["--version"]:  # `python -m bloomkit --version`: the version and the hash path
-    from . import info
-
-    about = info()
-    print(f"bloomkit {about['version']} ({about['hash_path']})")
-    sys.exit(0)
-
-from .cli import main  # noqa: E402
+from .cli import main
 
 sys.exit(main())

@@ -7,6 +7,7 @@
     bloomkit info FILE
     bloomkit reproduce [--quick | --full] [--only ID ...] [--out DIR]
     bloomkit bench [--keys N]
+    bloomkit --version
     bloomkit parquet probe FILE|DIR --column C VALUE... [--json] [--hex]
     bloomkit parquet info FILE [--json]
 
@@ -104,8 +105,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"bloomkit: error: {message} (see {self.prog} --help)\n")
 
 
+class _Version(argparse.Action):
+    """``--version``: the version and the path single keys and lists take (C or numba)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and the hash path, then exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from . import info
+
+        about = info()
+        parser.exit(0, f"bloomkit {about['version']} ({about['hash_path']})\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bloomkit", description=__doc__.split("\n")[0])
+    p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     r = sub.add_parser("reproduce", help="run registered experiments and write a report")
     mode = r.add_mutually_exclusive_group()
