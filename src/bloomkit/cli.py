@@ -115,7 +115,8 @@ class _Version(argparse.Action):
         from . import info
 
         about = info()
-        parser.exit(0, f"bloomkit {about['version']} ({about['hash_path']})\n")
+        print(f"bloomkit {about['version']} ({about['hash_path']})")
+        parser.exit(0)
 
 
 def _parser() -> argparse.ArgumentParser:
