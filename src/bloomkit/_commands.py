@@ -241,11 +241,11 @@ def cmd_build(args: argparse.Namespace) -> int:
 # query
 
 
-def _query_key_type(obj: Any, override: str | None) -> str:
-    """How to parse query arguments: --key-type, else the one kind of key the structure holds."""
+def _key_type(types: tuple[str, ...], override: str | None, what: str) -> str:
+    """How to parse query arguments: --key-type, else the one kind of key ``what`` holds
+    (format-1 files record none: str, with a note)."""
     if override is not None:
         return override
-    types = tuple(getattr(obj, "key_types", ()))
     if types in ((), ("str",)):
         return "str"
     if types == ("unknown",):
@@ -255,8 +255,8 @@ def _query_key_type(obj: Any, override: str | None) -> str:
     if len(types) == 1 and types[0] in KEY_TYPES:
         return str(types[0])
     raise InvalidParameterError(
-        f"this {type(obj).__name__} holds keys of several types ({', '.join(types)}): say which the "
-        f"query keys are with --key-type ({', '.join(KEY_TYPES)})")
+        f"{what} holds keys of several types ({', '.join(types)}): say which the query keys are "
+        f"with --key-type ({', '.join(KEY_TYPES)})")
 
 
 def _query_texts(args: argparse.Namespace) -> list[str]:
@@ -287,7 +287,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         return _query_records(args, obj, texts)
     if hasattr(obj, "attribute_key_types"):
         return _query_items(args, obj, texts)
-    kt = _query_key_type(obj, args.key_type)
+    kt = _key_type(tuple(getattr(obj, "key_types", ())), args.key_type, f"this {type(obj).__name__}")
     keys = [parse_key(t, kt, f"query key {i + 1}: ") for i, t in enumerate(texts)]
     if isinstance(obj, LookupTable):
         vals = obj.get_many(keys)
@@ -320,21 +320,10 @@ def _query_similarity(args: argparse.Namespace, obj: Any, texts: list[str]) -> i
     return 0
 
 
-def _one_type(types: tuple[str, ...], override: str | None, what: str) -> str:
-    if override is not None:
-        return override
-    if types in ((), ("str",), ("unknown",)):
-        return "str"
-    if len(types) == 1 and types[0] in KEY_TYPES:
-        return types[0]
-    raise InvalidParameterError(f"{what} holds values of several types ({', '.join(types)}): "
-                                "say which with --key-type")
-
-
 def _query_items(args: argparse.Namespace, obj: Any, texts: list[str]) -> int:
     """Multi-attribute items ``a,b,c``: attribute i parsed as the type attribute i holds."""
     p = obj.num_attributes
-    kinds = [_one_type(t, args.key_type, f"attribute {i}") for i, t in enumerate(obj.attribute_key_types)]
+    kinds = [_key_type(tuple(t), args.key_type, f"attribute {i}") for i, t in enumerate(obj.attribute_key_types)]
     rows = []
     for j, t in enumerate(texts):
         parts = t.split(args.sep)
