@@ -438,6 +438,31 @@ class ProfileIndex(LayoutProperties, Persistable):
             ids = ids[st.records.matches(ids, batch, how)]
         return ids
 
+    def verify(self, ids: Any, query: Mapping[str, Any], *, mode: str = "subset") -> np.ndarray:
+        """The ids among ``ids`` (e.g. the candidates of ``search(query)``) whose stored records
+        satisfy ``query`` exactly: what ``search(query, mode=mode, verify=True)`` keeps (needs
+        ``store_records``). Ids of removed profiles are dropped; ids that were never given raise
+        InvalidParameterError. Returns a sorted int64 array.
+
+        Complexity: O(len(ids) x query attributes), vectorised.
+        """
+        owner = "ProfileIndex.verify"
+        how = MODE(mode, "mode", owner)
+        if not self.store_records:
+            raise InvalidParameterError("verify() needs an index built with store_records=True")
+        nxt = self._next  # read before the arrays: they always hold the first `nxt` slots
+        st = self._st
+        arr = np.unique(np.asarray(ids))
+        if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+            raise param_error("ids", owner, "a 1-D array of profile ids", ids)
+        arr = arr.astype(np.int64)
+        if arr.size and (int(arr[0]) < 0 or int(arr[-1]) >= nxt):
+            raise param_error("ids", owner, f"ids of profiles in the index (0 .. {nxt - 1})", ids)
+        batch = self._query_batch(query, owner)
+        arr = arr[((st.active[arr >> 6] >> (arr & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)]
+        assert st.records is not None
+        return arr[st.records.matches(arr, batch, how)] if arr.size else arr
+
     # -- model ------------------------------------------------------------------------------------
     def fill_ratio(self) -> float:
         """Mean fraction of set bits of the live profile filters (1 - p). Complexity: O(1)."""
