@@ -7,6 +7,7 @@
     bloomkit query FILTER [KEY ...] [--input FILE]
     bloomkit info FILTER
     bloomkit bench [--keys N]
+    bloomkit serve --db PATH --schema SCHEMA.json [--host H] [--port P] | --demo
 """
 
 from __future__ import annotations
@@ -199,6 +200,9 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("filter")
     be = sub.add_parser("bench", help="quick throughput check of this machine")
     be.add_argument("--keys", type=int, default=1_000_000)
+    from .serve.cli import add_arguments as serve_arguments  # argparse only: FastAPI loads when serve runs
+
+    serve_arguments(sub.add_parser("serve", help="the matching service of document 000 (HTTP; extra 'serve')"))
     return p
 
 
@@ -213,6 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{e.id}\t{e.title}\t({e.source})")
                 return 0
             return cmd_reproduce(args)
+        if args.cmd == "serve":
+            from .serve.cli import run as cmd_serve
+
+            return cmd_serve(args)
         return {"build": cmd_build, "query": cmd_query, "info": cmd_info, "bench": cmd_bench}[args.cmd](args)
     except (BloomkitError, OSError) as e:
         print(f"bloomkit: error: {e}", file=sys.stderr)

@@ -452,16 +452,17 @@ class ProfileIndex(LayoutProperties, Persistable):
             raise InvalidParameterError("verify() needs an index built with store_records=True")
         nxt = self._next  # read before the arrays: they always hold the first `nxt` slots
         st = self._st
-        arr = np.unique(np.asarray(ids))
-        if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        given = np.asarray(ids)
+        if given.ndim != 1 or (given.size and given.dtype.kind not in "iu"):
             raise param_error("ids", owner, "a 1-D array of profile ids", ids)
-        arr = arr.astype(np.int64)
+        arr = np.unique(given).astype(np.int64)
         if arr.size and (int(arr[0]) < 0 or int(arr[-1]) >= nxt):
             raise param_error("ids", owner, f"ids of profiles in the index (0 .. {nxt - 1})", ids)
         batch = self._query_batch(query, owner)
         arr = arr[((st.active[arr >> 6] >> (arr & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)]
         assert st.records is not None
-        return arr[st.records.matches(arr, batch, how)] if arr.size else arr
+        out: np.ndarray = arr[st.records.matches(arr, batch, how)] if arr.size else arr
+        return out
 
     # -- model ------------------------------------------------------------------------------------
     def fill_ratio(self) -> float:
