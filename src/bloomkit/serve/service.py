@@ -185,6 +185,8 @@ class MatchingService:
             raise FormatError("not a bloomkit serve snapshot")
         end = data.index(b"\n", len(_MAGIC))
         head = json.loads(data[len(_MAGIC):end])
+        if not isinstance(head, dict) or head.pop("head_sha256", None) != _head_hash(head):
+            raise FormatError("the snapshot's header is damaged")
         if head.get("schema") != self._schema_json or head.get("config") != self.design.config.to_dict():
             raise FormatError("the snapshot was taken with another schema or configuration")
         n_map, n_idx = int(head["map_bytes"]), int(head["index_bytes"])
@@ -387,6 +389,7 @@ class MatchingService:
             head = {"seq": seq, "schema": self._schema_json, "config": self.design.config.to_dict(),
                     "map_bytes": len(slot_map), "index_bytes": len(index_bytes),
                     "map_sha256": hashlib.sha256(slot_map).hexdigest()}
+            head["head_sha256"] = _head_hash(head)
             write_atomic(self.snapshot_path, [_MAGIC, json.dumps(head).encode() + b"\n", slot_map, index_bytes])
             self._stats.snapshots += 1
             self._stats.snapshot_seconds = time.perf_counter() - t0
@@ -449,6 +452,10 @@ class MatchingService:
         with self._snap_lock:  # a background snapshot still writing
             pass
         self._db.close()
+
+
+def _head_hash(head: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(head, sort_keys=True).encode()).hexdigest()
 
 
 def _check_id(pid: int) -> None:
