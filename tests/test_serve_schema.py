@@ -1,4 +1,4 @@
-"""Schema files (``bloomkit.ranges.schema_from_file``), ``ProfileIndex.verify``, the record
+"""Schema files (``bloomkit.ranges.schema_from_file``), ``ProfileIndex.search_candidates``, the record
 validation of the service, and ``bloomkit serve`` refusing bad start-up input with one line
 and exit status 2."""
 
@@ -150,7 +150,7 @@ def test_serve_bad_arguments_exit_2(tmp_path: Path, args: list[str], needle: str
     assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
-# -- ProfileIndex.verify (public addition for the service) ---------------------------------------
+# -- ProfileIndex.search_candidates (public addition for the service) -------------------------
 
 def _index() -> ProfileIndex:
     idx = ProfileIndex(Schema([Text("City"), Integer("Age", 0, 120)]), 64, RangeConfig(4, {"Age": (1, 2)}),
@@ -159,39 +159,36 @@ def _index() -> ProfileIndex:
     return idx
 
 
-def test_verify_equals_search_verify() -> None:
+def test_search_candidates_equals_search_both_ways() -> None:
     idx = _index()
     rng = np.random.default_rng(0)
-    for _ in range(50):
+    for _ in range(60):
         lo = int(rng.integers(0, 110))
         q: dict[str, Any] = {"Age": (lo, lo + int(rng.integers(0, 10)))}
         if rng.random() < 0.5:
             q["City"] = str(rng.choice(["a", "b", "c"]))
         for mode in ("subset", "intersect"):
-            cand = idx.search(q, mode=mode)
-            assert idx.verify(cand, q, mode=mode).tolist() == idx.search(q, mode=mode, verify=True).tolist()
+            cand, match = idx.search_candidates(q, mode=mode)
+            assert cand.tolist() == idx.search(q, mode=mode).tolist()
+            assert match.tolist() == idx.search(q, mode=mode, verify=True).tolist()
+            assert set(match.tolist()) <= set(cand.tolist())
     idx.remove(1)
-    assert idx.verify([0, 1, 2], {}).tolist() == [0, 2]  # removed ids dropped; {} matches every live record
-    assert idx.verify(np.array([2, 0, 2]), {"City": "a"}).tolist() == [0, 2]
-    assert idx.verify([], {"Age": 3}).tolist() == []
+    assert [a.tolist() for a in idx.search_candidates({})] == [[0, 2], [0, 2]]  # {}: every live profile
+    assert idx.search({}).tolist() == [0, 2]
     idx._check()
 
 
-@pytest.mark.parametrize("ids", [[3], [-1], [[0]], ["0"], [0.5]])
-def test_verify_refuses_bad_ids(ids: Any) -> None:
-    with pytest.raises(InvalidParameterError, match="ids"):
-        _index().verify(ids, {"Age": 3})
-
-
-def test_verify_needs_records_and_a_valid_query() -> None:
+def test_search_candidates_refusals() -> None:
     idx = ProfileIndex(Schema([Integer("Age", 0, 120)]), 64, 4)
     idx.add({"Age": 3})
     with pytest.raises(InvalidParameterError, match="store_records"):
-        idx.verify([0], {"Age": 3})
-    with pytest.raises(InvalidParameterError):
-        _index().verify([0], {"Age": 300})
+        idx.search_candidates({"Age": 3})
+    with pytest.raises(InvalidParameterError, match="Age"):
+        _index().search_candidates({"Age": 300})
+    with pytest.raises(InvalidParameterError, match="Nope"):
+        _index().search_candidates({"Nope": 3})
     with pytest.raises(InvalidParameterError, match="mode"):
-        _index().verify([0], {"Age": 3}, mode="x")
+        _index().search_candidates({"Age": 3}, mode="x")
 
 
 # -- the service's validation -----------------------------------------------------------------

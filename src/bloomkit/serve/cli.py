@@ -39,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--snapshot", help="the snapshot file (default: <db>.snapshot)")
     p.add_argument("--snapshot-interval", type=float, default=60.0,
                    help="seconds between snapshots while writes arrive (0: no snapshots; default 60)")
-    p.add_argument("--max-body", type=int, default=None, help="largest request body in bytes (default 65536)")
+    p.add_argument("--max-body", type=int, default=None, help="largest request body in bytes (default 1 MiB; larger bodies get 413)")
     p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
 
 

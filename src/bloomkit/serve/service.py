@@ -42,7 +42,7 @@ import numpy as np
 from ..errors import BloomkitError, FormatError
 from ..ranges import Design, ProfileIndex, SchemaFile
 from .db import ProfileDB, hash_token
-from .records import canonical_record
+from .records import FieldError, canonical_record
 
 __all__ = ["MatchingService", "SearchResult", "WriteError"]
 
@@ -138,6 +138,8 @@ class MatchingService:
             self._snap_seq = -1
             self._last_snap = 0.0  # the first batch (or close) writes one
         self._closed = False
+        self._applied = 0  # write batches applied to the index (keys the cache of the model's rates)
+        self._rates: tuple[int, dict[str, float]] = (-1, {})
         self._writer = threading.Thread(target=self._run_writer, name="bloomkit-serve-writer", daemon=True)
         self._writer.start()
 
@@ -202,7 +204,7 @@ class MatchingService:
             raise FormatError("the snapshot's index does not match the schema file")
         live = np.flatnonzero(slot_to_id >= 0)
         if slot_to_id.size != index.next_id or live.size != len(index) \
-                or not np.array_equal(index.verify(np.arange(index.next_id), {}), live) \
+                or not np.array_equal(index.search({}), live) \
                 or np.unique(slot_to_id[live]).size != live.size:
             raise FormatError("the snapshot's slot map does not match its index")
         seq = int(head["seq"])
@@ -272,6 +274,18 @@ class MatchingService:
         it is committed and searchable."""
         rec = canonical_record(self.schema, record, "attributes")
         return self._submit(_Write("publish", cf.Future(), record=rec, text=_dumps(rec), token=secrets.token_urlsafe(24)))
+
+    def publish_many(self, records: list[Any]) -> list[cf.Future[Any]]:
+        """Validate every record first (FieldError ``("profiles", i, "attributes", name)``:
+        nothing is queued if one is bad), then queue them all."""
+        recs = []
+        for i, r in enumerate(records):
+            try:
+                recs.append(canonical_record(self.schema, r, "attributes"))
+            except FieldError as e:
+                raise FieldError(("profiles", i, *e.loc), e.msg) from None
+        return [self._submit(_Write("publish", cf.Future(), record=r, text=_dumps(r), token=secrets.token_urlsafe(24)))
+                for r in recs]
 
     def update(self, pid: int, token: str, record: Any) -> cf.Future[Any]:
         """Replace a profile's attributes; the future gives ``pid`` or raises WriteError (403, 404)."""
@@ -348,6 +362,7 @@ class MatchingService:
         self._seq = seq
         # committed: from here the writes are durable; make them searchable, then acknowledge
         self._apply(_last_per_id(changes))
+        self._applied += 1
         st = self._stats
         st.batches += 1
         st.writes += len(batch)
@@ -406,12 +421,17 @@ class MatchingService:
         Complexity: :meth:`ProfileIndex.search` + O(candidates) verification."""
         q = canonical_record(self.schema, query, "query")
         index = self.index
-        cand = index.search(q, mode=mode)
-        slots = index.verify(cand, q, mode=mode) if verify else cand
+        if verify:
+            cand, slots = index.search_candidates(q, mode=mode)
+        else:
+            cand = slots = index.search(q, mode=mode)
         pids = self._slot_to_id[slots]  # read after the search: holds every slot it saw
         pids = np.unique(pids[pids >= 0])
-        return SearchResult([int(p) for p in pids[:limit]], int(cand.size), int(pids.size),
-                            index.predicted_fpr(attributes=list(q)))
+        rates = self._rates
+        if rates[0] != self._applied:  # the model's rates change only with the index: once per batch
+            rates = self._rates = (self._applied, index.attribute_fprs())
+        fpr = min(1.0, float(sum(rates[1][n] for n in q)))  # = index.predicted_fpr(attributes=q)
+        return SearchResult([int(p) for p in pids[:limit]], int(cand.size), int(pids.size), fpr)
 
     def stats(self) -> dict[str, Any]:
         """The optimizer's choice and predicted rates, sizes, counters (JSON-able)."""
