@@ -22,12 +22,13 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from importlib import resources
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import FastAPI, Header, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
@@ -135,6 +136,21 @@ async def _no_receive() -> Message:  # pragma: no cover - a response never reads
     return {"type": "http.disconnect"}
 
 
+def _body_doc(model: type[BaseModel]) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+async def _parse(model: type[M], request: Request) -> M:
+    """The request's JSON body as ``model``, or FastAPI's 422 (``loc`` starting with "body")."""
+    try:
+        return model.model_validate_json(await request.body())
+    except ValidationError as e:
+        raise RequestValidationError([{**err, "loc": ("body", *err["loc"])} for err in e.errors(include_url=False)]) from None
+
+
 def _bearer(authorization: str | None) -> str:
     if authorization is None:
         raise WriteError(401, "missing 'Authorization: Bearer <token>' header")
@@ -171,10 +187,14 @@ def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, cl
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         return JSONResponse({"detail": str(exc)}, status_code=exc.status, headers=headers)
 
-    @app.post("/profiles", status_code=201, response_model=ProfileOut)
-    async def publish(body: ProfileIn) -> dict[str, Any]:
+    # The two hot endpoints read their body themselves (pydantic's JSON validation, no FastAPI
+    # dependency solving or response-model pass: ~0.5 ms less CPU per request here); the
+    # OpenAPI page still documents the body and the answers.
+    @app.post("/profiles", status_code=201, response_model=ProfileOut, openapi_extra=_body_doc(ProfileIn))
+    async def publish(request: Request) -> JSONResponse:
+        body = await _parse(ProfileIn, request)
         pid, token = await asyncio.wrap_future(service.publish(body.attributes))
-        return {"id": pid, "token": token}
+        return JSONResponse({"id": pid, "token": token}, status_code=201)
 
     @app.post("/profiles/batch", status_code=201)
     async def publish_many(body: ProfilesIn) -> dict[str, list[dict[str, Any]]]:
@@ -200,8 +220,9 @@ def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, cl
 
     # searches run on the event loop: about a millisecond of work each, less than a hop to the
     # thread pool and back costs on a busy 2-core machine
-    @app.post("/search", response_model=SearchOut, response_class=JSONResponse)
-    async def search(body: SearchIn) -> JSONResponse:
+    @app.post("/search", response_model=SearchOut, openapi_extra=_body_doc(SearchIn))
+    async def search(request: Request) -> JSONResponse:
+        body = await _parse(SearchIn, request)
         r = service.search(body.query, mode=body.mode, verify=body.verify, limit=body.limit)
         return JSONResponse({"ids": r.ids, "candidates": r.candidates, "matches": r.matches,
                              "predicted_fpr": r.predicted_fpr})
