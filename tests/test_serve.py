@@ -7,7 +7,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import json
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 import httpx

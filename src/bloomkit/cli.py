@@ -200,7 +200,8 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("filter")
     be = sub.add_parser("bench", help="quick throughput check of this machine")
     be.add_argument("--keys", type=int, default=1_000_000)
-    from .serve.cli import add_arguments as serve_arguments  # argparse only: FastAPI loads when serve runs
+    # argparse only: FastAPI and uvicorn load when `serve` runs
+    from .serve.cli import add_arguments as serve_arguments
 
     serve_arguments(sub.add_parser("serve", help="the matching service of document 000 (HTTP; extra 'serve')"))
     return p
