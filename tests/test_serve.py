@@ -239,3 +239,22 @@ def test_matches_brute_force(client: httpx.Client, server: Server) -> None:
     q = {"Income": [0, 5000]}
     r = search(client, q, mode="intersect", limit=7)
     assert len(r["ids"]) == 7 and r["matches"] >= 1500 and r["ids"] == sorted(r["ids"])
+
+
+def test_batch_publish(client: httpx.Client) -> None:
+    profiles = [{"attributes": {"Name": f"batch{i}", "Age": [30 + i, 40 + i]}} for i in range(20)]
+    r = client.post("/profiles/batch", json={"profiles": profiles})
+    assert r.status_code == 201, r.text
+    out = r.json()["profiles"]
+    assert len(out) == 20 and len({p["id"] for p in out}) == 20
+    for i, p in enumerate(out):
+        assert search(client, {"Name": f"batch{i}", "Age": 35 + i})["ids"] == [p["id"]]
+    auth = {"Authorization": f"Bearer {out[3]['token']}"}
+    assert client.delete(f"/profiles/{out[3]['id']}", headers=auth).status_code == 204
+    # one bad profile: 422 naming it, and none of the batch is published
+    bad = [{"attributes": {"Name": "nobatch0", "Age": 3}}, {"attributes": {"Name": "nobatch1", "Age": 300}}]
+    r = client.post("/profiles/batch", json={"profiles": bad})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "profiles", 1, "attributes", "Age"]
+    assert search(client, {"Name": "nobatch0"})["ids"] == []
+    for body in ({"profiles": []}, {"profiles": [{"attributes": {"Age": 1}}] * 1001}, {"profiles": [{"Age": 1}]}):
+        assert client.post("/profiles/batch", json=body).status_code in (413, 422)

@@ -233,6 +233,8 @@ def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, cl
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
+        if service.broken:
+            return JSONResponse({"status": "broken", "detail": service.broken}, status_code=503)
         return JSONResponse({"status": "ok", "profiles": len(service.index)})
 
     @app.get("/schema")

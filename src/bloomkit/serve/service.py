@@ -101,10 +101,16 @@ class MatchingService:
     ----------
     db_path : the SQLite file (created if missing).
     schema_file : the schema, m and typical range sizes; the optimizer runs on it at start.
-    snapshot_path : the snapshot file (default ``<db_path>.snapshot``; None disables snapshots
-        by passing ``snapshot_interval=0``).
-    snapshot_interval : seconds between snapshots while writes arrive (0: never, except the one
-        written after a rebuild when ``snapshot_interval`` > 0).
+    snapshot_path : the snapshot file (default ``<db_path>.snapshot``).
+    snapshot_interval : seconds between snapshots while writes arrive; one is also written after
+        a rebuild and at :meth:`close`. 0: none is written (an existing one is still used at
+        start if it checks out).
+
+    Attributes
+    ----------
+    broken : str or None
+        Set when the index could not take a committed write (e.g. out of memory): the database
+        is right, the index is not; ``/healthz`` answers 503 and a restart rebuilds.
     """
 
     def __init__(self, db_path: str | Path, schema_file: SchemaFile, *, snapshot_path: str | Path | None = None,
@@ -138,6 +144,7 @@ class MatchingService:
             self._snap_seq = -1
             self._last_snap = 0.0  # the first batch (or close) writes one
         self._closed = False
+        self.broken: str | None = None
         self._applied = 0  # write batches applied to the index (keys the cache of the model's rates)
         self._rates: tuple[int, dict[str, float]] = (-1, {})
         self._writer = threading.Thread(target=self._run_writer, name="bloomkit-serve-writer", daemon=True)
@@ -177,7 +184,7 @@ class MatchingService:
             return f"snapshot unreadable: {e}"
         try:
             self._read_snapshot(data)
-        except (FormatError, ValueError, KeyError, TypeError) as e:
+        except (FormatError, ValueError, KeyError, TypeError, IndexError, OverflowError) as e:
             log.warning("snapshot %s refused (%s); rebuilding from the database", path, e)
             return f"snapshot refused: {e}"
         return ""
@@ -361,7 +368,11 @@ class MatchingService:
             raise
         self._seq = seq
         # committed: from here the writes are durable; make them searchable, then acknowledge
-        self._apply(_last_per_id(changes))
+        try:
+            self._apply(_last_per_id(changes))
+        except BaseException as e:
+            self.broken = f"the index could not take committed writes ({e!r}); restart to rebuild it"
+            raise
         self._applied += 1
         st = self._stats
         st.batches += 1
