@@ -1,26 +1,43 @@
-"""BloomFilter vs the Python peers, side by side in one run.
+"""BloomFilter and SplitBlockBloomFilter vs the Python peers, side by side in one run.
 
 Peers (pinned in the ``bench`` extra): rbloom, fastbloom-rs, pybloomfiltermmap3, pybloom-live,
-pyprobables. For each key count and input kind: add, positive query, negative query (ns/key,
-median of repeats after a warm-up), bits/key and the measured false positive rate, then the
-ratio of every peer's time to bloomkit's.
+pyprobables. Sections:
 
-    python benchmarks/bench_bloom.py            # 1M and 10M keys
-    python benchmarks/bench_bloom.py --quick    # 1M keys only
+1. BloomFilter vs peers: for each key count and input kind, add, positive query, negative
+   query (ns/key, median of repeats after a warm-up), bits/key and the measured false
+   positive rate, then the ratio of every peer's time to bloomkit's.
+2. SplitBlockBloomFilter vs BloomFilter (issue 13): numpy int64 keys at 1M, 10M and 100M, on
+   one thread and on the default threads; add + query time and the ratio split / standard
+   (target <= 0.5), rbloom and fastbloom-rs beside them (1M and 10M: their input is a Python
+   list, 3.6 GB at 100M).
+3. Rates and sizes: bits per key for 1% and 0.1% of both filters, the measured FPR of 1M
+   never-inserted keys against the model and its 5-sd band.
+4. Peak RSS of a 100M-key ``add_many`` (numpy int64) of both filters, each in a fresh process
+   (target <= 1.2 x (keys + filter)).
+
+    python benchmarks/bench_bloom.py            # sections 1-4 (1M, 10M, 100M keys)
+    python benchmarks/bench_bloom.py --quick    # 1M keys only (RSS at 10M)
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import os
+import resource
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from bloomkit import BloomFilter
+import bloomkit
+from bloomkit import BloomFilter, SplitBlockBloomFilter
 from bloomkit._bench import markdown_table, measure, versions, write_results
+from bloomkit.splitblock import split_block_fpr, split_block_fpr_sd
 
 FPR = 0.01
 SLOW_PEERS = {"pybloom-live", "pyprobables"}  # pure Python: about 1-3 us per key
@@ -189,20 +206,174 @@ def single_key(n: int = 200_000) -> list[dict[str, Any]]:
     return rows
 
 
+def _keys(n: int, seed: int) -> np.ndarray:
+    """n distinct-enough random int64 keys, made in slices (no temporary of 2 x n)."""
+    out = np.empty(n, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    for lo in range(0, n, 1 << 22):
+        hi = min(n, lo + (1 << 22))
+        out[lo:hi] = rng.integers(0, 2**62, hi - lo)
+    return out
+
+
+def _split_row(cls: Any, n: int, pos: np.ndarray, neg: np.ndarray, reps: int, threads: int) -> dict[str, Any]:
+    """add (fresh filter each repeat), positive and negative queries of one filter class."""
+    holder: dict[str, Any] = {}
+
+    def setup() -> None:
+        holder["f"] = cls(capacity=n, fpr=FPR)
+        gc.collect()
+
+    t_add = measure(lambda: holder["f"].add_many(pos), warmup=1, repeats=reps, setup=setup)
+    f = holder.pop("f")
+    t_pos = measure(lambda: f.contains_many(pos), warmup=1, repeats=reps)
+    t_neg = measure(lambda: f.contains_many(neg), warmup=1, repeats=reps)
+    return {"keys": n, "threads": threads, "library": cls.__name__,
+            "add ns/key": t_add["median"] / n * 1e9, "pos query ns/key": t_pos["median"] / n * 1e9,
+            "neg query ns/key": t_neg["median"] / n * 1e9,
+            "add+query ns/key (min)": (t_add["min"] + (t_pos["min"] + t_neg["min"]) / 2) / n * 1e9,
+            "bits/key": f.size_in_bits / n}
+
+
+def split_vs_standard(sizes: list[int], repeats: int, peer_limit: int) -> list[dict[str, Any]]:
+    """Section 2: add + positive + negative query of numpy int64 keys, both filters, 1 thread
+    and the default threads; ns/key (median, and the min of add + mean query for the ratio);
+    rbloom / fastbloom-rs at sizes <= peer_limit."""
+    default_threads = bloomkit.get_num_threads()
+    rows = []
+    for n in sizes:
+        pos, neg = _keys(n, 1), _keys(n, 2) + 2**62
+        reps = repeats if n <= 10**7 else 2
+        for threads in sorted({1, default_threads}):
+            bloomkit.set_num_threads(threads)
+            std = _split_row(BloomFilter, n, pos, neg, reps, threads)
+            split = _split_row(SplitBlockBloomFilter, n, pos, neg, reps, threads)
+            split["ratio split/standard (add+query)"] = split["add+query ns/key (min)"] / std["add+query ns/key (min)"]
+            rows += [std, split]
+            print(markdown_table([std, split]), flush=True)
+        bloomkit.set_num_threads(None)
+        if n <= peer_limit:
+            for name, make in peers(n, "int").items():
+                if name in ("rbloom", "fastbloom-rs"):
+                    r = _measure_lib(make, pos.tolist(), neg.tolist(), repeats, n)
+                    rows.append({"keys": n, "threads": 1, "library": name, "add ns/key": r["add ns/key"],
+                                 "pos query ns/key": r["pos query ns/key"], "neg query ns/key": r["neg query ns/key"],
+                                 "bits/key": r["bits/key"], "measured fpr": r["measured fpr"]})
+                    print(markdown_table([rows[-1]]), flush=True)
+                    gc.collect()
+        del pos, neg
+        gc.collect()
+    return rows
+
+
+def rates_and_sizes(n: int, probes: int) -> list[dict[str, Any]]:
+    """Section 3: bits/key and measured FPR for 1% and 0.1%, the split-block model's band."""
+    rows = []
+    pos, neg = _keys(n, 3), _keys(probes, 4) + 2**62
+    for fpr in (0.01, 0.001):
+        for cls in (BloomFilter, SplitBlockBloomFilter):
+            f = cls(capacity=n, fpr=fpr)
+            f.add_many(pos)
+            measured = float(f.contains_many(neg).mean())
+            row: dict[str, Any] = {"fpr target": fpr, "library": cls.__name__, "bits/key": f.size_in_bits / n,
+                                   "measured fpr": measured, "predicted fpr": f.predicted_fpr(n)}
+            if cls is SplitBlockBloomFilter:
+                sd = split_block_fpr_sd(n, f.num_blocks, probes)
+                model = split_block_fpr(n, f.num_blocks)
+                row.update({"model band (5 sd)": f"[{model - 5 * sd:.5f}, {model + 5 * sd:.5f}]",
+                            "within band": abs(measured - model) <= 5 * sd})
+            rows.append(row)
+    return rows
+
+
+def _rss_child(cls_name: str, n: int, threads: int) -> None:
+    """Run in a fresh process: peak RSS of one add_many of n int64 keys (printed as JSON)."""
+    bloomkit.set_num_threads(threads)
+    cls = getattr(bloomkit, cls_name)
+    cls(capacity=1000, fpr=FPR).add_many(_keys(200_000, 9))  # compile outside the measurement
+    gc.collect()
+    base = _rss()
+    keys = _keys(n, 5)
+    f = cls(capacity=n, fpr=FPR)
+    filter_bytes = (f.bits.words if isinstance(f, BloomFilter) else f.words).nbytes
+    before = _rss()
+    try:  # reset the high-water mark so that making the keys does not count
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+    f.add_many(keys)
+    peak = _peak_rss()
+    print(json.dumps({"library": cls_name, "keys": n, "threads": threads, "interpreter MB": base / 2**20,
+                      "keys MB": keys.nbytes / 2**20, "filter MB": filter_bytes / 2**20,
+                      "RSS before add MB": before / 2**20, "peak RSS MB": peak / 2**20,
+                      "peak / (keys + filter)": peak / (keys.nbytes + filter_bytes),
+                      "(peak - interpreter) / (keys + filter)": (peak - base) / (keys.nbytes + filter_bytes)}))
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _peak_rss() -> int:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def peak_rss(n: int) -> list[dict[str, Any]]:
+    """Section 4: each filter's add_many of n keys in a fresh process, 1 and default threads."""
+    rows = []
+    for name in ("BloomFilter", "SplitBlockBloomFilter"):
+        for threads in sorted({1, bloomkit.get_num_threads()}):
+            out = subprocess.run([sys.executable, __file__, "--rss-child", name, str(n), str(threads)],
+                                 capture_output=True, text=True, check=True)
+            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(markdown_table([rows[-1]]), flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="1M keys only")
+    ap.add_argument("--quick", action="store_true", help="1M keys only (RSS at 10M)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--sections", default="1,2,3,4", help="which sections to run (comma-separated)")
+    ap.add_argument("--rss-child", nargs=3, metavar=("CLASS", "N", "THREADS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
-    sizes = [1_000_000] if args.quick else [1_000_000, 10_000_000]
-    rows = run(sizes, args.repeats)
-    singles = single_key()
-    meta = {"fpr": FPR, "versions": versions(["bloomkit", "numpy", "numba", "pyarrow", "rbloom", "fastbloom-rs",
-                                              "pybloomfiltermmap3", "pybloom-live", "pyprobables"])}
-    write_results("bench_bloom", rows, meta)
-    write_results("bench_bloom_single", singles, meta)
-    print(markdown_table(rows))
-    print(markdown_table(singles))
+    if args.rss_child:
+        _rss_child(args.rss_child[0], int(args.rss_child[1]), int(args.rss_child[2]))
+        return
+    sections = {int(x) for x in args.sections.split(",")}
+    meta = {"fpr": FPR, "threads (default)": bloomkit.get_num_threads(), "load average": os.getloadavg(),
+            "versions": versions(["bloomkit", "numpy", "numba", "pyarrow", "rbloom", "fastbloom-rs",
+                                  "pybloomfiltermmap3", "pybloom-live", "pyprobables"])}
+    if 1 in sections:
+        sizes = [1_000_000] if args.quick else [1_000_000, 10_000_000]
+        rows = run(sizes, args.repeats)
+        singles = single_key()
+        write_results("bench_bloom", rows, meta)
+        write_results("bench_bloom_single", singles, meta)
+        print(markdown_table(rows))
+        print(markdown_table(singles))
+    if 2 in sections:
+        sizes = [1_000_000] if args.quick else [1_000_000, 10_000_000, 100_000_000]
+        rows = split_vs_standard(sizes, args.repeats, peer_limit=10_000_000)
+        write_results("bench_splitblock", rows, meta)
+        print(markdown_table(rows))
+    if 3 in sections:
+        rows = rates_and_sizes(1_000_000, 1_000_000)
+        write_results("bench_splitblock_rates", rows, meta)
+        print(markdown_table(rows))
+    if 4 in sections:
+        rows = peak_rss(10_000_000 if args.quick else 100_000_000)
+        write_results("bench_splitblock_rss", rows, meta)
+        print(markdown_table(rows))
 
 
 if __name__ == "__main__":

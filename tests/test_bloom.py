@@ -483,3 +483,17 @@ def test_info_for_requirements_and_overfill():
     assert info["overfilled"] is True and info["predicted_fpr"] > 0.5
     c = CountingBloomFilter.for_requirements(1000, 0.01, counter_bits=8)
     assert c.size_in_bits == 9586 * 8 and c.info()["counter_bits"] == 8
+
+
+def test_overfilled_is_a_statistical_verdict():
+    """Filled to exactly capacity, a small filter is flagged only by chance (the 3-sd margin:
+    at most a few in 400; the old `estimate > capacity` rule flagged about half of them);
+    filled to 1.5x capacity, every one is flagged."""
+    at_cap = over = 0
+    for seed in range(400):
+        bf = BloomFilter(capacity=50, fpr=0.01, seed=seed)
+        bf.add_many(np.arange(50) + seed * 1000)
+        at_cap += bf.info()["overfilled"]
+        bf.add_many(np.arange(50, 75) + seed * 1000)
+        over += bf.info()["overfilled"]
+    assert at_cap <= 6 and over == 400, (at_cap, over)

@@ -17,6 +17,7 @@ from .errors import (
     UpdateNotSupportedError,
 )
 from .scalable import ScalableBloomFilter
+from .splitblock import SplitBlockBloomFilter
 
 __version__ = "0.1.0"
 
@@ -28,6 +29,7 @@ __all__ = [
     "IncompatibleFiltersError",
     "InvalidParameterError",
     "ScalableBloomFilter",
+    "SplitBlockBloomFilter",
     "UpdateNotSupportedError",
     "__version__",
     "get_num_threads",

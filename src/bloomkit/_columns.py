@@ -160,14 +160,14 @@ def _pandas_column(s: Any, name: str, owner: str | None) -> Any:
         return np.asarray(s.to_numpy() if hasattr(s, "to_numpy") else s)
     if kind in "iufb":  # nullable extension dtypes without nulls
         return np.asarray(s.to_numpy(dtype=dtype.numpy_dtype) if hasattr(dtype, "numpy_dtype") else s.to_numpy())
-    values = s.to_numpy() if hasattr(s, "to_numpy") else np.asarray(s)
-    if kind == "O" and isinstance(dtype, np.dtype):
-        return values.tolist()  # mixed Python objects: the exact general path
-    # string dtypes (python or pyarrow storage)
+    if kind == "O" and isinstance(dtype, np.dtype):  # mixed Python objects: the exact general path
+        return (s.to_numpy() if hasattr(s, "to_numpy") else np.asarray(s)).tolist()
+    # string / binary extension dtypes: their Arrow data through __arrow_array__ (zero-copy for
+    # pyarrow storage), never a detour through a numpy array of Python objects
     try:
-        return _arrow_array(pa.array(values, from_pandas=True), name, owner)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return list(values)
+        return _arrow_array(pa.array(getattr(s, "array", s)), name, owner)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return list(s.to_numpy() if hasattr(s, "to_numpy") else np.asarray(s))
 
 
 def _polars_column(s: Any, name: str, owner: str | None) -> Any:

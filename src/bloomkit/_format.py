@@ -35,7 +35,9 @@ import errno
 import importlib
 import json
 import math
+import operator
 import os
+import pickle
 import secrets
 import stat
 import struct
@@ -44,7 +46,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, SupportsIndex
 
 import numpy as np
 
@@ -488,6 +490,26 @@ class Persistable:
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:
         return (loads, (self.to_bytes(),))
 
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle as the container bytes, never as the object graph. Protocols below 5: one
+        bytes object (:meth:`to_bytes`). Protocol 5: the container in pieces, each array a
+        :class:`pickle.PickleBuffer` (out of band when the pickler has a ``buffer_callback``,
+        as dask / distributed do: the arrays are sent as frames, not copied into the pickle),
+        the rest (header, parameters, CRC-32 of the whole) in band. The receiver joins the
+        pieces and loads them like a file (:func:`loads`), so a damaged piece, or an array
+        changed by another thread while its pickle was in flight, raises FormatError there."""
+        if operator.index(protocol) < 5:
+            return self.__reduce__()
+        with self._lock:
+            params, arrays = self._to_state()
+            parts = _pack_parts(self._STRUCTURE, params, arrays, self._header_hash_id(), self._header_seed())
+            crc = 0
+            pieces: list[Any] = []
+            for p in parts:
+                crc = zlib.crc32(p, crc)
+                pieces.append(pickle.PickleBuffer(p) if isinstance(p, memoryview) else p)
+        return (_loads_parts, (*pieces, struct.pack("<I", crc)))
+
 
 def _check_arrays(spec: dict[str, ArraySpec], arrays: dict[str, np.ndarray], owner: str) -> None:
     unknown = sorted(set(arrays) - set(spec))
@@ -512,7 +534,7 @@ def _check_arrays(spec: dict[str, ArraySpec], arrays: dict[str, np.ndarray], own
                 raise FormatError(f"the {name!r} array of {owner} holds NaN or infinite values")
 
 
-_SUBPACKAGES = ("bloom", "scalable", "splitblock", "ranges", "lookup", "similarity", "folding", "multiattr")
+_SUBPACKAGES = ("bloom", "scalable", "splitblock", "ranges", "lookup", "similarity", "folding", "multiattr", "dask")
 
 
 def _import_all() -> None:
@@ -528,6 +550,11 @@ def registered_structures() -> dict[str, type[Persistable]]:
     """Every persistable structure class by its tag (imports all subpackages first)."""
     _import_all()
     return dict(_STRUCTURES)
+
+
+def _loads_parts(*parts: Any) -> Any:
+    """:func:`loads` of the pieces of :meth:`Persistable.__reduce_ex__` (protocol 5)."""
+    return loads(b"".join(parts))
 
 
 def loads(data: bytes) -> Any:

@@ -65,6 +65,7 @@ def _pa() -> Any:
 
 __all__ = [
     "HASH_XXH64",
+    "arrow_buffers",
     "TAG_BOOL",
     "TAG_BYTES",
     "TAG_FLOAT",
@@ -310,7 +311,7 @@ def hash_bytes_many(data: np.ndarray, offsets: np.ndarray, seed: int, tag: int =
     )
 
 
-def _arrow_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def arrow_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(data uint8, offsets int32 or int64 as stored) of a pyarrow string/binary array, slices
     honoured. The offsets are not widened: the kernels read either width, and a widened copy
     cost about 1 ns per key."""
@@ -348,7 +349,7 @@ def _hash_arrow(arr: pa.Array | pa.ChunkedArray, seed: int) -> np.ndarray:
             "The 'keys' parameter must be a pyarrow string, binary, integer, float or boolean "
             f"array. Got type {t} instead."
         )
-    data, offsets = _arrow_buffers(arr)
+    data, offsets = arrow_buffers(arr)
     return K.hash_offsets(data, offsets, np.uint64(tag_seed(seed, tag)))
 
 

@@ -459,6 +459,13 @@ def bits_test(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> np.nda
     return out
 
 
+@jit_inline
+def popcount64(w: np.uint64) -> np.int64:
+    """Number of set bits of one uint64 (SWAR; LLVM turns it into ``popcnt``)."""
+    v = w - ((w >> U64(1)) & U64(0x5555555555555555))
+    v = (v & U64(0x3333333333333333)) + ((v >> U64(2)) & U64(0x3333333333333333))
+    v = (v + (v >> U64(4))) & U64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((v * U64(0x0101010101010101)) >> U64(56))
 @jit_mut
 def bits_add_new(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64, room: int) -> tuple[int, int]:
     """Insert keys in order, each only if one of its k probe bits is still zero (a key whose
@@ -565,10 +572,7 @@ def popcount_words(words: np.ndarray) -> int:
     """Number of set bits in a uint64 array."""
     total = 0
     for w in words:
-        v = w - ((w >> U64(1)) & U64(0x5555555555555555))
-        v = (v & U64(0x3333333333333333)) + ((v >> U64(2)) & U64(0x3333333333333333))
-        v = (v + (v >> U64(4))) & U64(0x0F0F0F0F0F0F0F0F)
-        total += np.int64((v * U64(0x0101010101010101)) >> U64(56))
+        total += popcount64(w)
     return total
 
 

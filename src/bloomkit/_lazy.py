@@ -23,7 +23,9 @@ class _LazyModule:
 
 if TYPE_CHECKING:  # type checkers see the module itself, so kernel calls are checked
     from . import _kernels as kernels
+    from . import _splitblock_kernels as splitblock_kernels
 else:
     kernels = _LazyModule("bloomkit._kernels")
+    splitblock_kernels = _LazyModule("bloomkit._splitblock_kernels")
 
-__all__ = ["kernels"]
+__all__ = ["kernels", "splitblock_kernels"]

@@ -8,6 +8,12 @@ identical for any number of threads (tested).
 The number of threads is ``BLOOMKIT_NUM_THREADS`` from the environment, else the CPUs this
 process may run on (at most 8); :func:`set_num_threads` changes it at run time. Batches below
 ``MIN_PER_THREAD`` keys per thread stay on the calling thread.
+
+Filters add and query batches in one *chunked* pass (:func:`add_chunked`,
+:func:`query_chunked`): a slice of ``CHUNK`` keys is hashed, then inserted or tested, then the
+next; no array of the hashes of the whole batch is ever made, so ``add_many`` over n keys
+takes the input, the filter and O(CHUNK) memory (plus the threads' private arrays, bounded by
+:data:`PRIVATE_BYTES` and a fifth of the batch's own size).
 """
 
 from __future__ import annotations
@@ -21,15 +27,41 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ._columns import batch_len, slice_keys
+from ._hashing import key_tags
+from ._lazy import kernels as K
+from ._storage import aligned_zeros
 from ._validation import check_int
 from .errors import InvalidParameterError
 
-__all__ = ["get_num_threads", "hash_batch", "map_ranges", "ranges", "set_num_threads"]
+__all__ = [
+    "CHUNK",
+    "PRIVATE_BYTES",
+    "PRIVATE_CHUNK",
+    "add_chunked",
+    "chunk_bounds",
+    "get_num_threads",
+    "hash_batch",
+    "hash_source",
+    "identity",
+    "map_ranges",
+    "query_chunked",
+    "ranges",
+    "set_num_threads",
+]
 
 T = TypeVar("T")
 
 MIN_PER_THREAD = 1 << 15
 _MAX_DEFAULT = 8
+CHUNK = 1 << 16
+"""Keys hashed and then inserted / tested at a time on the calling thread (512 KiB of hashes:
+the allocator reuses the block, so no fresh pages per chunk)."""
+PRIVATE_CHUNK = 1 << 18
+"""Keys per step on the other threads: larger steps, fewer handovers of the GIL for the few
+Python lines between two kernels."""
+PRIVATE_BYTES = 1 << 28
+"""At most 256 MB of private arrays for a threaded add (and at most a fifth of the batch's
+own bytes: peak memory stays within 1.2 x (batch + filter) + O(CHUNK))."""
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -83,11 +115,22 @@ def _reset_after_fork() -> None:  # a forked child has the pool object but not i
 os.register_at_fork(after_in_child=_reset_after_fork)
 
 
-def ranges(n: int, min_per_thread: int = MIN_PER_THREAD) -> list[tuple[int, int]]:
-    """Contiguous (lo, hi) slices of ``range(n)``, one per thread that has enough work."""
-    parts = max(1, min(get_num_threads(), n // max(1, min_per_thread)))
-    step = -(-n // parts)
+def ranges(n: int, min_per_thread: int | None = None) -> list[tuple[int, int]]:
+    """Contiguous (lo, hi) slices of ``range(n)``, one per thread that has enough work
+    (``min_per_thread`` keys, default :data:`MIN_PER_THREAD`, read at call time)."""
+    per = MIN_PER_THREAD if min_per_thread is None else min_per_thread
+    return split(n, max(1, min(get_num_threads(), n // max(1, per))))
+
+
+def split(n: int, parts: int) -> list[tuple[int, int]]:
+    """``range(n)`` as at most ``parts`` contiguous (lo, hi) slices of (nearly) equal size."""
+    step = -(-n // max(1, parts)) if n else 1
     return [(lo, min(n, lo + step)) for lo in range(0, n, step)] if n else [(0, 0)]
+
+
+def chunk_bounds(lo: int, hi: int, size: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` cut into consecutive (a, b) steps of at most ``size``."""
+    return [(a, min(hi, a + size)) for a in range(lo, hi, size)]
 
 
 def map_ranges(fn: Callable[[int, int], T], parts: Sequence[tuple[int, int]]) -> list[T]:
@@ -147,3 +190,121 @@ def hash_batch(
         hash_fn(keys)
         raise e
     return h1, parts, results  # type: ignore[return-value]
+
+
+def identity(h: np.ndarray) -> np.ndarray:
+    """The ``hash_chunk`` of a batch of precomputed hashes (a slice is its own hashes)."""
+    return h
+
+
+def hash_source(
+    keys: Any, hash_fn: Callable[[Any], tuple[np.ndarray, int]]
+) -> tuple[Any, Callable[[Any], np.ndarray], int]:
+    """(what to slice, slice -> hashes, key tag mask) of a canonical batch for
+    :func:`add_chunked` / :func:`query_chunked`, given ``hash_fn(batch) -> (hashes, tags)``.
+
+    numpy and pyarrow batches are hashed slice by slice (their key types come from their
+    type); a list is hashed whole here, so its bad keys raise before anything is inserted
+    (8 bytes per key, small beside the list itself), and its hashes are sliced."""
+    if isinstance(keys, list):
+        h, tags = hash_fn(keys)
+        return h, identity, tags
+    return keys, lambda part: hash_fn(part)[0], key_tags(keys) or 0
+
+
+def _nbytes(keys: Any) -> int:
+    """Bytes a numpy or pyarrow batch occupies."""
+    return int(getattr(keys, "nbytes", 0))
+
+
+def _refuse_nan(keys: Any, hash_chunk: Callable[[Any], np.ndarray]) -> None:
+    """A float batch with NaN: ``hash_chunk`` of the prefix up to the first NaN (which raises
+    the one-batch error, position included) before any chunk is inserted."""
+    if isinstance(keys, np.ndarray) and keys.dtype.kind == "f" and keys.ndim == 1:
+        for a, b in chunk_bounds(0, len(keys), CHUNK):
+            bad = np.flatnonzero(np.isnan(keys[a:b]))
+            if bad.size:
+                hash_chunk(keys[: a + int(bad[0]) + 1])
+
+
+def add_chunked(
+    keys: Any,
+    hash_chunk: Callable[[Any], np.ndarray],
+    set_shared: Callable[[np.ndarray], None],
+    set_private: Callable[[np.ndarray, np.ndarray], None],
+    storage: np.ndarray,
+    *,
+    probes_per_key: int = 1,
+    refuse_nan: bool = True,
+) -> None:
+    """Insert a batch chunk by chunk, on several threads when it pays.
+
+    ``hash_chunk(slice)`` gives the hashes of a slice of ``keys`` (numpy, pyarrow, or an
+    array of hashes with the identity); ``set_shared(h)`` inserts them into ``storage`` with a
+    kernel that keeps the GIL; ``set_private(private, h)`` inserts them into a thread's private
+    zeroed copy of ``storage`` without it. The calling thread inserts its slice straight into
+    ``storage``, ``CHUNK`` keys at a time (it releases the GIL while it hashes, so the other
+    threads' few Python lines never wait long); each other thread fills a private array,
+    ORed into ``storage`` holding the GIL at the end (:func:`bloomkit._kernels.or_into`), so
+    concurrent adds from other Python threads never lose a bit. With precomputed hashes
+    (``hash_chunk`` is :func:`identity`: a list hashed whole) the calling thread would never
+    release the GIL between its inserts, so it fills a private array too. Threads are used when the
+    probes outnumber the storage words 4 to 1 (the merge costs a pass over the words) and
+    their private arrays fit in ``min(PRIVATE_BYTES, batch bytes / 5)`` (``PRIVATE_BYTES`` for
+    precomputed hashes of a list, whose objects take far more).
+
+    With ``refuse_nan``, a float batch holding NaN raises (through ``hash_chunk``) before
+    anything is inserted; every other bad input fails on the first chunk of every slice.
+    Memory: O(CHUNK) per thread beyond the private arrays. Complexity: O(n) hashing and
+    inserting, O(threads * storage) for the private arrays.
+    """
+    n = batch_len(keys)
+    if n is None:  # pragma: no cover - callers pass canonical batches
+        raise InvalidParameterError("The 'keys' parameter must be a canonical batch.")
+    if refuse_nan:
+        _refuse_nan(keys, hash_chunk)
+    direct = hash_chunk is not identity
+    extra = len(ranges(n)) - 1
+    if n * probes_per_key < 4 * storage.size:
+        extra = 0
+    # a list's objects take far more than its hashes: only PRIVATE_BYTES bounds its threads
+    budget = min(PRIVATE_BYTES, _nbytes(keys) // 5) if direct else PRIVATE_BYTES
+    extra = min(extra, budget // max(1, storage.nbytes) - (not direct))
+    if extra <= 0:
+        extra, direct = 0, True
+
+    def job(lo: int, hi: int) -> np.ndarray | None:
+        if lo == 0 and direct:
+            for a, b in chunk_bounds(lo, hi, CHUNK):
+                set_shared(hash_chunk(slice_keys(keys, a, b)))
+            return None
+        private = aligned_zeros(storage.shape, storage.dtype, "a thread's private filter array")
+        for a, b in chunk_bounds(lo, hi, PRIVATE_CHUNK):
+            set_private(private, hash_chunk(slice_keys(keys, a, b)))
+        return private
+
+    for private in map_ranges(job, split(n, extra + 1)):
+        if private is not None:
+            K.or_into(storage, private)
+
+
+def query_chunked(keys: Any, test_chunk: Callable[[Any], np.ndarray]) -> np.ndarray:
+    """Bool array of ``test_chunk`` over a batch, ``CHUNK`` keys at a time, slices on several
+    threads (the kernels release the GIL). A bad key raises the error of ``test_chunk`` on the
+    whole batch (positions counted in the batch). Memory: the answers plus O(CHUNK) per
+    thread. Complexity: O(n)."""
+    n = batch_len(keys)
+    if n is None:  # pragma: no cover - callers pass canonical batches
+        raise InvalidParameterError("The 'keys' parameter must be a canonical batch.")
+    out = np.empty(n, dtype=np.bool_)
+
+    def job(lo: int, hi: int) -> None:
+        for a, b in chunk_bounds(lo, hi, CHUNK):
+            out[a:b] = test_chunk(slice_keys(keys, a, b))
+
+    try:
+        map_ranges(job, ranges(n))
+    except InvalidParameterError as e:
+        test_chunk(keys)
+        raise e
+    return out

@@ -62,12 +62,21 @@ _BUDGET: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("bloo
 def load_budget(source_bytes: int) -> Iterator[None]:
     """While active (the loader of :mod:`bloomkit._format` and folding's wire decoder set it),
     :func:`reserve` lets storage allocate at most
-    ``min(LOAD_EXPANSION * source_bytes + LOAD_SLACK, MAX_LOAD_BYTES)`` bytes in all."""
-    token = _BUDGET.set([min(LOAD_EXPANSION * int(source_bytes) + LOAD_SLACK, MAX_LOAD_BYTES), int(source_bytes)])
+    ``min(LOAD_EXPANSION * source_bytes + LOAD_SLACK, MAX_LOAD_BYTES)`` bytes in all. A load
+    nested in another (a container that holds containers) spends its parent's budget: it gets
+    at most what the parent has left, and what it allocates is charged to the parent too."""
+    parent = _BUDGET.get()
+    limit = min(LOAD_EXPANSION * int(source_bytes) + LOAD_SLACK, MAX_LOAD_BYTES)
+    if parent is not None:
+        limit = min(limit, parent[0])
+    cell = [limit, int(source_bytes)]
+    token = _BUDGET.set(cell)
     try:
         yield
     finally:
         _BUDGET.reset(token)
+        if parent is not None:
+            parent[0] -= limit - cell[0]
 
 
 def reserve(nbytes: int, what: str) -> None:
@@ -152,10 +161,11 @@ class BitArray:
         Number of bits m (>= 1). Memory is ``ceil(m / 64)`` words exactly.
     """
 
-    __slots__ = ("num_bits", "words")
+    __slots__ = ("m64", "num_bits", "words")
 
     def __init__(self, num_bits: int, words: np.ndarray | None = None) -> None:
         self.num_bits = check_int(num_bits, "num_bits", "BitArray", lo=1)
+        self.m64 = np.uint64(self.num_bits)  # m as the kernels take it, fixed with the words
         nw = (self.num_bits + 63) // 64
         if words is None:
             self.words = aligned_zeros(nw, np.uint64, f"a BitArray of {self.num_bits} bits")
@@ -291,10 +301,11 @@ class CounterArray:
         Bits per counter; the maximum value is ``2**width - 1``.
     """
 
-    __slots__ = ("data", "overflowed", "size", "width")
+    __slots__ = ("data", "m64", "overflowed", "size", "width")
 
     def __init__(self, size: int, width: int = 4, data: np.ndarray | None = None) -> None:
         self.size = check_int(size, "size", "CounterArray", lo=1)
+        self.m64 = np.uint64(self.size)  # m as the kernels take it, fixed with the counters
         self.width = check_choice(width, "width", "CounterArray", (4, 8, 16, 32))
         n = (self.size + 1) // 2 if self.width == 4 else self.size
         dtype = _DTYPES[self.width]

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from . import theory
-from ._columns import as_keys, batch_len
+from ._columns import as_keys
 from ._format import ArraySpec, Persistable
 from ._hashing import (
     HASH_XXH64,
@@ -26,13 +26,12 @@ from ._hashing import (
     hash64,
     hash64_tag,
     hash_keys,
-    key_tags,
     key_type_mask,
     key_type_names,
     tag_seed,
 )
 from ._lazy import kernels as K
-from ._parallel import hash_batch, ranges
+from ._parallel import add_chunked, hash_source, query_chunked
 from ._storage import BitArray, CounterArray
 from ._validation import (
     CAPACITY,
@@ -56,7 +55,6 @@ NUM_BITS = Int(1, _MAX_BITS)
 COUNTER_BITS = Options(4, 8, 16, 32)
 _INT64 = 1 << 63
 _STR_BIT, _INT_BIT = 1 << TAG_STR, 1 << TAG_INT
-_PRIVATE_BYTES = 1 << 28  # at most 256 MB of private word arrays for a threaded add_many
 
 
 def _resolve_size(
@@ -222,7 +220,6 @@ class BloomFilter(KeyTypesMixin, Persistable):
         """Install the storage; every construction path (init, load, fold, copy) ends here,
         so the state derived from it and from the seed is set here and nowhere else."""
         self._bits = bits
-        self._m64 = np.uint64(bits.num_bits)
         self._tag_seeds = _tag_seeds(self.seed)
         self._str_seed = int(self._tag_seeds[TAG_STR])
         self._int_seed = int(self._tag_seeds[TAG_INT])
@@ -287,7 +284,8 @@ class BloomFilter(KeyTypesMixin, Persistable):
                     self._note_keys(_INT_BIT)
             return
         tag, payload = encode_key(key)
-        _ENTRY.bits_add_one(payload, self._tag_seeds[tag], self._bits.words, self._num_hashes, self._m64)
+        bits = self._bits
+        _ENTRY.bits_add_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
         self._note_keys(1 << tag)
 
     def __contains__(self, key: Any) -> bool:
@@ -301,7 +299,8 @@ class BloomFilter(KeyTypesMixin, Persistable):
                 return _ENTRY.bits_test_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3])
             return _ENTRY.bits_test_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3])
         tag, payload = encode_key(key)
-        return _ENTRY.bits_test_one(payload, self._tag_seeds[tag], self._bits.words, self._num_hashes, self._m64)
+        bits = self._bits
+        return _ENTRY.bits_test_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
 
     # -- batches ------------------------------------------------------------------------------
     def _hash(self, keys: Any) -> tuple[np.ndarray, int]:
@@ -311,40 +310,24 @@ class BloomFilter(KeyTypesMixin, Persistable):
     def add_many(self, keys: Any) -> None:
         """Insert a batch: list, numpy, pyarrow, pandas or polars (by position). Complexity: O(n k).
 
-        Large batches use several threads (:func:`bloomkit.set_num_threads`): each sets its
-        share of the bits in a private word array, and the arrays are ORed into the filter at
-        the end, holding the GIL (so concurrent adds from other threads never lose a bit). A
-        bad key (NaN, None, an unsupported type) raises before any bit is set.
+        One chunked pass (:func:`bloomkit._parallel.add_chunked`): a slice of keys is hashed,
+        its bits set, then the next slice; numpy and pyarrow batches never make an array of
+        the hashes of all keys, so memory is the input, the filter and O(chunk) (a list is
+        hashed whole first, 8 bytes per key, so that a bad key raises before any bit is set).
+        Large batches use several threads (:func:`bloomkit.set_num_threads`): the calling
+        thread sets its share of the bits in the filter holding the GIL, the others in
+        private word arrays ORed into the filter at the end holding the GIL (so concurrent
+        adds from other threads never lose a bit; private arrays take at most a fifth of the
+        batch's bytes). A bad key (NaN, None, an unsupported type) raises before any bit is
+        set.
         """
         keys = as_keys(keys, "keys", f"{type(self).__name__}.add_many")
-        words = self._bits.words
-        k, m = self._num_hashes, self._m64
-        n = batch_len(keys)
-        threads = len(ranges(n)) if n is not None else 1
-        # threads pay a zeroed private array and a merge of m/64 words each: worth it when the
-        # probes outnumber the words, and bounded in memory
-        if n is None or threads == 1 or n * k < len(words) * 4 or words.nbytes * threads > _PRIVATE_BYTES:
-            h, tags = self._hash(keys)
-            K.bits_set(words, h, k, m)
-            self._note_keys(tags)
-            return
-        found = [key_tags(keys) or 0]
-
-        def hash_part(part: Any) -> np.ndarray:
-            h, tags = self._hash(part)
-            found[0] |= tags
-            return h
-
-        def set_slice(h: np.ndarray, lo: int, hi: int) -> np.ndarray:  # right after hashing it
-            private = np.zeros_like(words)
-            K.bits_set_private(private, h[lo:hi], k, m)
-            return private
-
-        # a bad key raises before the merge: the filter is unchanged
-        _h, _parts, privates = hash_batch(keys, hash_part, set_slice)
-        for private in privates:
-            K.or_into(words, private)
-        self._note_keys(found[0])
+        bits = self._bits  # words and m of one storage object (a concurrent fold replaces both)
+        words, k, m = bits.words, self._num_hashes, bits.m64
+        src, hash_chunk, tags = hash_source(keys, self._hash)
+        add_chunked(src, hash_chunk, lambda h: K.bits_set(words, h, k, m),
+                    lambda private, h: K.bits_set_private(private, h, k, m), words, probes_per_key=k)
+        self._note_keys(tags)
 
     def update(self, *others: Any) -> None:
         """Insert the keys of every argument (iterables / arrays), or merge filters of the same
@@ -358,12 +341,13 @@ class BloomFilter(KeyTypesMixin, Persistable):
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key of a batch. Complexity: O(n k).
 
-        Large batches are hashed and tested on several threads (read-only, no copies)."""
+        Hashed and tested a chunk at a time (no array of all hashes for numpy / pyarrow
+        batches), large batches on several threads (read-only, no copies)."""
         keys = as_keys(keys, "keys", f"{type(self).__name__}.contains_many")
-        words, k, m = self._bits.words, self._num_hashes, self._m64
-        _h, _parts, hits = hash_batch(keys, lambda ks: self._hash(ks)[0],
-                                      lambda h, lo, hi: K.bits_test(words, h[lo:hi], k, m))
-        return hits[0] if len(hits) == 1 else np.concatenate(hits)
+        bits = self._bits
+        words, k, m = bits.words, self._num_hashes, bits.m64
+        src, hash_chunk, _tags = hash_source(keys, self._hash)
+        return query_chunked(src, lambda part: K.bits_test(words, hash_chunk(part), k, m))
 
     def clear(self) -> None:
         """Remove every key (all bits zero, key types forgotten); parameters stay. Complexity: O(m / 64)."""
@@ -525,17 +509,25 @@ class BloomFilter(KeyTypesMixin, Persistable):
     def info(self) -> dict[str, Any]:
         """Parameters, sizes, fill and predicted rates (what ``bloomkit info`` prints).
 
-        ``overfilled`` is True once the estimated count exceeds ``capacity``: the filter no
-        longer meets its ``fpr``."""
-        est = self.estimated_count()
+        ``overfilled`` is True once the fill X/m exceeds its expectation at ``capacity`` keys
+        (doc 000 Eq. 1) by more than three binomial standard deviations: the filter then holds
+        more than ``capacity`` keys (beyond chance) and no longer meets its ``fpr``. A small
+        filter filled to exactly ``capacity`` is not flagged for the spread of its fill."""
+        set_bits = self._set_count()
+        m = self.num_bits
+        est = float(theory.estimate_count(set_bits, m, self._num_hashes))
         cap = self.capacity
+        over = False
+        if cap is not None:
+            expected = float(theory.fill_ratio(cap, m, self._num_hashes))
+            over = set_bits / m > expected + 3.0 * theory.binomial_sd(expected, m)
         return {
             "structure": self._STRUCTURE, "class": type(self).__name__, "seed": self.seed,
             "num_bits": self.num_bits, "num_hashes": self._num_hashes, "capacity": cap, "fpr": self.fpr,
             "size_in_bits": self.size_in_bits, "key_types": list(self.key_types),
-            "fill_ratio": self.fill_ratio(), "estimated_count": est if np.isfinite(est) else None,
+            "fill_ratio": set_bits / m, "estimated_count": est if np.isfinite(est) else None,
             "count_is_exact": False, "predicted_fpr": self.predicted_fpr(),
-            "overfilled": bool(cap is not None and (not np.isfinite(est) or est > cap)),
+            "overfilled": over,
         }
 
     def __repr__(self) -> str:
@@ -642,7 +634,6 @@ class CountingBloomFilter(BloomFilter):
 
     def _set_storage(self, counters: CounterArray) -> None:  # type: ignore[override]
         self._counters = counters
-        self._m64 = np.uint64(counters.size)
         self._tag_seeds = _tag_seeds(self.seed)
 
     @property
@@ -684,27 +675,27 @@ class CountingBloomFilter(BloomFilter):
         c = self._counters
         h1, tag = hash64_tag(key, self.seed)
         over = K.counters_inc_h1(c.data, c.width, c.max_value, np.array([h1], dtype=np.uint64),
-                                 self._num_hashes, self._m64)
+                                 self._num_hashes, c.m64)
         c.overflowed |= bool(over)
         self._note_keys(1 << tag)
 
     def __contains__(self, key: Any) -> bool:
         """True if the key may be in the set. Complexity: O(k)."""
         c = self._counters
-        return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, self._m64)[0])
+        return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, c.m64)[0])
 
     def add_many(self, keys: Any) -> None:
         """Insert a batch (list, numpy, pyarrow, pandas, polars). Complexity: O(n k)."""
         c = self._counters
         h, tags = self._hash(keys)
-        over = K.counters_inc_h1(c.data, c.width, c.max_value, h, self._num_hashes, self._m64)
+        over = K.counters_inc_h1(c.data, c.width, c.max_value, h, self._num_hashes, c.m64)
         c.overflowed |= bool(over)
         self._note_keys(tags)
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key. Complexity: O(n k)."""
         c = self._counters
-        return K.counters_test_h1(c.data, c.width, self._hash(keys)[0], self._num_hashes, self._m64)
+        return K.counters_test_h1(c.data, c.width, self._hash(keys)[0], self._num_hashes, c.m64)
 
     def remove(self, key: Any) -> None:
         """Remove one key; InvalidParameterError (filter unchanged) if it is certainly absent.
@@ -712,7 +703,7 @@ class CountingBloomFilter(BloomFilter):
         Complexity: O(k).
         """
         c = self._counters
-        if K.counters_dec_h1(c.data, c.width, c.max_value, self._h1_one(key), self._num_hashes, self._m64) >= 0:
+        if K.counters_dec_h1(c.data, c.width, c.max_value, self._h1_one(key), self._num_hashes, c.m64) >= 0:
             raise InvalidParameterError(
                 f"The 'key' parameter of CountingBloomFilter.remove must be a present key. "
                 f"Got {key!r}, which is not in the filter, instead."
@@ -726,7 +717,7 @@ class CountingBloomFilter(BloomFilter):
         """
         c = self._counters
         h1 = self._hash(keys)[0]
-        bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, self._num_hashes, self._m64))
+        bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, self._num_hashes, c.m64))
         if bad >= 0:
             raise InvalidParameterError(
                 f"The 'keys' parameter of CountingBloomFilter.remove_many must hold present keys only. "

@@ -1,24 +1,31 @@
-"""The ``bloomkit`` command: reproduce experiments, build / query / inspect saved filters, bench.
+"""The ``bloomkit`` command: build, query and inspect every structure; reproduce experiments; bench.
 
 ::
 
+    bloomkit build INPUT -o FILE [--kind KIND] [--column C | --columns A,B,..] [--values V] ...
+    bloomkit query FILE [KEY ...] [--input FILE|-] [--key-type T] [--level L] [--json]
+    bloomkit info FILE
     bloomkit reproduce [--quick | --full] [--only ID ...] [--out DIR]
-    bloomkit build KEYS_FILE -o FILTER [--fpr F] [--capacity N] [--column NAME] [--counting]
-    bloomkit query FILTER [KEY ...] [--input FILE]
-    bloomkit info FILTER
     bloomkit bench [--keys N]
     bloomkit serve --db PATH --schema SCHEMA.json [--host H] [--port P] | --demo
+    bloomkit parquet probe FILE|DIR --column C VALUE... [--json] [--hex]
+    bloomkit parquet info FILE [--json]
+
+Argument parsing and dispatch only: the commands live in :mod:`bloomkit._commands`, the
+report in :mod:`bloomkit.experiments.report`. Every error is one line
+``bloomkit: error: ...`` with exit status 2 (``BLOOMKIT_DEBUG=1`` adds the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -72,88 +79,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------------------------------
-# build / query / info
-
-
-def _read_keys(path: str, column: str | None) -> Any:
-    p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(p)
-        col = column or table.column_names[0]
-        return table.column(col).combine_chunks()
-    if suffix == ".csv":
-        import pyarrow.csv as pacsv
-
-        table = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=False))
-        col = column or table.column_names[0]
-        arr = table.column(col)
-        import pyarrow as pa
-
-        return arr.cast(pa.string()).combine_chunks()
-    return p.read_text(encoding="utf-8").splitlines()
-
-
-def cmd_build(args: argparse.Namespace) -> int:
-    from .bloom import BloomFilter, CountingBloomFilter
-
-    keys = _read_keys(args.keys, args.column)
-    n = len(keys)
-    if n == 0:
-        raise BloomkitError(f"no keys in {args.keys}")
-    cls = CountingBloomFilter if args.counting else BloomFilter
-    bf = cls(capacity=args.capacity or n, fpr=args.fpr, seed=args.seed)
-    bf.add_many(keys)
-    bf.save(args.output)
-    print(f"{cls.__name__}: {n} keys, {bf.num_bits} bits, k={bf.num_hashes} -> {args.output}")
-    return 0
-
-
-def cmd_query(args: argparse.Namespace) -> int:
-    from . import load
-
-    f = load(args.filter)
-    keys: list[Any] = list(args.keys)
-    if args.input:
-        keys += Path(args.input).read_text(encoding="utf-8").splitlines()
-    if not keys:
-        raise BloomkitError("give keys as arguments or with --input")
-    hits = f.contains_many(keys)
-    for k, h in zip(keys, hits, strict=True):
-        print(f"{k}\t{'maybe' if h else 'no'}")
-    return 0
-
-
-def cmd_info(args: argparse.Namespace) -> int:
-    from . import load
-    from ._format import unpack
-    from ._hashing import hash_name
-
-    raw = Path(args.filter).read_bytes()
-    c = unpack(raw)
-    f = load(args.filter)
-    info: dict[str, Any] = {
-        "structure": c.structure,
-        "format_version": c.version,
-        "hash": hash_name(c.hash_id),
-        "seed": c.seed,
-        "bytes": len(raw),
-        "params": c.params,
-    }
-    for name in ("fill_ratio", "estimated_count", "predicted_fpr"):
-        fn = getattr(f, name, None)
-        if callable(fn):
-            try:
-                info[name] = fn()
-            except TypeError:
-                pass
-    print(json.dumps(info, indent=2, default=str))
-    return 0
-
-
 def cmd_bench(args: argparse.Namespace) -> int:
     from ._bench import markdown_table, measure
     from .bloom import BloomFilter
@@ -173,9 +98,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one-line errors (``bloomkit: error: ...``, exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"bloomkit: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bloomkit", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
+    p = _Parser(prog="bloomkit", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     r = sub.add_parser("reproduce", help="run registered experiments and write a report")
     mode = r.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="scaled-down repetitions (default)")
@@ -184,22 +116,66 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default="results", help="output directory (default: results)")
     r.add_argument("--seed", type=int, default=None, help="override every experiment's seed")
     r.add_argument("--list", action="store_true", help="list experiment ids and exit")
-    b = sub.add_parser("build", help="build a Bloom filter from a text/CSV/parquet file of keys")
-    b.add_argument("keys", help="keys: text (one per line), .csv or .parquet")
-    b.add_argument("-o", "--output", required=True)
-    b.add_argument("--fpr", type=float, default=0.01)
-    b.add_argument("--capacity", type=int, default=None, help="default: number of keys")
-    b.add_argument("--column", default=None, help="column of a CSV/parquet file")
+    from ._commands import KINDS
+    from ._io import KEY_TYPES
+
+    b = sub.add_parser(
+        "build", help="build a structure from a file of keys (text, CSV, TSV, Parquet; gzip; - for stdin)",
+        description="Kinds: " + "; ".join(f"{k}: {v.help}" for k, v in KINDS.items()))
+    b.add_argument("input", help="text (one key per line), .csv, .tsv or .parquet, optionally gzip; - reads stdin")
+    b.add_argument("-o", "--output", required=True, help="the file to write (bloomkit container)")
+    b.add_argument("--kind", choices=list(KINDS), default="bloom", help="what to build (default: bloom)")
+    b.add_argument("--format", choices=["text", "csv", "tsv", "parquet"], default=None,
+                   help="input format (default: from the file name; stdin: text)")
+    b.add_argument("--column", default=None, help="the column of keys (required when a table has several)")
+    b.add_argument("--columns", default=None, help="pbf / similarity kinds: the attribute / dimension columns, A,B,...")
+    b.add_argument("--values", default=None, help="geometric / bloomier: the column of values")
+    b.add_argument("--key-type", choices=KEY_TYPES, default=None,
+                   help="parse text keys as this type / read the key column as it (default: str for text, "
+                        "the column's own type for tables)")
+    b.add_argument("--capacity", type=int, default=None, help="keys to size for (default: the distinct keys)")
+    b.add_argument("--fpr", type=float, default=0.01, help="target false positive rate (default 0.01)")
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--counting", action="store_true", help="counting Bloom filter")
-    q = sub.add_parser("query", help="query a saved filter")
+    b.add_argument("--counter-bits", type=int, default=4, choices=[4, 8, 16, 32], help="counting: bits per counter")
+    b.add_argument("--value-bits", type=int, default=None, help="lookup: V, bits per value (default 16)")
+    b.add_argument("--lookup-fpr", type=float, default=None, help="lookup: e_o, the rate of absent keys "
+                   "answered with a value (default 2^-16)")
+    b.add_argument("--on-duplicate", choices=["error", "last", "sum", "max", "min"], default="error",
+                   help="lookup: what a repeated key means (default: error)")
+    b.add_argument("--w", type=float, default=None, help="similarity: the bucket width w")
+    b.add_argument("--levels", type=int, default=3, help="mlbf: distance levels w, 2w, 4w, ...")
+    b.add_argument("--and-width", type=int, default=5, help="similarity: k, the AND width")
+    b.add_argument("--or-count", type=int, default=6, help="mlbf: L, the OR count")
+    b.add_argument("--num-bits", type=int, default=None, help="similarity: m, bits of the main filter")
+    b.add_argument("--verify-bits", type=int, default=None, help="similarity: m', bits of the verification filter")
+    b.add_argument("--strict", action="store_true", help="warnings (overfill, skipped lines) are errors")
+    b.add_argument("--json", action="store_true", help="print a JSON summary")
+    q = sub.add_parser("query", help="ask a saved structure about keys, items, vectors or records")
     q.add_argument("filter")
-    q.add_argument("keys", nargs="*")
-    q.add_argument("--input", help="file of keys, one per line")
-    i = sub.add_parser("info", help="parameters, fill and predicted FPR of a saved structure")
+    q.add_argument("keys", nargs="*", help="keys; pbf items as a,b,c; vectors as 1.5,2,3; ranges as Age=22 or Lat=25:26")
+    q.add_argument("--input", help="a text file of queries, one per line (- for stdin)")
+    q.add_argument("--key-type", choices=KEY_TYPES, default=None,
+                   help="parse the keys as this type (default: the type of key the structure holds)")
+    q.add_argument("--level", type=int, default=0, help="similarity: the distance level (0: w, 1: 2w, ...)")
+    q.add_argument("--sep", default=",", help="pbf: the separator of an item's attributes (default ,)")
+    q.add_argument("--mode", choices=["subset", "intersect"], default="subset", help="profile index: search mode")
+    q.add_argument("--json", action="store_true", help="print JSON")
+    i = sub.add_parser("info", help="parameters, sizes, fill and predicted rates of a saved structure (JSON)")
     i.add_argument("filter")
     be = sub.add_parser("bench", help="quick throughput check of this machine")
     be.add_argument("--keys", type=int, default=1_000_000)
+    # --- bloomkit parquet: the logic lives in bloomkit.parquet (cli_probe / cli_info) ---------
+    pqp = sub.add_parser("parquet", help="query the Bloom filters stored in Parquet files")
+    pqs = pqp.add_subparsers(dest="parquet_cmd", required=True, parser_class=_Parser)
+    pr = pqs.add_parser("probe", help="which row groups may hold each value")
+    pr.add_argument("file", help="a Parquet file or a directory of them")
+    pr.add_argument("--column", required=True, help="the column's path")
+    pr.add_argument("values", nargs="+", help="values, parsed by the column's type")
+    pr.add_argument("--json", action="store_true", help="JSON output")
+    pr.add_argument("--hex", action="store_true", help="binary values are given in hex")
+    pin = pqs.add_parser("info", help="the Bloom filter of every column chunk")
+    pin.add_argument("file")
+    pin.add_argument("--json", action="store_true", help="JSON output")
     # argparse only: FastAPI and uvicorn load when `serve` runs
     from .serve.cli import add_arguments as serve_arguments
 
@@ -207,8 +183,37 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def cmd_parquet(args: argparse.Namespace) -> int:
+    """``bloomkit parquet probe|info``: see :func:`bloomkit.parquet.cli_probe` / ``cli_info``."""
+    from . import parquet
+
+    if args.parquet_cmd == "probe":
+        return parquet.cli_probe(args.file, args.column, args.values, as_json=args.json, hex_bytes=args.hex)
+    return parquet.cli_info(args.file, as_json=args.json)
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; query keys may follow options (``query F --key-type int 42``): argparse
+    stops a ``*`` positional at the first option, so the keys after it are collected here."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if args.cmd != "query" or any(e.startswith("-") and not _is_number(e) for e in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.keys = [*args.keys, *extra]
+    return args
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     try:
         if args.cmd == "reproduce":
             if args.list:
@@ -222,10 +227,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .serve.cli import run as cmd_serve
 
             return cmd_serve(args)
-        return {"build": cmd_build, "query": cmd_query, "info": cmd_info, "bench": cmd_bench}[args.cmd](args)
-    except (BloomkitError, OSError) as e:
-        print(f"bloomkit: error: {e}", file=sys.stderr)
+        from ._commands import cmd_build, cmd_info, cmd_query
+
+        return {"build": cmd_build, "query": cmd_query, "info": cmd_info, "bench": cmd_bench,
+                "parquet": cmd_parquet}[args.cmd](args)
+    except KeyboardInterrupt:
+        print("bloomkit: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `bloomkit query ... | head`: the reader left; not an error
+        sys.stderr.close()
+        return 0
+    except Exception as e:  # one line, never a traceback (BLOOMKIT_DEBUG=1 shows it)
+        if os.environ.get("BLOOMKIT_DEBUG"):
+            traceback.print_exc()
+        print(f"bloomkit: error: {_describe(e)}", file=sys.stderr)
         return 2
+
+
+def _describe(e: BaseException) -> str:
+    """The error as one line: bloomkit's own messages as they are, others with their type."""
+    text = " ".join(str(e).split()) or type(e).__name__
+    if isinstance(e, BloomkitError):
+        return text
+    if isinstance(e, OSError) and e.filename is not None:
+        return f"{e.filename}: {e.strerror or text}"
+    return f"{text} ({type(e).__name__})"
 
 
 if __name__ == "__main__":

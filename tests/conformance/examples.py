@@ -49,6 +49,14 @@ def _counting() -> Any:
     return c
 
 
+def _splitblock() -> Any:
+    from bloomkit import SplitBlockBloomFilter
+
+    f = SplitBlockBloomFilter(num_blocks=6, seed=11)
+    f.add_many(STR)
+    return f
+
+
 def _members(obj: Any) -> tuple[Any, ...]:
     return (obj.contains_many(STR + ABSENT),)
 
@@ -238,6 +246,27 @@ def _geometric_verify(g: Any, workers: int, n: int) -> None:
     assert len(g) == workers * n
 
 
+def _sharded() -> Any:
+    from bloomkit.dask import ShardedLookupTable
+
+    return ShardedLookupTable.build(LOOKUP_KEYS, LOOKUP_VALUES, num_shards=3, value_bits=8, fpr=2**-8, seed=5)
+
+
+def _sharded_empty() -> Any:
+    from bloomkit.dask import ShardedLookupTable
+    from bloomkit.lookup import GeometricFilter
+
+    return ShardedLookupTable([GeometricFilter(2 * 2000, value_bits=16, fpr=2**-32, seed=2) for _ in range(3)], seed=2)
+
+
+def _sharded_write(t: Any, worker: int, n: int) -> None:
+    half = n // 2
+    for i in range(half):  # set (routed to a shard) and update (grouped by shard) interleave
+        t.set(f"w{worker}-{i}", 1)
+        t.set(f"w{worker}-{i}", _geometric_value(worker, i))
+    t.update({f"w{worker}-{i}": _geometric_value(worker, i) for i in range(half, n)})
+
+
 # -- similarity ----------------------------------------------------------------------------------
 
 POINTS = np.random.default_rng(0).uniform(0, 100, (20, 4))
@@ -399,6 +428,8 @@ EXAMPLES: dict[str, Example] = {
     "bloom.BloomFilter": Example(_bloom, _members, (_bloom_empty("BloomFilter"), _write_members, _verify_members)),
     "bloom.CountingBloomFilter": Example(
         _counting, _members, (_bloom_empty("CountingBloomFilter"), _write_members, _counting_verify)),
+    "splitblock.SplitBlockBloomFilter": Example(
+        _splitblock, _members, (_bloom_empty("SplitBlockBloomFilter"), _write_members, _verify_members)),
     "scalable.ScalableBloomFilter": Example(
         _scalable, _scalable_probe, (_scalable_empty, _write_members, _scalable_verify)),
     "ranges.RangeBloomFilter": Example(
@@ -411,6 +442,7 @@ EXAMPLES: dict[str, Example] = {
             _schema(), 128, _range_config(), seed=3, store_records=True), _index_write, _index_verify)),
     "lookup.GeometricFilter": Example(_geometric, _lookup_probe, (_geometric_empty, _geometric_write, _geometric_verify)),
     "lookup.BloomierFilter": Example(_bloomier, _lookup_probe),  # immutable after encoding
+    "dask.ShardedLookupTable": Example(_sharded, _lookup_probe, (_sharded_empty, _sharded_write, _geometric_verify)),
     "similarity.MLBF": Example(_mlbf, _sim_probe, (_sim_empty("MLBF"), _sim_write, _sim_verify)),
     "similarity.MLBFStar": Example(_mlbf_star, _sim_probe, (_sim_empty("MLBFStar"), _sim_write, _sim_verify)),
     "similarity.LSBF": Example(_lsbf, _sim_probe, (_sim_empty("LSBF"), _sim_write, _sim_verify)),

@@ -101,7 +101,8 @@ class FoldableBloomFilter(FoldableBase):
         return cls(capacity=capacity, fpr=fpr, seed=seed, retain_original=retain_original)
 
     def _insert(self, h1: np.ndarray) -> None:
-        K.bits_set(self._bits.words, h1, self._num_hashes, self._m64)
+        bits = self._bits
+        K.bits_set(bits.words, h1, self._num_hashes, bits.m64)
         if self._origin is not None:
             K.bits_set(self._origin.words, h1, self._num_hashes, np.uint64(self._m1))
 
@@ -231,7 +232,7 @@ class FoldableCountingBloomFilter(FoldableBase, CountingBloomFilter):
 
     def _insert(self, h1: np.ndarray) -> None:
         c, k = self._counters, self._num_hashes
-        c.overflowed |= bool(K.counters_inc_h1(c.data, c.width, c.max_value, h1, k, self._m64))
+        c.overflowed |= bool(K.counters_inc_h1(c.data, c.width, c.max_value, h1, k, c.m64))
         if self._origin is not None:
             o = self._origin
             o.overflowed |= bool(K.counters_inc_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1)))
@@ -276,7 +277,7 @@ class FoldableCountingBloomFilter(FoldableBase, CountingBloomFilter):
                 if bad >= 0:
                     raise _absent_key_error(owner, bad)
             c = self._counters
-            bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, k, self._m64))
+            bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, k, c.m64))
             if bad >= 0:
                 if o is not None:  # pragma: no cover - B_t >= fold(B_1) makes this impossible
                     K.counters_inc_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1))

@@ -1,0 +1,205 @@
+"""numba kernels of :class:`bloomkit.SplitBlockBloomFilter`: insert, test and statistics of
+split blocks, in bloomkit's native layout and in Parquet's.
+
+Storage is always a uint64 array, 64-byte aligned (:func:`bloomkit._storage.aligned_zeros`).
+
+* **native**: a block is 512 bits (one cache line) = 8 lanes of 64 bits, one uint64 word per
+  lane. A key with hash h goes to block ``h mod B`` (Barrett reduction, so a filter folded to
+  a divisor of B is the filter built at that size) and sets, in lane i, bit
+  ``(g >> 6 i) & 63`` of ``g = splitmix64(h + 0x9E3779B97F4A7C15)`` (the key's first probe
+  value :func:`bloomkit._kernels.probe`).
+* **parquet**: a block is 256 bits = 8 lanes of 32 bits, two lanes per uint64 word (lane j is
+  the low half of word j // 2 for even j, the high half for odd j: the little-endian bytes are
+  Parquet's eight uint32 words). Block ``((h >> 32) * z) >> 32``, and in lane j bit
+  ``((uint32(h) * SALT[j]) mod 2**32) >> 27`` (the Parquet format's BloomFilter.md).
+
+Batch kernels prefetch the block of the key ``_RING`` positions ahead, so the cache misses of
+independent keys overlap. ``*_add`` kernels keep the GIL (they write the filter's storage);
+``*_add_private`` release it and write a thread's private array (merged afterwards with
+:func:`bloomkit._kernels.or_into`, which keeps the GIL); tests release it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, prefetch, splitmix64
+from ._kernels import fastmod, popcount64, reducer
+
+_RING = 16
+NATIVE_WORDS = 8  # uint64 words per native block (512 bits)
+PARQUET_WORDS = 4  # uint64 words per Parquet block (256 bits)
+SALT = np.array([0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D,
+                 0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31], dtype=np.uint64)
+_LOW32 = U64(0xFFFFFFFF)
+
+
+# ---------------------------------------------------------------------------------------------
+# native layout: block h mod B, 8 lanes of 64 bits
+
+
+@jit_inline
+def _nat_base(h: np.uint64, B: np.uint64, M: np.uint64) -> np.uint64:
+    return fastmod(h, B, M) << U64(3)
+
+
+@jit_inline
+def _nat_insert(words: np.ndarray, h: np.ndarray, B: np.uint64) -> None:
+    M = reducer(B)
+    n = h.shape[0]
+    ring = np.empty(_RING, dtype=np.uint64)
+    for r in range(min(n, _RING)):
+        ring[r] = _nat_base(h[r], B, M)
+        prefetch(words, np.int64(ring[r]))  # type: ignore[call-arg]
+    for r in range(n):
+        slot = r & (_RING - 1)
+        base = ring[slot]
+        g = splitmix64(h[r] + GOLDEN)
+        for i in range(NATIVE_WORDS):
+            words[base + U64(i)] |= U64(1) << ((g >> U64(6 * i)) & U64(63))
+        if r + _RING < n:
+            ring[slot] = _nat_base(h[r + _RING], B, M)
+            prefetch(words, np.int64(ring[slot]))  # type: ignore[call-arg]
+
+
+@jit_mut
+def native_add(words: np.ndarray, h: np.ndarray, B: np.uint64) -> None:
+    """Insert every hash into the filter's storage (keeps the GIL)."""
+    _nat_insert(words, h, B)
+
+
+@jit_read
+def native_add_private(words: np.ndarray, h: np.ndarray, B: np.uint64) -> None:
+    """:func:`native_add` into a thread's private array (releases the GIL)."""
+    _nat_insert(words, h, B)
+
+
+@jit_read
+def native_test(words: np.ndarray, h: np.ndarray, B: np.uint64) -> np.ndarray:
+    """True where all 8 lane bits of a hash are set (no early exit: the block is one cache
+    line, and a branch on each lane of a negative key mispredicts)."""
+    M = reducer(B)
+    n = h.shape[0]
+    out = np.empty(n, dtype=np.bool_)
+    ring = np.empty(_RING, dtype=np.uint64)
+    for r in range(min(n, _RING)):
+        ring[r] = _nat_base(h[r], B, M)
+        prefetch(words, np.int64(ring[r]))  # type: ignore[call-arg]
+    for r in range(n):
+        slot = r & (_RING - 1)
+        base = ring[slot]
+        g = splitmix64(h[r] + GOLDEN)
+        acc = U64(1)
+        for i in range(NATIVE_WORDS):
+            acc &= words[base + U64(i)] >> ((g >> U64(6 * i)) & U64(63))
+        out[r] = acc != U64(0)
+        if r + _RING < n:
+            ring[slot] = _nat_base(h[r + _RING], B, M)
+            prefetch(words, np.int64(ring[slot]))  # type: ignore[call-arg]
+    return out
+
+
+@jit_mut
+def native_add_one(words: np.ndarray, h: np.uint64, B: np.uint64) -> None:
+    """Insert one hash (keeps the GIL)."""
+    base = fastmod(h, B, reducer(B)) << U64(3)
+    g = splitmix64(h + GOLDEN)
+    for i in range(NATIVE_WORDS):
+        words[base + U64(i)] |= U64(1) << ((g >> U64(6 * i)) & U64(63))
+
+
+@jit_mut
+def native_test_one(words: np.ndarray, h: np.uint64, B: np.uint64) -> bool:
+    """Membership of one hash."""
+    base = fastmod(h, B, reducer(B)) << U64(3)
+    g = splitmix64(h + GOLDEN)
+    acc = U64(1)
+    for i in range(NATIVE_WORDS):
+        acc &= words[base + U64(i)] >> ((g >> U64(6 * i)) & U64(63))
+    return acc != U64(0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parquet layout: block ((h >> 32) * z) >> 32, 8 lanes of 32 bits from the salts
+
+
+@jit_inline
+def _pq_base(h: np.uint64, z: np.uint64) -> np.uint64:
+    return (((h >> U64(32)) * z) >> U64(32)) << U64(2)
+
+
+@jit_inline
+def _pq_bit(key: np.uint64, j: int) -> np.uint64:
+    """The bit lane j sets, shifted to its half of the uint64 word."""
+    return U64(1) << ((((key * SALT[j]) & _LOW32) >> U64(27)) + U64(32 * (j & 1)))
+
+
+@jit_inline
+def _pq_insert(words: np.ndarray, h: np.ndarray, z: np.uint64) -> None:
+    n = h.shape[0]
+    ring = np.empty(_RING, dtype=np.uint64)
+    for r in range(min(n, _RING)):
+        ring[r] = _pq_base(h[r], z)
+        prefetch(words, np.int64(ring[r]))  # type: ignore[call-arg]
+    for r in range(n):
+        slot = r & (_RING - 1)
+        base = ring[slot]
+        key = h[r] & _LOW32
+        for j in range(8):
+            words[base + U64(j >> 1)] |= _pq_bit(key, j)
+        if r + _RING < n:
+            ring[slot] = _pq_base(h[r + _RING], z)
+            prefetch(words, np.int64(ring[slot]))  # type: ignore[call-arg]
+
+
+@jit_mut
+def parquet_add(words: np.ndarray, h: np.ndarray, z: np.uint64) -> None:
+    """Parquet's ``filter_insert`` of every hash (keeps the GIL)."""
+    _pq_insert(words, h, z)
+
+
+@jit_read
+def parquet_add_private(words: np.ndarray, h: np.ndarray, z: np.uint64) -> None:
+    """:func:`parquet_add` into a thread's private array (releases the GIL)."""
+    _pq_insert(words, h, z)
+
+
+@jit_read
+def parquet_test(words: np.ndarray, h: np.ndarray, z: np.uint64) -> np.ndarray:
+    """Parquet's ``filter_check`` of every hash."""
+    n = h.shape[0]
+    out = np.empty(n, dtype=np.bool_)
+    for r in range(n):
+        base = _pq_base(h[r], z)
+        key = h[r] & _LOW32
+        hit = True
+        for j in range(8):
+            b = _pq_bit(key, j)
+            hit &= (words[base + U64(j >> 1)] & b) == b
+        out[r] = hit
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# statistics
+
+
+@jit_read
+def block_fpr_sum(words: np.ndarray, lanes_per_word: int) -> float:
+    """Sum over blocks of the block's false positive rate given its bits: the product over its
+    8 lanes of ``c / w`` (c set bits of w), as a fresh key tests one uniform bit per lane."""
+    w = 64 // lanes_per_word
+    per_block = 8 // lanes_per_word
+    nblocks = words.shape[0] // per_block
+    total = 0.0
+    for b in range(nblocks):
+        p = 1.0
+        for t in range(per_block):
+            v = words[b * per_block + t]
+            if lanes_per_word == 2:
+                p *= popcount64(v & _LOW32) / w
+                p *= popcount64(v >> U64(32)) / w
+            else:
+                p *= popcount64(v) / w
+        total += p
+    return total

@@ -1,0 +1,750 @@
+"""Parquet's Bloom filters from Python: read them, query them, prune row groups and files.
+
+Parquet writers (Arrow / pyarrow's ``bloom_filter_options``, parquet-mr, Spark, DuckDB,
+Impala) store one split-block Bloom filter per column chunk: a Thrift compact-protocol
+``BloomFilterHeader`` then the bitset, at ``bloom_filter_offset`` (``bloom_filter_length``
+bytes) of the column chunk's metadata. This module reads them as
+:class:`bloomkit.SplitBlockBloomFilter` objects in Parquet mode and answers "which row groups,
+which files may hold these values?" without reading any data page.
+
+::
+
+    from bloomkit import parquet
+    parquet.row_groups_may_contain("t.parquet", "user_id", [42, 7])   # bool (row groups x values)
+    parquet.files_to_read("data/", "user_id", [42])                   # {file: [row groups]}
+
+Values are hashed as Parquet hashes them: XXH64 (seed 0) of the PLAIN encoding of the column's
+physical type (:func:`plain_values`): INT32 / INT64 little-endian two's complement (unsigned,
+date, time and timestamp columns by their stored integers), FLOAT / DOUBLE IEEE little-endian,
+BYTE_ARRAY the bytes (str as UTF-8), FIXED_LEN_BYTE_ARRAY the ``type_length`` bytes (decimals
+big-endian, float16 little-endian). A value of the wrong kind for the column (a str for an int
+column, a float for an int column, ...) raises InvalidParameterError; damaged or truncated
+filter bytes raise FormatError; a row group without a filter "may contain" every value.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from ._columns import as_keys
+from ._hashing import TAG_BYTES, TAG_FLOAT, TAG_INT, TAG_STR, arrow_buffers
+from ._lazy import kernels as K
+from ._validation import FPR, Int, Options
+from .errors import FormatError, InvalidParameterError
+from .splitblock import PHYSICAL_TYPES, SplitBlockBloomFilter
+
+__all__ = [
+    "MAX_BLOOM_FILTER_BYTES",
+    "bloom_filter_header",
+    "dataset_may_contain",
+    "files_to_read",
+    "optimal_num_bytes",
+    "parse_bloom_filter",
+    "plain_hashes",
+    "plain_values",
+    "read_bloom_filters",
+    "row_groups_may_contain",
+    "serialize_bloom_filter",
+]
+
+MAX_BLOOM_FILTER_BYTES = 128 * 1024 * 1024
+"""Arrow's largest bitset (kMaximumBloomFilterBytes); this reader accepts up to 2**31 - 32."""
+_MIN_BYTES = 32
+_HEADER_GUESS = 256  # bytes read for a header whose length the metadata does not give
+_MAX_DEPTH = 16  # Thrift nesting this reader follows (a BloomFilterHeader needs 3)
+_SEED0 = np.uint64(0)
+
+
+def _pa() -> Any:
+    import pyarrow
+
+    return pyarrow
+
+
+# ---------------------------------------------------------------------------------------------
+# sizing (Arrow's BlockSplitBloomFilter::OptimalNumOfBytes)
+
+
+def optimal_num_bytes(ndv: int, fpp: float) -> int:
+    """The bitset size Arrow chooses for ``ndv`` distinct values at rate ``fpp``:
+    ``m = -8 ndv / ln(1 - fpp^(1/8))`` bits (BloomFilter.md, "Sizing an SBBF"), truncated,
+    at least 256, rounded up to a power of two, at most 2**30 bits (128 MiB).
+
+    >>> optimal_num_bytes(10_000, 0.01), optimal_num_bytes(1_048_576, 0.05)
+    (16384, 1048576)
+    """
+    n = Int(0, (1 << 32) - 1)(ndv, "ndv", "optimal_num_bytes")
+    p = FPR(fpp, "fpp", "optimal_num_bytes")
+    m = -8.0 * n / math.log(1.0 - p ** (1.0 / 8))
+    top = MAX_BLOOM_FILTER_BYTES << 3
+    bits = top if (m < 0 or m > top) else int(m)
+    bits = max(bits, _MIN_BYTES << 3)
+    if bits & (bits - 1):
+        bits = 1 << bits.bit_length()
+    return min(bits, top) >> 3
+
+
+# ---------------------------------------------------------------------------------------------
+# values -> PLAIN encoding -> hashes
+
+_DEFAULT_TYPES: dict[str, Callable[[Any, int | None], Any]] = {
+    "INT32": lambda pa, L: pa.int32(), "INT64": lambda pa, L: pa.int64(), "FLOAT": lambda pa, L: pa.float32(),
+    "DOUBLE": lambda pa, L: pa.float64(), "BYTE_ARRAY": lambda pa, L: pa.binary(),
+    "FIXED_LEN_BYTE_ARRAY": lambda pa, L: pa.binary(L),
+}
+
+
+def _kind(t: Any) -> str:
+    """The kind of an arrow type: int, float, float16, bytes, fixed, decimal or other."""
+    pa = _pa()
+    if pa.types.is_integer(t) or pa.types.is_temporal(t):
+        return "int"
+    if pa.types.is_float16(t):
+        return "float16"
+    if pa.types.is_floating(t):
+        return "float"
+    if pa.types.is_fixed_size_binary(t):
+        return "fixed"
+    if pa.types.is_decimal(t):
+        return "decimal"
+    if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or getattr(pa.types, "is_string_view", lambda _t: False)(t)
+            or getattr(pa.types, "is_binary_view", lambda _t: False)(t)):
+        return "bytes"
+    return "other"
+
+
+_ACCEPTS = {"INT32": {"int"}, "INT64": {"int"}, "FLOAT": {"float", "int"}, "DOUBLE": {"float", "int"},
+            "BYTE_ARRAY": {"bytes"}, "FIXED_LEN_BYTE_ARRAY": {"fixed", "bytes", "float16", "decimal"}}
+def _py_kinds(target: Any) -> tuple[type, ...] | None:
+    """The Python types a list may hold for a column of arrow type ``target`` (None: let
+    pyarrow judge, e.g. dates, timestamps, decimals)."""
+    pa = _pa()
+    if pa.types.is_integer(target):
+        return (int, np.integer)
+    if pa.types.is_floating(target):
+        return (int, float, np.integer, np.floating)
+    if _kind(target) in ("bytes", "fixed"):
+        return (str, bytes)
+    return None
+
+
+def _wrong(name: str, owner: str, ptype: str, target: Any, got: str) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"The {name!r} parameter of {owner} must hold values of the column's type ({ptype}, arrow type "
+        f"{target}). Got {got} instead."
+    )
+
+
+def _as_arrow(values: Any, ptype: str, target: Any, explicit: bool, name: str, owner: str) -> Any:
+    """``values`` as one pyarrow array of a kind ``ptype`` stores, cast to ``target`` when the
+    kinds agree; InvalidParameterError for another kind or nulls."""
+    pa = _pa()
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks else pa.array([], values.type)
+    if isinstance(values, pa.Array):
+        arr = values.dictionary_decode() if pa.types.is_dictionary(values.type) else values
+    elif isinstance(values, np.ndarray) and values.ndim == 2 and values.dtype == np.uint8:
+        rows = np.ascontiguousarray(values)
+        arr = pa.FixedSizeBinaryArray.from_buffers(pa.binary(rows.shape[1]), len(rows),
+                                                   [None, pa.py_buffer(rows.tobytes())])
+    elif isinstance(values, np.ndarray) and values.dtype.kind in "iufSUmM":
+        arr = pa.array(values, from_pandas=values.dtype.kind in "mM")  # NaT is a null
+    elif type(values).__module__.split(".")[0] == "pandas" and getattr(values, "dtype", None) is not None \
+            and getattr(values.dtype, "kind", "") in "mM":  # timestamps / durations, by position
+        return _as_arrow(np.asarray(values.to_numpy()), ptype, target, explicit, name, owner)
+    else:
+        col = as_keys(values, name, owner)  # pandas / polars / iterables, by position
+        if not isinstance(col, list):
+            return _as_arrow(col, ptype, target, explicit, name, owner)
+        allowed = _py_kinds(target)
+        bad = {t for t in set(map(type, col)) if t is type(None) or (allowed is not None and (
+            issubclass(t, bool | np.bool_) or not issubclass(t, allowed)))}
+        if bad:  # the first offending value, for the message
+            i, v = next((i, v) for i, v in enumerate(col) if type(v) in bad)
+            if v is None:
+                raise InvalidParameterError(
+                    f"The {name!r} parameter of {owner} must not contain nulls (Parquet never stores "
+                    f"them in a Bloom filter). Got None at position {i} instead.")
+            raise _wrong(name, owner, ptype, target, f"{v!r} of type {type(v).__name__} at position {i}")
+        try:
+            arr = pa.array(col, type=target)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
+            raise _wrong(name, owner, ptype, target, f"values that do not convert ({e})") from None
+    if arr.null_count:
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} must not contain nulls (Parquet never stores them in a "
+            f"Bloom filter). Got {arr.null_count} null(s) instead.")
+    if pa.types.is_date64(arr.type) and ptype == "INT32":  # pyarrow writes date64 as DATE (days)
+        arr = arr.cast(pa.date32())
+    kind = _kind(arr.type)
+    if kind not in _ACCEPTS[ptype]:
+        raise _wrong(name, owner, ptype, target, f"an array of type {arr.type}")
+    # numbers are cast to the column's type (by value, overflow and truncation refused) unless
+    # no column type is known and they already have the physical type's width
+    if kind in ("int", "float") and arr.type != target and (explicit or not _fits(arr.type, ptype)):
+        try:
+            arr = arr.cast(target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise _wrong(name, owner, ptype, target, f"values that do not convert ({e})") from None
+    return arr
+
+
+def _fits(t: Any, ptype: str) -> bool:
+    """True if arrow type ``t`` is stored as ``ptype`` as it is (uint32 / date32 as INT32, ...)."""
+    pa = _pa()
+    if ptype in ("INT32", "INT64"):
+        return bool(t.bit_width <= (32 if ptype == "INT32" else 64))
+    return bool(t == (pa.float32() if ptype == "FLOAT" else pa.float64()))
+
+
+def plain_values(
+    values: Any,
+    physical_type: str,
+    type_length: int | None = None,
+    arrow_type: Any = None,
+    *,
+    name: str = "values",
+    owner: str = "plain_values",
+) -> Any:
+    """``values`` in the PLAIN encoding of ``physical_type``: an int32 / int64 / float32 /
+    float64 numpy array, (n, type_length) uint8 rows, or a pyarrow large_binary array.
+
+    ``arrow_type`` is the column's arrow type (what pyarrow wrote: uint32 and date32 columns
+    are INT32, timestamps INT64 in their unit, decimals FIXED_LEN_BYTE_ARRAY big-endian);
+    without it, the physical type's own (int32, int64, float32, float64, binary,
+    fixed_size_binary). Lists, numpy, pyarrow, pandas and polars are accepted, by position.
+
+    Complexity: O(n).
+    """
+    pa = _pa()
+    ptype = Options(*PHYSICAL_TYPES)(physical_type, "physical_type", owner)
+    target = arrow_type if arrow_type is not None else _DEFAULT_TYPES[ptype](pa, type_length)
+    arr = _as_arrow(values, ptype, target, arrow_type is not None, name, owner)
+    t = arr.type
+    if ptype in ("INT32", "INT64"):
+        width = 32 if ptype == "INT32" else 64
+        itype = pa.int32() if width == 32 else pa.int64()
+        if t.bit_width == width:
+            arr = arr.view(itype)
+        else:
+            try:  # narrower types widen by value (Parquet stores uint8 200 as INT32 200)
+                arr = arr.cast(itype)
+            except pa.ArrowInvalid as e:
+                raise _wrong(name, owner, ptype, target, f"values out of its range ({e})") from None
+        return arr.to_numpy()
+    if ptype in ("FLOAT", "DOUBLE"):
+        return arr.cast(pa.float32() if ptype == "FLOAT" else pa.float64()).to_numpy()
+    if ptype == "BYTE_ARRAY":
+        return arr.cast(pa.large_binary())
+    L = type_length if type_length is not None else getattr(t, "byte_width", None)
+    if L is None:
+        raise InvalidParameterError(f"{owner} needs the type_length of a FIXED_LEN_BYTE_ARRAY column.")
+    n = len(arr)
+    if pa.types.is_decimal(t):  # PLAIN: the unscaled value, big-endian two's complement, L bytes
+        width = t.byte_width
+        raw = np.frombuffer(arr.buffers()[1], np.uint8, count=n * width, offset=arr.offset * width)
+        return np.ascontiguousarray(raw.reshape(n, width)[:, ::-1][:, width - L:])
+    if _kind(t) == "bytes":
+        try:
+            arr = arr.cast(pa.binary(L))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise _wrong(name, owner, ptype, target, f"values that are not {L} bytes long ({e})") from None
+    width = (t.bit_width // 8) if pa.types.is_float16(t) else arr.type.byte_width
+    if width != L:
+        raise _wrong(name, owner, ptype, target, f"values of {width} bytes")
+    raw = np.frombuffer(arr.buffers()[1], np.uint8, count=n * L, offset=arr.offset * L)
+    return raw.reshape(n, L)
+
+
+def _hash_plain(phys: Any, ptype: str) -> np.ndarray:
+    """XXH64 (seed 0) of every PLAIN-encoded value (a slice of :func:`plain_values`)."""
+    if ptype in ("INT64", "DOUBLE"):
+        return K.hash_u64(np.ascontiguousarray(phys).view(np.uint64), _SEED0)
+    if ptype in ("INT32", "FLOAT"):
+        le = np.ascontiguousarray(phys, dtype=phys.dtype.newbyteorder("<"))
+        return K.hash_fixed_bytes(le.view(np.uint8).reshape(len(le), 4), _SEED0, False)
+    if ptype == "FIXED_LEN_BYTE_ARRAY":
+        return K.hash_fixed_bytes(np.ascontiguousarray(phys), _SEED0, False)
+    data, offsets = arrow_buffers(phys)
+    return K.hash_offsets(data, offsets, _SEED0)
+
+
+def _tags(values: Any, ptype: str) -> int:
+    if ptype in ("INT32", "INT64"):
+        return 1 << TAG_INT
+    if ptype in ("FLOAT", "DOUBLE"):
+        return 1 << TAG_FLOAT
+    if isinstance(values, list | tuple):
+        kinds = {type(v) for v in values}
+        return (1 << TAG_STR if str in kinds else 0) | (1 << TAG_BYTES if kinds - {str} else 0)
+    pa = _pa()
+    t = getattr(values, "type", getattr(values, "dtype", None))
+    is_str = t is not None and (t == np.dtype(object) or getattr(t, "kind", "") == "U" or (
+        isinstance(t, pa.DataType) and _kind(t) == "bytes" and "string" in str(t)))
+    return 1 << (TAG_STR if is_str else TAG_BYTES)
+
+
+def plain_source(
+    values: Any, physical_type: Any, type_length: int | None = None, arrow_type: Any = None, *,
+    name: str = "values", owner: str = "plain_values",
+) -> tuple[Any, Callable[[Any], np.ndarray], int]:
+    """(PLAIN values, slice -> hashes, key tag mask): the chunked source of a Parquet-mode
+    batch (see :func:`bloomkit._parallel.hash_source`)."""
+    phys = plain_values(values, physical_type, type_length, arrow_type, name=name, owner=owner)
+    return phys, lambda part: _hash_plain(part, physical_type), _tags(values, physical_type)
+
+
+def plain_hashes(
+    values: Any, physical_type: Any, type_length: int | None = None, arrow_type: Any = None
+) -> tuple[np.ndarray, int]:
+    """(XXH64 seed 0 of the PLAIN encoding of every value, key tag mask): the hashes a
+    Parquet writer inserts. Complexity: O(total bytes)."""
+    phys, hash_fn, tags = plain_source(values, physical_type, type_length, arrow_type)
+    return hash_fn(phys), tags
+
+
+# ---------------------------------------------------------------------------------------------
+# Thrift compact protocol: exactly what a BloomFilterHeader needs, bounded
+
+
+class _Compact:
+    """A reader of Thrift's compact protocol over ``data`` that never reads past it, never
+    nests deeper than ``_MAX_DEPTH`` and never allocates more elements than bytes remain."""
+
+    def __init__(self, data: bytes, what: str) -> None:
+        self.data, self.pos, self.what = data, 0, what
+
+    def fail(self, why: str) -> FormatError:
+        return FormatError(f"{self.what}: {why} (at byte {self.pos})")
+
+    def byte(self) -> int:
+        if self.pos >= len(self.data):
+            raise self.fail("truncated")
+        b = self.data[self.pos]
+        self.pos += 1
+        return b
+
+    def varint(self) -> int:
+        out = 0
+        for shift in range(0, 70, 7):
+            b = self.byte()
+            out |= (b & 0x7F) << shift
+            if b < 0x80:
+                if out >> 64:
+                    raise self.fail("varint beyond 64 bits")
+                return out
+        raise self.fail("varint longer than 10 bytes")
+
+    def zigzag(self, bits: int) -> int:
+        v = self.varint()
+        v = (v >> 1) ^ -(v & 1)
+        if not -(1 << (bits - 1)) <= v < (1 << (bits - 1)):
+            raise self.fail(f"integer {v} does not fit {bits} bits")
+        return v
+
+    def value(self, ftype: int, depth: int) -> Any:
+        if ftype in (1, 2):  # booleans: in a struct the type is the value; in a list, one byte
+            return ftype == 1
+        if ftype == 3:
+            b = self.byte()
+            return b - 256 if b > 127 else b
+        if ftype in (4, 5, 6):
+            return self.zigzag({4: 16, 5: 32, 6: 64}[ftype])
+        if ftype == 7:
+            if self.pos + 8 > len(self.data):
+                raise self.fail("truncated double")
+            self.pos += 8
+            return None
+        if ftype == 8:
+            n = self.varint()
+            if n > len(self.data) - self.pos:
+                raise self.fail(f"binary of {n} bytes runs past the end")
+            self.pos += n
+            return self.data[self.pos - n : self.pos]
+        if ftype in (9, 10):
+            head = self.byte()
+            size, etype = head >> 4, head & 0x0F
+            if size == 15:
+                size = self.varint()
+            if size > len(self.data) - self.pos:
+                raise self.fail(f"list of {size} elements runs past the end")
+            return [self.value(etype, depth + 1) if etype not in (1, 2) else self.byte() == 1
+                    for _ in range(size)]
+        if ftype == 11:
+            size = self.varint()
+            if size and 2 * size > len(self.data) - self.pos - 1:
+                raise self.fail(f"map of {size} entries runs past the end")
+            kv = self.byte() if size else 0
+            return [(self.value(kv >> 4, depth + 1), self.value(kv & 0x0F, depth + 1)) for _ in range(size)]
+        if ftype == 12:
+            return self.struct(depth + 1)
+        raise self.fail(f"unknown Thrift type {ftype}")
+
+    def struct(self, depth: int = 0) -> dict[int, tuple[int, Any]]:
+        """Field id -> (type, value) of one struct (unknown fields are kept, not interpreted)."""
+        if depth > _MAX_DEPTH:
+            raise self.fail(f"structs nested deeper than {_MAX_DEPTH}")
+        out: dict[int, tuple[int, Any]] = {}
+        last = 0
+        while True:
+            head = self.byte()
+            if head == 0:
+                return out
+            ftype, delta = head & 0x0F, head >> 4
+            fid = last + delta if delta else self.zigzag(16)
+            if fid in out:
+                raise self.fail(f"field {fid} appears twice")
+            out[fid] = (ftype, self.value(ftype, depth))
+            last = fid
+
+
+_UNIONS = ((2, "algorithm", "BLOCK"), (3, "hash", "XXHASH"), (4, "compression", "UNCOMPRESSED"))
+
+
+def _parse_header(data: bytes, what: str) -> tuple[int, int]:
+    """(numBytes, header length) of a BloomFilterHeader at the start of ``data``."""
+    r = _Compact(data, what)
+    fields = r.struct()
+    ftype, nb = fields.get(1, (None, None))
+    if ftype != 5 or not isinstance(nb, int) or nb <= 0:
+        raise FormatError(f"{what}: BloomFilterHeader.numBytes is missing or not a positive i32 ({nb!r})")
+    for fid, field, member in _UNIONS:
+        ftype, v = fields.get(fid, (None, None))
+        if ftype != 12 or v != {1: (12, {})}:
+            raise FormatError(f"{what}: unsupported or missing BloomFilterHeader.{field} (only {member} is "
+                              f"defined by the format): {v!r}")
+    if nb % 32:
+        raise FormatError(f"{what}: numBytes = {nb} is not a whole number of 32-byte blocks")
+    return nb, r.pos
+
+
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def bloom_filter_header(num_bytes: int) -> bytes:
+    """The Thrift compact-protocol BloomFilterHeader of a ``num_bytes`` bitset (BLOCK, XXHASH,
+    UNCOMPRESSED), byte for byte what Arrow writes.
+
+    >>> bloom_filter_header(32).hex()
+    '15401c1c00001c1c00001c1c000000'
+    """
+    nb = Int(1, (1 << 31) - 1)(num_bytes, "num_bytes", "bloom_filter_header")
+    return b"\x15" + _varint(nb << 1) + b"\x1c\x1c\x00\x00" * 3 + b"\x00"
+
+
+def serialize_bloom_filter(f: SplitBlockBloomFilter) -> bytes:
+    """Header + bitset of a Parquet-mode filter, as stored at ``bloom_filter_offset``."""
+    bitset = f.to_parquet_bitset()
+    return bloom_filter_header(len(bitset)) + bitset
+
+
+def parse_bloom_filter(
+    data: bytes | bytearray | memoryview, *, physical_type: str, type_length: int | None = None,
+    what: str = "Parquet bloom filter",
+) -> SplitBlockBloomFilter:
+    """The filter stored in ``data`` (a BloomFilterHeader followed by exactly numBytes of
+    bitset). FormatError on damaged, truncated, padded or unsupported data.
+
+    Complexity: O(len(data)).
+    """
+    raw = bytes(data)
+    nb, hl = _parse_header(raw, what)
+    if len(raw) != hl + nb:
+        raise FormatError(f"{what}: header says {nb} bytes of bitset, {len(raw) - hl} follow")
+    return SplitBlockBloomFilter.from_parquet_bitset(raw[hl:], physical_type=physical_type, type_length=type_length)
+
+
+# ---------------------------------------------------------------------------------------------
+# files
+
+
+@dataclass
+class _Column:
+    """One column of one file: where to read and how to hash values for it."""
+
+    name: str
+    metadata: Any
+    index: int
+    physical_type: str
+    type_length: int | None
+    arrow_type: Any
+
+
+def _open(source: Any) -> tuple[Any, Any]:
+    """(pyarrow ParquetFile, binary file object) of a path or a seekable binary file."""
+    import pyarrow.parquet as pq
+
+    pa = _pa()
+    fh: IO[bytes] = open(source, "rb") if isinstance(source, str | os.PathLike) else source
+    try:
+        return pq.ParquetFile(fh), fh
+    except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
+        if fh is not source:
+            fh.close()
+        raise FormatError(f"{source}: not a readable Parquet file ({e})") from None
+
+
+def _column(pf: Any, column: Any, source: Any, owner: str) -> _Column:
+    pa = _pa()
+    md = pf.metadata
+    paths = [md.schema.column(i).path for i in range(md.num_columns)]
+    if not isinstance(column, str) or column not in paths:
+        raise InvalidParameterError(
+            f"The 'column' parameter of {owner} must name a column of {source}. Got {column!r} instead "
+            f"(columns: {', '.join(paths)})."
+        )
+    i = paths.index(column)
+    desc = md.schema.column(i)
+    ptype = desc.physical_type
+    if ptype not in PHYSICAL_TYPES:
+        raise InvalidParameterError(f"{owner}: column {column!r} of {source} is {ptype}; Parquet writes Bloom "
+                                    f"filters for {', '.join(PHYSICAL_TYPES)} columns only.")
+    tlen = int(desc.length) if ptype == "FIXED_LEN_BYTE_ARRAY" else None
+    arrow_type = None
+    names = pf.schema_arrow.names
+    if "." not in column or column in names:
+        t = pf.schema_arrow.field(column).type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        if pa.types.is_timestamp(t):  # the unit stored, which coerce_timestamps may have changed
+            unit = json.loads(desc.logical_type.to_json()).get("timeUnit", "")
+            t = pa.timestamp({"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}.get(unit, t.unit), t.tz)
+        arrow_type = t
+    return _Column(column, md, i, ptype, tlen, arrow_type)
+
+
+def _read_exact(fh: IO[bytes], offset: int, n: int, what: str) -> bytes:
+    fh.seek(offset)
+    data = fh.read(n)
+    if len(data) != n:
+        raise FormatError(f"{what}: file ends after {len(data)} of {n} bytes")
+    return data
+
+
+def _read_filter(fh: IO[bytes], col: _Column, rg: int, size: int) -> SplitBlockBloomFilter | None:
+    cc = col.metadata.row_group(rg).column(col.index)
+    off, length = cc.bloom_filter_offset, cc.bloom_filter_length
+    what = f"bloom filter of column {col.name!r}, row group {rg}"
+    if off is None:
+        return None
+    if not 0 <= off < size:
+        raise FormatError(f"{what}: offset {off} is outside the file ({size} bytes)")
+    if length is not None:
+        if not 0 < length <= size - off:
+            raise FormatError(f"{what}: length {length} at offset {off} runs past the file ({size} bytes)")
+        return parse_bloom_filter(_read_exact(fh, off, length, what), physical_type=col.physical_type,
+                                  type_length=col.type_length, what=what)
+    head = _read_exact(fh, off, min(_HEADER_GUESS, size - off), what)
+    nb, hl = _parse_header(head, what)
+    if nb > size - off - hl:
+        raise FormatError(f"{what}: a bitset of {nb} bytes runs past the file")
+    bitset = _read_exact(fh, off + hl, nb, what)
+    return SplitBlockBloomFilter.from_parquet_bitset(bitset, physical_type=col.physical_type,
+                                                     type_length=col.type_length)
+
+
+def _size(fh: IO[bytes]) -> int:
+    pos = fh.tell()
+    fh.seek(0, io.SEEK_END)
+    size = fh.tell()
+    fh.seek(pos)
+    return size
+
+
+def _filters(source: Any, column: str, owner: str) -> tuple[_Column, list[SplitBlockBloomFilter | None]]:
+    pf, fh = _open(source)
+    try:
+        col = _column(pf, column, source, owner)
+        size = _size(fh)
+        return col, [_read_filter(fh, col, rg, size) for rg in range(col.metadata.num_row_groups)]
+    finally:
+        if fh is not source:
+            fh.close()
+
+
+def read_bloom_filters(source: str | os.PathLike[str] | IO[bytes], column: str) -> list[SplitBlockBloomFilter | None]:
+    """The Bloom filter of ``column`` in every row group of a Parquet file (None where a row
+    group has none), as Parquet-mode :class:`~bloomkit.SplitBlockBloomFilter` objects.
+
+    Parameters
+    ----------
+    source : path or seekable binary file
+    column : str
+        The column's path (``"a.b"`` for a nested field).
+
+    Only the footer and the filters are read (``bloom_filter_offset`` / ``bloom_filter_length``
+    of each column chunk), never a data page. FormatError for a damaged file or filter.
+    Complexity: O(footer + filter bytes).
+    """
+    return _filters(source, column, "read_bloom_filters")[1]
+
+
+def _probe(col: _Column, filters: list[SplitBlockBloomFilter | None], values: Any, cache: dict[Any, Any],
+           owner: str) -> np.ndarray:
+    key = (col.physical_type, col.type_length, str(col.arrow_type))
+    if key not in cache:
+        phys, hash_fn, _t = plain_source(values, col.physical_type, col.type_length, col.arrow_type,
+                                         name="values", owner=owner)
+        cache[key] = hash_fn(phys)
+    h = cache[key]
+    out = np.ones((len(filters), len(h)), dtype=bool)
+    for i, f in enumerate(filters):
+        if f is not None:
+            out[i] = f.contains_hashes(h)
+    return out
+
+
+def row_groups_may_contain(source: str | os.PathLike[str] | IO[bytes], column: str, values: Any) -> np.ndarray:
+    """Bool array (row groups x values): False where the row group's Bloom filter proves the
+    value absent, True where it may be present (or the row group has no filter).
+
+    Values are converted to the column's type as pyarrow wrote it and hashed once
+    (:func:`plain_values`); a value of another kind raises InvalidParameterError.
+    Complexity: O(footer + filter bytes + row groups x values).
+    """
+    col, filters = _filters(source, column, "row_groups_may_contain")
+    return _probe(col, filters, values, {}, "row_groups_may_contain")
+
+
+def _files(source: Any) -> list[str]:
+    if hasattr(source, "files") and not isinstance(source, str | os.PathLike):  # a pyarrow dataset
+        return sorted(str(f) for f in source.files)
+    if isinstance(source, str | os.PathLike):
+        p = Path(source)
+        if p.is_dir():
+            return sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix in (".parquet", ".parq")
+                          and not f.name.startswith((".", "_")))
+        return [str(p)]
+    if isinstance(source, Iterable):
+        return [str(f) for f in source]
+    raise InvalidParameterError(
+        f"The 'source' parameter must be a file, a directory, a list of files or a pyarrow dataset. "
+        f"Got {type(source).__name__} instead.")
+
+
+def dataset_may_contain(source: Any, column: str, values: Any) -> dict[str, np.ndarray]:
+    """:func:`row_groups_may_contain` of every Parquet file of ``source`` (a directory, searched
+    recursively for ``*.parquet``; a list of files; a ``pyarrow.dataset`` Dataset), by path.
+    Values are converted and hashed once per column type. Complexity: O(footers + filters)."""
+    cache: dict[Any, Any] = {}
+    out = {}
+    for path in _files(source):
+        col, filters = _filters(path, column, "dataset_may_contain")
+        out[path] = _probe(col, filters, values, cache, "dataset_may_contain")
+    return out
+
+
+def files_to_read(source: Any, column: str, values: Any) -> dict[str, list[int]]:
+    """The files and row groups that may hold any of ``values`` (the others are proven not to
+    by their Bloom filters): ``{path: [row group, ...]}``, files with none left out."""
+    out = {}
+    for path, hits in dataset_may_contain(source, column, values).items():
+        rgs = np.flatnonzero(hits.any(axis=1)).tolist() if hits.size else []
+        if rgs:
+            out[path] = rgs
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line (``bloomkit parquet probe`` / ``bloomkit parquet info``)
+
+
+def parse_cli_values(texts: list[str], col_physical_type: str, arrow_type: Any, *, hex_bytes: bool = False) -> Any:
+    """Command-line strings as values of a column: parsed by its arrow type (ints, floats,
+    dates, timestamps, decimals), UTF-8 for str columns, hex with ``hex_bytes`` for binary."""
+    pa = _pa()
+    t = arrow_type if arrow_type is not None else _DEFAULT_TYPES[col_physical_type](pa, None)
+    kind = _kind(t)
+    if kind in ("bytes", "fixed"):
+        if hex_bytes:
+            try:
+                return [bytes.fromhex(v) for v in texts]
+            except ValueError as e:
+                raise InvalidParameterError(f"bloomkit parquet probe: a value is not hex ({e}).") from None
+        return [v.encode("utf-8") for v in texts] if not pa.types.is_string(t) and not pa.types.is_large_string(t) \
+            else list(texts)
+    try:
+        return pa.array(list(texts), pa.string()).cast(t)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise InvalidParameterError(f"bloomkit parquet probe: the values are not {t} ({e}).") from None
+
+
+def cli_probe(source: str, column: str, values: list[str], *, as_json: bool = False, hex_bytes: bool = False,
+              out: IO[str] | None = None) -> int:
+    """``bloomkit parquet probe FILE|DIR --column C VALUE...``: the row groups of each file
+    that may hold each value. Returns the exit status (0)."""
+    out = out or sys.stdout
+    result: dict[str, dict[str, list[int]]] = {}
+    for path in _files(source):
+        col, filters = _filters(path, column, "bloomkit parquet probe")
+        parsed = parse_cli_values(values, col.physical_type, col.arrow_type, hex_bytes=hex_bytes)
+        hits = _probe(col, filters, parsed, {}, "bloomkit parquet probe")
+        result[path] = {v: np.flatnonzero(hits[:, j]).tolist() for j, v in enumerate(values)}
+    if as_json:
+        print(json.dumps(result, indent=2), file=out)
+        return 0
+    for path, per_value in result.items():
+        for v, rgs in per_value.items():
+            where = ", ".join(map(str, rgs)) if rgs else "none"
+            print(f"{path}\t{v}\trow groups: {where}", file=out)
+    return 0
+
+
+def cli_info(source: str, *, as_json: bool = False, out: IO[str] | None = None) -> int:
+    """``bloomkit parquet info FILE``: every column chunk's Bloom filter (bytes, fill,
+    estimated distinct values, predicted rate). Returns the exit status (0)."""
+    out = out or sys.stdout
+    pf, fh = _open(source)
+    try:
+        md = pf.metadata
+        size = _size(fh)
+        report: dict[str, Any] = {"file": str(source), "row_groups": md.num_row_groups, "columns": {}}
+        for i in range(md.num_columns):
+            name = md.schema.column(i).path
+            if md.schema.column(i).physical_type not in PHYSICAL_TYPES:
+                continue
+            col = _column(pf, name, source, "bloomkit parquet info")
+            rows = []
+            for rg in range(md.num_row_groups):
+                f = _read_filter(fh, col, rg, size)
+                rows.append(None if f is None else {
+                    "row_group": rg, "num_bytes": f.size_in_bits // 8, "fill_ratio": round(f.fill_ratio(), 6),
+                    "estimated_ndv": f.estimated_count(), "predicted_fpr": f.predicted_fpr(),
+                    "rows": md.row_group(rg).num_rows})
+            if any(r is not None for r in rows):
+                report["columns"][name] = {"physical_type": col.physical_type, "filters": rows}
+    finally:
+        if fh is not source:
+            fh.close()
+    if as_json:
+        print(json.dumps(report, indent=2), file=out)
+        return 0
+    print(f"{report['file']}: {report['row_groups']} row groups", file=out)
+    if not report["columns"]:
+        print("no Bloom filters", file=out)
+    for name, c in report["columns"].items():
+        print(f"column {name} ({c['physical_type']}):", file=out)
+        for rg, r in enumerate(c["filters"]):
+            if r is None:
+                print(f"  row group {rg}: no filter", file=out)
+            else:
+                print(f"  row group {rg}: {r['num_bytes']} bytes, fill {r['fill_ratio']:.4f}, ~{r['estimated_ndv']:.0f} "
+                      f"distinct of {r['rows']} rows, predicted fpr {r['predicted_fpr']:.3g}", file=out)
+    return 0
