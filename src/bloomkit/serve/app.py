@@ -223,7 +223,7 @@ def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, cl
     @app.post("/search", response_model=SearchOut, openapi_extra=_body_doc(SearchIn))
     async def search(request: Request) -> JSONResponse:
         body = await _parse(SearchIn, request)
-        r = service.search(body.query, mode=body.mode, verify=body.verify, limit=body.limit)
+        r = await asyncio.to_thread(service.search, body.query, mode=body.mode, verify=body.verify, limit=body.limit)
         return JSONResponse({"ids": r.ids, "candidates": r.candidates, "matches": r.matches,
                              "predicted_fpr": r.predicted_fpr})
 
