@@ -299,23 +299,25 @@ def main() -> None:
         rows.append({"phase": "fill (in-process writer)", "profiles": args.profiles, "profiles_per_s": rate,
                      "seconds": time.perf_counter() - t0})
     snap = Path(f"{db}.snapshot")
-    keep = snap.read_bytes() if snap.exists() else None
+    keep = b""
 
-    # start-up from the database (no snapshot), then from the snapshot
+    # start-up from the database (no snapshot), then from the snapshot that start wrote
     starts: dict[str, list[dict[str, Any]]] = {"database": [], "snapshot": []}
     for how in ("database", "snapshot", "database", "snapshot"):
-        if how == "database" and snap.exists():
-            snap.unlink()
-        elif how == "snapshot" and keep is not None and not snap.exists():
+        if how == "database":
+            snap.unlink(missing_ok=True)
+        else:
             snap.write_bytes(keep)
         srv = Server(db, schema, work / "serve.log", ["--snapshot-interval", "3600"])
         wall = srv.start()
         st = srv.get("/stats")
         assert st["startup"]["source"] == how, st["startup"]
         starts[how].append({"wall_s": wall, "server_s": st["startup"]["seconds"]})
+        while how == "database" and srv.get("/stats")["snapshot"]["written"] < 1:  # written after a rebuild
+            time.sleep(0.5)
         srv.proc.send_signal(signal.SIGKILL)  # no shutdown snapshot: keep the one we control
         srv.proc.wait()
-        if keep is None and snap.exists():
+        if how == "database":
             keep = snap.read_bytes()
     for how, runs in starts.items():
         rows.append({"phase": f"start-up from {how}", "profiles": args.profiles,

@@ -167,8 +167,25 @@ def test_snapshot_replay_damage_and_foreign(tmp_path: Path) -> None:
     snap.write_bytes(Path(f"{o.db}.snapshot").read_bytes())
     srv = Server(tmp_path, "--snapshot-interval", "3600").start()
     st = _stats(srv)
-    assert st["startup"]["source"] == "database" and "schema" in st["startup"]["snapshot_refused"]
+    assert st["startup"]["source"] == "database" and "another database" in st["startup"]["snapshot_refused"]
     assert st["profiles"] == 2
+    srv.stop()
+
+    # ... even one of a copy of this database's schema (same schema, same configuration)
+    third = tmp_path / "third"
+    third.mkdir()
+    t = Server(third, "--snapshot-interval", "3600").start()
+    with t.client() as c:
+        for name in ("x", "y"):
+            c.post("/profiles", json={"attributes": {"Name": name, "Age": 9}})
+    t.stop()
+    snap.write_bytes(Path(f"{t.db}.snapshot").read_bytes())
+    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
+    st = _stats(srv)
+    assert st["startup"]["source"] == "database" and "another database" in st["startup"]["snapshot_refused"]
+    with srv.client() as c:
+        assert c.post("/search", json=_exact("x")).json()["ids"] == []
+        assert c.post("/search", json=_exact("b")).json()["ids"] == [b["id"]]
     srv.stop()
 
 

@@ -8,8 +8,9 @@ Section V and a bit-sliced index of many profile filters (the MFPGC use case).
 
 Sizing: :func:`design` (or ``RangeBloomFilter.for_requirements`` /
 ``ProfileIndex.for_requirements``) runs the two-phase optimizer for a schema and the typical
-inserted range sizes. Bulk input (records or tables by column name): :mod:`.records`. Schema files (JSON: schema,
-m and typical range sizes; what ``bloomkit serve`` reads): :func:`schema_from_file`.
+inserted range sizes. Bulk input (records or tables by column name): :mod:`.records`. Schema
+files (JSON: schema, m and typical range sizes; what ``bloomkit serve`` reads):
+:func:`schema_from_file`.
 """
 
 from __future__ import annotations

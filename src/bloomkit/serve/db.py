@@ -2,7 +2,8 @@
 
 Tables (every statement uses bound parameters only; no identifier is built from input)::
 
-    meta(key TEXT PRIMARY KEY, value TEXT)          schema file (JSON), write sequence
+    meta(key TEXT PRIMARY KEY, value TEXT)          schema file (JSON), write sequence, a random
+                                                    uuid (a snapshot names the database it came from)
     profiles(id INTEGER PRIMARY KEY AUTOINCREMENT,  ids never reused
              token BLOB,                            sha256 of the owner's bearer token
              record TEXT,                           the canonical record (JSON); NULL once deleted
@@ -26,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import secrets
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -80,6 +82,8 @@ class ProfileDB:
                 raise InvalidParameterError(
                     f"database {str(self.path)!r} holds profiles of another schema; use the schema it was "
                     f"created with ({row[0][:200]}) or a new database")
+            c.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", ("uuid", secrets.token_hex(16)))
+            self.uuid: str = c.execute("SELECT value FROM meta WHERE key = ?", ("uuid",)).fetchone()[0]
             c.execute("COMMIT")
         except BaseException:
             c.execute("ROLLBACK")

@@ -196,6 +196,8 @@ class MatchingService:
         head = json.loads(data[len(_MAGIC):end])
         if not isinstance(head, dict) or head.pop("head_sha256", None) != _head_hash(head):
             raise FormatError("the snapshot's header is damaged")
+        if head.get("database") != self._db.uuid:
+            raise FormatError("the snapshot was taken of another database")
         if head.get("schema") != self._schema_json or head.get("config") != self.design.config.to_dict():
             raise FormatError("the snapshot was taken with another schema or configuration")
         n_map, n_idx = int(head["map_bytes"]), int(head["index_bytes"])
@@ -247,13 +249,6 @@ class MatchingService:
         got = self.index.add_many(records)
         assert got[0] == first
         self._id_to_slot[np.asarray(pids, dtype=np.int64)] = slots
-
-    def _remove(self, pid: int) -> None:
-        if pid < self._id_to_slot.size and self._id_to_slot[pid] >= 0:
-            slot = int(self._id_to_slot[pid])
-            self.index.remove(slot)
-            self._slot_to_id[slot] = -1
-            self._id_to_slot[pid] = -1
 
     def _apply(self, changes: list[tuple[int, dict[str, Any] | None]]) -> None:
         """Bring the index to the database's state for ``changes`` (id, record or None):
@@ -412,7 +407,7 @@ class MatchingService:
         from .._format import write_atomic
 
         try:
-            head = {"seq": seq, "schema": self._schema_json, "config": self.design.config.to_dict(),
+            head = {"seq": seq, "database": self._db.uuid, "schema": self._schema_json, "config": self.design.config.to_dict(),
                     "map_bytes": len(slot_map), "index_bytes": len(index_bytes),
                     "map_sha256": hashlib.sha256(slot_map).hexdigest()}
             head["head_sha256"] = _head_hash(head)
