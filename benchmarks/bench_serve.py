@@ -8,7 +8,7 @@
    ``startup.seconds`` (schema design + index load).
 3. Memory: the server's RSS against the index + records it reports (``/stats``).
 4. Search: 4-attribute queries (a point and three small ranges, ``verify`` on) sent open-loop
-   at ``--rate`` requests/s for ``--seconds`` (latency measured from each request's scheduled
+   at each of ``--rates`` requests/s for ``--seconds`` (latency measured from each request's scheduled
    time, so queueing counts), after a warm-up, ``--repeats`` times: p50 / p99 / achieved rate.
 5. Publish: ``--clients`` concurrent keep-alive connections posting new profiles for
    ``--seconds``: profiles/s acknowledged (each acknowledged after its commit).
@@ -274,7 +274,9 @@ def fill(db: Path, n: int, seed: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profiles", type=int, default=100_000)
-    ap.add_argument("--rate", type=float, default=500.0)
+    ap.add_argument("--rates", default="500", help="search rates (requests/s), comma-separated")
+    ap.add_argument("--search-only", action="store_true",
+                    help="no start-up phases (an existing --dir's server starts once); stop after the searches")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--clients", type=int, default=64)
@@ -303,7 +305,7 @@ def main() -> None:
 
     # start-up from the database (no snapshot), then from the snapshot that start wrote
     starts: dict[str, list[dict[str, Any]]] = {"database": [], "snapshot": []}
-    for how in ("database", "snapshot", "database", "snapshot"):
+    for how in () if args.search_only else ("database", "snapshot", "database", "snapshot"):
         if how == "database":
             snap.unlink(missing_ok=True)
         else:
@@ -320,6 +322,8 @@ def main() -> None:
         if how == "database":
             keep = snap.read_bytes()
     for how, runs in starts.items():
+        if not runs:
+            continue
         rows.append({"phase": f"start-up from {how}", "profiles": args.profiles,
                      "wall_s_median": statistics.median(r["wall_s"] for r in runs),
                      "server_s_median": statistics.median(r["server_s"] for r in runs),
@@ -339,15 +343,20 @@ def main() -> None:
     # search load
     sample = table1_profiles(min(FILL_STEP, args.profiles), seed=1)[:2000]  # the first chunk fill published
     bodies = [{"query": query4(p, rng), "mode": "subset", "verify": True, "limit": 100} for p in sample]
-    asyncio.run(open_loop(srv.port, bodies, min(args.rate, 200.0), 2.0, args.conns))  # warm-up
-    runs = [asyncio.run(open_loop(srv.port, bodies, args.rate, args.seconds, args.conns)) for _ in range(args.repeats)]
-    for i, r in enumerate(runs):
-        rows.append({"phase": f"search 4 attrs verify, {args.rate:g}/s, run {i + 1}", "profiles": st["profiles"], **r})
-    rows.append({"phase": "search (median of runs)", "profiles": st["profiles"],
-                 "p50_ms": statistics.median(r["p50_ms"] for r in runs),
-                 "p99_ms": statistics.median(r["p99_ms"] for r in runs),
-                 "achieved_rps": statistics.median(r["achieved_rps"] for r in runs)})
-    print(markdown_table(rows[-len(runs) - 1:]), flush=True)
+    asyncio.run(open_loop(srv.port, bodies, 100.0, 2.0, args.conns))  # warm-up
+    for rate in [float(x) for x in args.rates.split(",")]:
+        runs = [asyncio.run(open_loop(srv.port, bodies, rate, args.seconds, args.conns)) for _ in range(args.repeats)]
+        for i, r in enumerate(runs):
+            rows.append({"phase": f"search 4 attrs verify, {rate:g}/s, run {i + 1}", "profiles": st["profiles"], **r})
+        rows.append({"phase": f"search {rate:g}/s (median of runs)", "profiles": st["profiles"],
+                     "p50_ms": statistics.median(r["p50_ms"] for r in runs),
+                     "p99_ms": statistics.median(r["p99_ms"] for r in runs),
+                     "achieved_rps": statistics.median(r["achieved_rps"] for r in runs)})
+        print(markdown_table(rows[-len(runs) - 1:]), flush=True)
+    if args.search_only:
+        srv.stop()
+        print(markdown_table(rows))
+        return
 
     # correctness against the database
     scan = Scan(db)
@@ -377,7 +386,7 @@ def main() -> None:
         print(markdown_table(rows[-len(pubs) - 1:]), flush=True)
     srv.stop()
 
-    meta = {"profiles": args.profiles, "rate": args.rate, "seconds": args.seconds, "repeats": args.repeats,
+    meta = {"profiles": args.profiles, "rates": args.rates, "seconds": args.seconds, "repeats": args.repeats,
             "clients": args.clients, "conns": args.conns, "load": os.getloadavg(),
             "note": "server and load generator share this 2-core machine (and other jobs run on it)",
             "versions": versions(["bloomkit", "numpy", "numba", "fastapi", "uvicorn", "starlette", "pydantic"])}
