@@ -361,13 +361,13 @@ class MatchingService:
         except BaseException:
             db.rollback()
             raise
-        self._seq = seq
         # committed: from here the writes are durable; make them searchable, then acknowledge
         try:
             self._apply(_last_per_id(changes))
         except BaseException as e:
             self.broken = f"the index could not take committed writes ({e!r}); restart to rebuild it"
             raise
+        self._seq = seq  # the index holds every write up to this batch (what a snapshot records)
         self._applied += 1
         st = self._stats
         st.batches += 1
@@ -382,7 +382,7 @@ class MatchingService:
 
     # -- snapshots --------------------------------------------------------------------------------
     def _maybe_snapshot(self, force: bool = False) -> None:
-        if self.snapshot_interval <= 0 or self._seq == self._snap_seq:
+        if self.snapshot_interval <= 0 or self._seq == self._snap_seq or self.broken:
             return
         if not force and time.monotonic() - self._last_snap < self.snapshot_interval:
             return
