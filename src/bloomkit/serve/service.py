@@ -274,7 +274,9 @@ class MatchingService:
     def publish(self, record: Any) -> cf.Future[Any]:
         """Validate ``record`` (FieldError) and queue it; the future gives ``(id, token)`` once
         it is committed and searchable."""
-        rec = canonical_record(self.schema, record, "attributes")
+        return self._publish(canonical_record(self.schema, record, "attributes"))
+
+    def _publish(self, rec: dict[str, Any]) -> cf.Future[Any]:
         return self._submit(_Write("publish", cf.Future(), record=rec, text=_dumps(rec), token=secrets.token_urlsafe(24)))
 
     def publish_many(self, records: list[Any]) -> list[cf.Future[Any]]:
@@ -286,8 +288,7 @@ class MatchingService:
                 recs.append(canonical_record(self.schema, r, "attributes"))
             except FieldError as e:
                 raise FieldError(("profiles", i, *e.loc), e.msg) from None
-        return [self._submit(_Write("publish", cf.Future(), record=r, text=_dumps(r), token=secrets.token_urlsafe(24)))
-                for r in recs]
+        return [self._publish(r) for r in recs]
 
     def update(self, pid: int, token: str, record: Any) -> cf.Future[Any]:
         """Replace a profile's attributes; the future gives ``pid`` or raises WriteError (403, 404)."""
