@@ -258,3 +258,21 @@ def test_batch_publish(client: httpx.Client) -> None:
     assert search(client, {"Name": "nobatch0"})["ids"] == []
     for body in ({"profiles": []}, {"profiles": [{"attributes": {"Age": 1}}] * 1001}, {"profiles": [{"Age": 1}]}):
         assert client.post("/profiles/batch", json=body).status_code in (413, 422)
+
+
+def test_demo_fills_table1_profiles(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``bloomkit serve --demo``: the report's Table 1 schema (k = 15, Income (5, 1) at m = 512)
+    and generated profiles a search finds."""
+    srv = Server(tmp_path_factory.mktemp("demo"), "--demo", "--demo-profiles", "300", schema=None).start()
+    try:
+        with srv.client() as c:
+            st = c.get("/stats").json()
+            assert st["profiles"] == 300 and st["num_bits"] == 512 and st["num_hashes"] == 15
+            inc = next(a for a in st["attributes"] if a["name"] == "Income")
+            assert (inc["group_size"], inc["positions"]) == (5, 1)
+            rec = db_records(srv.db)
+            pid, p = next(iter(rec.items()))
+            q = {"Age": p["Age"][0], "Latitude": p["Latitude"], "University": p["University"]}
+            assert pid in search(c, q)["ids"]
+    finally:
+        srv.stop()
