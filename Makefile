@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 GCIDE  := /usr/share/dictd/gcide.dict.dz
 
-.PHONY: demo test test-pure test-no-compiler test-slow test-latest constraints bench lint data clean
+.PHONY: demo test test-pure test-no-compiler test-slow test-latest constraints bench bench-serve lint data browser serve-demo clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,14 @@ data:
 		|| echo "note: dict-gcide could not be installed; document 001 uses synthetic data"; \
 	fi
 
+# Chromium for the browser test of the `bloomkit serve` page (Debian package chromium; Playwright
+# drives it, never downloads one). Best effort: without it tests/test_serve_browser.py is skipped, saying why.
+browser:
+	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		(apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 \
+		|| echo "note: chromium could not be installed; the browser test of bloomkit serve is skipped"; \
+	fi
+
 demo: $(VENV)/.installed-demo data
 	$(VENV)/bin/bloomkit reproduce --quick --out results
 
@@ -51,7 +59,7 @@ CHECK_PATH := import os, bloomkit; p = bloomkit.info()["hash_path"]; print("bloo
 	assert p == "c-extension" or os.environ.get("BLOOMKIT_ALLOW_NUMBA_ONLY") == "1", \
 	"bloomkit._speedups was not built (set BLOOMKIT_ALLOW_NUMBA_ONLY=1 to test numba alone)"
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test browser
 	$(VENV)/bin/ruff check -q src tests benchmarks
 	$(VENV)/bin/mypy --no-error-summary src/bloomkit
 	$(PY) -c '$(CHECK_PATH)'
@@ -82,6 +90,15 @@ test-slow: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	$(PIP) install -c $(CONSTRAINTS) -e ".[bench]"
 	$(PY) benchmarks/bench_bloom.py
+
+# the matching service (issue 16) against a running server; N=1000000 for the issue's targets
+N ?= 100000
+bench-serve: $(VENV)/.installed-test
+	$(PY) benchmarks/bench_serve.py --profiles $(N)
+
+# try the service's page: Table 1 profiles in bloomkit-demo.sqlite, http://127.0.0.1:8000/
+serve-demo: $(VENV)/.installed-test
+	$(VENV)/bin/bloomkit serve --demo
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check src tests benchmarks

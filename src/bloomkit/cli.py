@@ -7,6 +7,7 @@
     bloomkit info FILE
     bloomkit reproduce [--quick | --full] [--only ID ...] [--out DIR]
     bloomkit bench [--keys N]
+    bloomkit serve --db PATH --schema SCHEMA.json [--host H] [--port P] | --demo
     bloomkit --version
     bloomkit parquet probe FILE|DIR --column C VALUE... [--json] [--hex]
     bloomkit parquet info FILE [--json]
@@ -191,6 +192,10 @@ def _parser() -> argparse.ArgumentParser:
     pin = pqs.add_parser("info", help="the Bloom filter of every column chunk")
     pin.add_argument("file")
     pin.add_argument("--json", action="store_true", help="JSON output")
+    # argparse only: FastAPI and uvicorn load when `serve` runs
+    from .serve.cli import add_arguments as serve_arguments
+
+    serve_arguments(sub.add_parser("serve", help="the matching service of document 000 (HTTP; extra 'serve')"))
     return p
 
 
@@ -234,6 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{e.id}\t{e.title}\t({e.source})")
                 return 0
             return cmd_reproduce(args)
+        if args.cmd == "serve":
+            from .serve.cli import run as cmd_serve
+
+            return cmd_serve(args)
         from ._commands import cmd_build, cmd_info, cmd_query
 
         return {"build": cmd_build, "query": cmd_query, "info": cmd_info, "bench": cmd_bench,

@@ -8,7 +8,9 @@ Section V and a bit-sliced index of many profile filters (the MFPGC use case).
 
 Sizing: :func:`design` (or ``RangeBloomFilter.for_requirements`` /
 ``ProfileIndex.for_requirements``) runs the two-phase optimizer for a schema and the typical
-inserted range sizes. Bulk input (records or tables by column name): :mod:`.records`.
+inserted range sizes. Bulk input (records or tables by column name): :mod:`.records`. Schema
+files (JSON: schema, m and typical range sizes; what ``bloomkit serve`` reads):
+:func:`schema_from_file`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .optimize import (
     phase1_k_ini,
 )
 from .schema import Attribute, Decimal, Integer, Numeric, Schema, Text
+from .schemafile import SchemaFile, schema_from_file, schema_from_json
 
 __all__ = [
     "PHASE1_RULES",
@@ -50,6 +53,7 @@ __all__ = [
     "RangeBloomFilter",
     "RangeConfig",
     "Schema",
+    "SchemaFile",
     "SingleResult",
     "Text",
     "design",
@@ -60,4 +64,6 @@ __all__ = [
     "optimize_single_bruteforce",
     "phase1_config",
     "phase1_k_ini",
+    "schema_from_file",
+    "schema_from_json",
 ]

@@ -420,6 +420,33 @@ class ProfileIndex(LayoutProperties, Persistable):
             words = K.sliced_and_blocks(st.slices, self.query_rows(query), st.active, _BLOCK)
             return _unpack_ids(words)
         batch = self._query_batch(query, owner)
+        ids = self._candidates(st, batch, how)
+        if verify and ids.size:
+            assert st.records is not None
+            ids = ids[st.records.matches(ids, batch, how)]
+        return ids
+
+    def search_candidates(self, query: Mapping[str, Any], *, mode: str = "subset") -> tuple[np.ndarray, np.ndarray]:
+        """``(candidates, matches)``: what ``search(query, mode=mode)`` and ``search(query,
+        mode=mode, verify=True)`` return, from one pass (needs ``store_records``): the profiles
+        whose filters pass the query, and those of them whose records satisfy it exactly.
+        ``len(candidates) - len(matches)`` is the number of Bloom false positives.
+
+        Complexity: as :meth:`search` with ``verify=True``.
+        """
+        owner = "ProfileIndex.search_candidates"
+        how = MODE(mode, "mode", owner)
+        if not self.store_records:
+            raise InvalidParameterError("search_candidates() needs an index built with store_records=True")
+        st = self._st
+        batch = self._query_batch(query, owner)
+        cand = self._candidates(st, batch, how)
+        assert st.records is not None
+        return cand, (cand[st.records.matches(cand, batch, how)] if cand.size else cand)
+
+    def _candidates(self, st: _State, batch: RecordBatch, how: str) -> np.ndarray:
+        """Ids whose filters pass the query ``batch`` (subset: AND of BF(query)'s rows;
+        intersect: per ranged attribute an OR over its groups of ANDs)."""
         if how == "subset":
             rows = np.unique(self._layout.positions(batch)[0])
             words = K.sliced_and_blocks(st.slices, rows, st.active, _BLOCK)
@@ -432,11 +459,7 @@ class ProfileIndex(LayoutProperties, Persistable):
                 assert c.a is not None and c.b is not None
                 rows, offsets = self._layout.range_rows(self._layout.plans[c.name], int(c.a[0]), int(c.b[0]))
                 words = K.or_of_ands(st.slices, rows, offsets, words, _BLOCK)
-        ids = _unpack_ids(words)
-        if verify and ids.size:
-            assert st.records is not None
-            ids = ids[st.records.matches(ids, batch, how)]
-        return ids
+        return _unpack_ids(words)
 
     # -- model ------------------------------------------------------------------------------------
     def fill_ratio(self) -> float:

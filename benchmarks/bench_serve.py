@@ -1,0 +1,399 @@
+"""Benchmark of ``bloomkit serve`` (issue 16) against a running server.
+
+1. Fill a database with N generated profiles of the report's Table 1 attributes (through
+   :class:`bloomkit.serve.MatchingService` in this process: the same group-commit writer the
+   HTTP API uses), then start ``bloomkit serve`` (the installed command, uvicorn) on it.
+2. Start-up: from the database (snapshot removed: the index is rebuilt) and from the snapshot
+   (written at the previous shutdown); time until ``/healthz`` answers, and the server's own
+   ``startup.seconds`` (schema design + index load).
+3. Memory: the server's RSS against the index + records it reports (``/stats``).
+4. Search: 4-attribute queries (a point and three small ranges, ``verify`` on) sent open-loop
+   at each of ``--rates`` requests/s for ``--seconds`` (latency measured from each request's scheduled
+   time, so queueing counts), after a warm-up, ``--repeats`` times: p50 / p99 / achieved rate.
+5. Publish: ``--clients`` concurrent keep-alive connections posting new profiles for
+   ``--seconds``: profiles/s acknowledged (each acknowledged after its commit).
+6. Correctness: ``--queries`` random queries (half derived from stored profiles, so they match
+   something; both modes) against a brute-force scan of the database (numpy over every record):
+   no false negatives without verify, exactly the brute-force answer with verify.
+
+    python benchmarks/bench_serve.py --profiles 1000000     # the issue's targets
+    python benchmarks/bench_serve.py --quick                 # 20,000 profiles, short phases
+
+The load generator is a minimal asyncio HTTP/1.1 client (keep-alive, no parsing beyond status
+and Content-Length) running on the same 2-core machine as the server: both share the cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bloomkit._bench import markdown_table, versions, write_results
+from bloomkit.serve import MatchingService
+from bloomkit.serve.demo import table1_profiles, table1_schema
+
+NUMERIC = ("Age", "Year", "Income", "Longitude", "Latitude")
+FILL_STEP = 100_000
+PLACES = {"Age": 0, "Year": 0, "Income": 0, "Longitude": 4, "Latitude": 4}
+
+
+# -- a small HTTP/1.1 client ----------------------------------------------------------------------
+class Conn:
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+
+    async def open(self) -> Conn:
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port, limit=1 << 22)
+        return self
+
+    async def request(self, method: str, path: str, payload: Any = None) -> tuple[int, bytes]:
+        body = b"" if payload is None else json.dumps(payload).encode()
+        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode()
+        self.writer.write(head + body)
+        status = int((await self.reader.readline()).split()[1])
+        length = 0
+        while True:
+            line = await self.reader.readline()
+            if line in (b"\r\n", b""):
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return status, await self.reader.readexactly(length)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+# -- the server ---------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, db: Path, schema: Path, log: Path, extra: list[str]) -> None:
+        self.port = free_port()
+        exe = str(Path(sys.executable).with_name("bloomkit"))
+        self.cmd = [exe, "serve", "--db", str(db), "--schema", str(schema), "--port", str(self.port), *extra]
+        self.log = log
+
+    def start(self) -> float:
+        t0 = time.perf_counter()
+        with self.log.open("ab") as fh:
+            self.proc = subprocess.Popen(self.cmd, stdout=fh, stderr=subprocess.STDOUT)
+        while True:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"server exited: {self.log.read_text()[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.05)
+        return time.perf_counter() - t0
+
+    def get(self, path: str) -> Any:
+        async def go() -> Any:
+            c = await Conn("127.0.0.1", self.port).open()
+            st, body = await c.request("GET", path)
+            c.close()
+            return json.loads(body)
+        return asyncio.run(go())
+
+    def rss_mb(self) -> float:
+        with open(f"/proc/{self.proc.pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(600)
+
+
+# -- load ---------------------------------------------------------------------------------------
+def query4(rec: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    """A 4-attribute query (a point and three small ranges) inside profile ``rec``."""
+    age, inc, lon, lat = rec["Age"], rec["Income"], rec["Longitude"], rec["Latitude"]
+    o = int(rng.integers(0, 10))
+    return {"Age": age[0] + o % (age[1] - age[0] + 1),
+            "Income": [inc[0] + 100, inc[0] + 150],
+            "Longitude": [round(lon[0] + 0.001, 4), round(lon[0] + 0.003, 4)],
+            "Latitude": [round(lat[0] + 0.002, 4), round(lat[0] + 0.004, 4)]}
+
+
+def random_query(rng: np.random.Generator) -> dict[str, Any]:
+    age = int(rng.integers(1, 118))
+    inc = int(rng.integers(0, 4900))
+    lon = int(rng.integers(-1_800_000, 1_799_000))
+    lat = int(rng.integers(-900_000, 899_000))
+    return {"Age": [age, age + 2], "Income": [inc, inc + 50], "Longitude": [lon / 1e4, (lon + 30) / 1e4],
+            "Latitude": [lat / 1e4, (lat + 30) / 1e4]}
+
+
+async def open_loop(port: int, bodies: list[dict[str, Any]], rate: float, seconds: float, conns: int) -> dict[str, Any]:
+    """Send ``rate`` searches/s for ``seconds`` over ``conns`` connections (open loop)."""
+    pool = [await Conn("127.0.0.1", port).open() for _ in range(conns)]
+    free: asyncio.Queue[Conn] = asyncio.Queue()
+    for c in pool:
+        free.put_nowait(c)
+    n = int(rate * seconds)
+    lat: list[float] = []
+    errors = 0
+    t0 = time.perf_counter() + 0.05
+
+    async def one(i: int) -> None:
+        nonlocal errors
+        sched = t0 + i / rate
+        c = await free.get()
+        try:
+            st, _ = await c.request("POST", "/search", bodies[i % len(bodies)])
+            errors += st != 200
+        finally:
+            free.put_nowait(c)
+        lat.append(time.perf_counter() - sched)
+
+    tasks = []
+    for i in range(n):
+        delay = t0 + i / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(i)))
+    await asyncio.gather(*tasks)
+    wall = time.perf_counter() - t0
+    for c in pool:
+        c.close()
+    a = np.array(lat) * 1e3
+    return {"requests": n, "p50_ms": float(np.percentile(a, 50)), "p99_ms": float(np.percentile(a, 99)),
+            "max_ms": float(a.max()), "achieved_rps": n / wall, "errors": errors}
+
+
+async def publish_load(port: int, profiles: list[dict[str, Any]], seconds: float, clients: int,
+                       batch: int = 1) -> dict[str, Any]:
+    """``clients`` connections publishing for ``seconds``: one profile per ``POST /profiles``
+    (``batch`` = 1) or ``batch`` per ``POST /profiles/batch``."""
+    conns = [await Conn("127.0.0.1", port).open() for _ in range(clients)]
+    done = 0
+    errors = 0
+    stop = time.perf_counter() + seconds
+    it = iter(range(0, len(profiles) - batch + 1, batch))
+
+    async def worker(c: Conn) -> None:
+        nonlocal done, errors
+        for lo in it:
+            if time.perf_counter() >= stop:
+                return
+            if batch == 1:
+                st, _ = await c.request("POST", "/profiles", {"attributes": profiles[lo]})
+            else:
+                st, _ = await c.request("POST", "/profiles/batch",
+                                        {"profiles": [{"attributes": p} for p in profiles[lo:lo + batch]]})
+            done += batch * (st == 201)
+            errors += st != 201
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker(c) for c in conns))
+    wall = time.perf_counter() - t0
+    for c in conns:
+        c.close()
+    return {"clients": clients, "batch": batch, "published": done, "seconds": wall, "profiles_per_s": done / wall, "errors": errors}
+
+
+# -- brute force --------------------------------------------------------------------------------
+class Scan:
+    """Every live record of the database as numpy columns (scaled integers, texts)."""
+
+    def __init__(self, db: Path) -> None:
+        con = sqlite3.connect(str(db))
+        rows = con.execute("SELECT id, record FROM profiles WHERE record IS NOT NULL ORDER BY id").fetchall()
+        con.close()
+        self.ids = np.array([r[0] for r in rows], dtype=np.int64)
+        recs = [json.loads(r[1]) for r in rows]
+        self.lo = {n: np.array([round(r[n][0] * 10 ** PLACES[n]) for r in recs], dtype=np.int64) for n in NUMERIC}
+        self.hi = {n: np.array([round(r[n][1] * 10 ** PLACES[n]) for r in recs], dtype=np.int64) for n in NUMERIC}
+
+    def match(self, q: dict[str, Any], mode: str) -> list[int]:
+        ok = np.ones(self.ids.size, dtype=bool)
+        for n, v in q.items():
+            a, b = (v, v) if not isinstance(v, list) else v
+            sa, sb = round(a * 10 ** PLACES[n]), round(b * 10 ** PLACES[n])
+            lo, hi = self.lo[n], self.hi[n]
+            ok &= ((lo <= sa) & (sb <= hi)) if mode == "subset" else ((lo <= sb) & (sa <= hi))
+        return self.ids[ok].tolist()
+
+
+async def correctness(port: int, scan: Scan, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    c = await Conn("127.0.0.1", port).open()
+    fn = fp = nonempty = 0
+    cand = []
+    for q in queries:
+        for mode in ("subset", "intersect"):
+            truth = scan.match(q, mode)
+            st1, b1 = await c.request("POST", "/search", {"query": q, "mode": mode, "verify": False, "limit": 10_000})
+            st2, b2 = await c.request("POST", "/search", {"query": q, "mode": mode, "verify": True, "limit": 10_000})
+            assert st1 == st2 == 200, (b1, b2)
+            loose, exact = json.loads(b1), json.loads(b2)
+            fn += len(set(truth) - set(loose["ids"]))
+            fp += exact["ids"] != truth
+            nonempty += bool(truth)
+            cand.append(loose["candidates"] - len(truth))
+    c.close()
+    return {"queries": len(queries), "modes": 2, "false_negatives": fn, "verified_mismatches": fp,
+            "queries_with_matches": nonempty, "mean_false_candidates": float(np.mean(cand))}
+
+
+def fill(db: Path, n: int, seed: int) -> float:
+    """Publish ``n`` profiles through the service's group-commit writer; profiles/s."""
+    svc = MatchingService(db, table1_schema(), snapshot_interval=3600)
+    t0 = time.perf_counter()
+    for lo in range(0, n, FILL_STEP):
+        futs = [svc.publish(p) for p in table1_profiles(min(FILL_STEP, n - lo), seed + lo)]
+        for f in futs:
+            f.result()
+    rate = n / (time.perf_counter() - t0)
+    svc.close()  # writes the snapshot
+    return rate
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--profiles", type=int, default=100_000)
+    ap.add_argument("--rates", default="500", help="search rates (requests/s), comma-separated")
+    ap.add_argument("--search-only", action="store_true",
+                    help="no start-up phases (an existing --dir's server starts once); stop after the searches")
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--clients", type=int, default=64)
+    ap.add_argument("--conns", type=int, default=32, help="connections of the search load")
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--dir", default=None, help="work directory (default: a temporary one)")
+    ap.add_argument("--out", default="benchmarks/results")
+    args = ap.parse_args()
+    if args.quick:
+        args.profiles, args.seconds, args.repeats, args.queries = 20_000, 3.0, 1, 200
+    work = Path(args.dir or tempfile.mkdtemp(prefix="bench_serve_"))
+    work.mkdir(parents=True, exist_ok=True)
+    db, schema = work / "profiles.sqlite", work / "table1.json"
+    schema.write_text(json.dumps(table1_schema().to_json()))
+    rows: list[dict[str, Any]] = []
+    rng = np.random.default_rng(7)
+
+    t0 = time.perf_counter()
+    if not db.exists():
+        rate = fill(db, args.profiles, seed=1)
+        rows.append({"phase": "fill (in-process writer)", "profiles": args.profiles, "profiles_per_s": rate,
+                     "seconds": time.perf_counter() - t0})
+    snap = Path(f"{db}.snapshot")
+    keep = b""
+
+    # start-up from the database (no snapshot), then from the snapshot that start wrote
+    starts: dict[str, list[dict[str, Any]]] = {"database": [], "snapshot": []}
+    for how in () if args.search_only else ("database", "snapshot", "database", "snapshot"):
+        if how == "database":
+            snap.unlink(missing_ok=True)
+        else:
+            snap.write_bytes(keep)
+        srv = Server(db, schema, work / "serve.log", ["--snapshot-interval", "3600"])
+        wall = srv.start()
+        st = srv.get("/stats")
+        assert st["startup"]["source"] == how, st["startup"]
+        starts[how].append({"wall_s": wall, "server_s": st["startup"]["seconds"]})
+        while how == "database" and srv.get("/stats")["snapshot"]["written"] < 1:  # written after a rebuild
+            time.sleep(0.5)
+        srv.proc.send_signal(signal.SIGKILL)  # no shutdown snapshot: keep the one we control
+        srv.proc.wait()
+        if how == "database":
+            keep = snap.read_bytes()
+    for how, runs in starts.items():
+        if not runs:
+            continue
+        rows.append({"phase": f"start-up from {how}", "profiles": args.profiles,
+                     "wall_s_median": statistics.median(r["wall_s"] for r in runs),
+                     "server_s_median": statistics.median(r["server_s"] for r in runs),
+                     "runs": json.dumps([round(r["wall_s"], 2) for r in runs])})
+
+    srv = Server(db, schema, work / "serve.log", ["--snapshot-interval", "3600"])
+    srv.start()
+    st = srv.get("/stats")
+    mem = st["memory"]
+    payload = mem["index_bytes"] + mem["records_bytes"]
+    rss = srv.rss_mb()
+    rows.append({"phase": "memory", "profiles": st["profiles"], "rss_mb": rss, "index_mb": mem["index_bytes"] / 2**20,
+                 "records_mb": mem["records_bytes"] / 2**20, "maps_mb": mem["maps_bytes"] / 2**20,
+                 "rss_over_index_records": rss * 2**20 / payload})
+    print(markdown_table(rows), flush=True)
+
+    # search load
+    sample = table1_profiles(min(FILL_STEP, args.profiles), seed=1)[:2000]  # the first chunk fill published
+    bodies = [{"query": query4(p, rng), "mode": "subset", "verify": True, "limit": 100} for p in sample]
+    asyncio.run(open_loop(srv.port, bodies, 100.0, 2.0, args.conns))  # warm-up
+    for rate in [float(x) for x in args.rates.split(",")]:
+        runs = [asyncio.run(open_loop(srv.port, bodies, rate, args.seconds, args.conns)) for _ in range(args.repeats)]
+        for i, r in enumerate(runs):
+            rows.append({"phase": f"search 4 attrs verify, {rate:g}/s, run {i + 1}", "profiles": st["profiles"], **r})
+        rows.append({"phase": f"search {rate:g}/s (median of runs)", "profiles": st["profiles"],
+                     "p50_ms": statistics.median(r["p50_ms"] for r in runs),
+                     "p99_ms": statistics.median(r["p99_ms"] for r in runs),
+                     "achieved_rps": statistics.median(r["achieved_rps"] for r in runs)})
+        print(markdown_table(rows[-len(runs) - 1:]), flush=True)
+    if args.search_only:
+        srv.stop()
+        print(markdown_table(rows))
+        return
+
+    # correctness against the database
+    scan = Scan(db)
+    queries = [query4(sample[int(rng.integers(len(sample)))], rng) if i % 2 else random_query(rng)
+               for i in range(args.queries)]
+    rows.append({"phase": "correctness vs brute force", "profiles": int(scan.ids.size),
+                 **asyncio.run(correctness(srv.port, scan, queries))})
+    print(markdown_table(rows[-1:]), flush=True)
+
+    # publish throughput
+    fresh = iter(table1_profiles(int(args.seconds * 20_000 * (args.repeats + 1) * 2), seed=10**9))
+    for clients, batch in ((args.clients, 1), (4, 250)):
+        w0 = srv.get("/stats")["writes"]
+        take = [next(fresh) for _ in range(2000)]
+        asyncio.run(publish_load(srv.port, take, 1.0, clients, batch))  # warm-up
+        pubs = []
+        for _ in range(args.repeats):
+            take = [next(fresh) for _ in range(int(args.seconds * 20_000))]
+            pubs.append(asyncio.run(publish_load(srv.port, take, args.seconds, clients, batch)))
+        for i, r in enumerate(pubs):
+            rows.append({"phase": f"publish, {clients} clients x {batch} per request, run {i + 1}", **r})
+        w1 = srv.get("/stats")["writes"]
+        rows.append({"phase": f"publish {batch} per request (median of runs)",
+                     "profiles_per_s": statistics.median(r["profiles_per_s"] for r in pubs),
+                     "mean_batch": (w1["writes"] - w0["writes"]) / max(w1["batches"] - w0["batches"], 1),
+                     "largest_batch": w1["largest_batch"]})
+        print(markdown_table(rows[-len(pubs) - 1:]), flush=True)
+    srv.stop()
+
+    meta = {"profiles": args.profiles, "rates": args.rates, "seconds": args.seconds, "repeats": args.repeats,
+            "clients": args.clients, "conns": args.conns, "load": os.getloadavg(),
+            "note": "server and load generator share this 2-core machine (and other jobs run on it)",
+            "versions": versions(["bloomkit", "numpy", "numba", "fastapi", "uvicorn", "starlette", "pydantic"])}
+    path = write_results(f"bench_serve_{args.profiles}", rows, meta, args.out)
+    print(markdown_table(rows))
+    print(f"results: {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""The system of record of ``bloomkit serve``: one SQLite file in WAL mode.
+
+Tables (every statement uses bound parameters only; no identifier is built from input)::
+
+    meta(key TEXT PRIMARY KEY, value TEXT)          schema file (JSON), write sequence, a random
+                                                    uuid (a snapshot names the database it came from)
+    profiles(id INTEGER PRIMARY KEY AUTOINCREMENT,  ids never reused
+             token BLOB,                            sha256 of the owner's bearer token
+             record TEXT,                           the canonical record (JSON); NULL once deleted
+             seq INTEGER NOT NULL)                  the write (batch) that last changed the row
+
+A deleted profile keeps its row with ``token`` and ``record`` set to NULL and a new ``seq``
+(a tombstone: its attributes are gone, and a snapshot of the index taken before the delete
+learns of it by :meth:`ProfileDB.changed_since`).
+
+Durability: ``journal_mode=WAL`` and ``synchronous=FULL``: a commit returns after the WAL is
+fsynced, so an acknowledged write survives kill -9 *and* a power failure. (With WAL,
+``synchronous=NORMAL`` would already survive kill -9 — the WAL's pages are in the OS cache once
+``COMMIT`` returns — but not a power loss; group commit makes FULL's one fsync per batch cheap.)
+
+Thread safety: one :class:`ProfileDB` per thread (SQLite connections are not shared): the
+service's writer thread owns the writing one; start-up code reads through its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidParameterError
+
+__all__ = ["ProfileDB", "hash_token"]
+
+_DDL = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS profiles (id INTEGER PRIMARY KEY AUTOINCREMENT, token BLOB, "
+    "record TEXT, seq INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS profiles_seq ON profiles (seq)",
+)
+
+
+def hash_token(token: str) -> bytes:
+    """sha256 of a bearer token (tokens are 192 random bits: a fast hash is enough)."""
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+class ProfileDB:
+    """A connection to the service's database (created if missing).
+
+    Parameters
+    ----------
+    path : path of the SQLite file.
+    schema : the schema file's JSON (:meth:`bloomkit.ranges.SchemaFile.to_json`): stored in a new
+        database; an existing database must hold the same one (InvalidParameterError otherwise:
+        its records would not fit another schema).
+    """
+
+    def __init__(self, path: str | Path, schema: dict[str, Any]) -> None:
+        self.path = Path(path)
+        self.conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0)
+        c = self.conn
+        mode = c.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise InvalidParameterError(f"database {str(self.path)!r} cannot use WAL mode (got {mode!r})")
+        c.execute("PRAGMA synchronous=FULL")
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            for stmt in _DDL:
+                c.execute(stmt)
+            row = c.execute("SELECT value FROM meta WHERE key = ?", ("schema",)).fetchone()
+            text = json.dumps(schema, sort_keys=True)
+            if row is None:
+                c.execute("INSERT INTO meta (key, value) VALUES (?, ?)", ("schema", text))
+                c.execute("INSERT INTO meta (key, value) VALUES (?, ?)", ("seq", "0"))
+            elif json.loads(row[0]) != json.loads(text):
+                raise InvalidParameterError(
+                    f"database {str(self.path)!r} holds profiles of another schema; use the schema it was "
+                    f"created with ({row[0][:200]}) or a new database")
+            c.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", ("uuid", secrets.token_hex(16)))
+            self.uuid: str = c.execute("SELECT value FROM meta WHERE key = ?", ("uuid",)).fetchone()[0]
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- reads ------------------------------------------------------------------------------------
+    def seq(self) -> int:
+        """The number of the last committed write batch."""
+        return int(self.conn.execute("SELECT value FROM meta WHERE key = ?", ("seq",)).fetchone()[0])
+
+    def count(self) -> int:
+        """Live (not deleted) profiles."""
+        return int(self.conn.execute("SELECT count(*) FROM profiles WHERE record IS NOT NULL").fetchone()[0])
+
+    def live(self, batch: int = 50_000) -> Iterator[list[tuple[int, str]]]:
+        """Every live profile ``(id, record JSON)`` in id order, ``batch`` rows at a time."""
+        last = 0
+        while True:
+            rows = self.conn.execute(
+                "SELECT id, record FROM profiles WHERE id > ? AND record IS NOT NULL ORDER BY id LIMIT ?",
+                (last, batch)).fetchall()
+            if not rows:
+                return
+            yield rows
+            last = rows[-1][0]
+
+    def changed_since(self, seq: int) -> list[tuple[int, str | None]]:
+        """``(id, record JSON or None if deleted)`` of every row written after batch ``seq``."""
+        return self.conn.execute("SELECT id, record FROM profiles WHERE seq > ? ORDER BY id", (seq,)).fetchall()
+
+    # -- the writer's transaction -----------------------------------------------------------------
+    def begin(self) -> int:
+        """Start a write transaction; returns its batch number (seq + 1)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        seq = self.seq() + 1
+        self.conn.execute("UPDATE meta SET value = ? WHERE key = ?", (str(seq), "seq"))
+        return seq
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    def insert(self, records: Sequence[str], tokens: Sequence[bytes], seq: int) -> list[int]:
+        """Insert profiles (in a transaction); returns their ids in order."""
+        cur = self.conn.cursor()
+        ids = []
+        for rec, tok in zip(records, tokens, strict=True):
+            cur.execute("INSERT INTO profiles (token, record, seq) VALUES (?, ?, ?)", (tok, rec, seq))
+            assert cur.lastrowid is not None
+            ids.append(int(cur.lastrowid))
+        return ids
+
+    def authorize(self, pid: int, token: str) -> int:
+        """200 if ``token`` owns live profile ``pid``, 403 if it does not, 404 if there is no such
+        profile (constant-time comparison of the hashes)."""
+        row = self.conn.execute("SELECT token FROM profiles WHERE id = ? AND record IS NOT NULL", (pid,)).fetchone()
+        if row is None:
+            return 404
+        return 200 if hmac.compare_digest(bytes(row[0]), hash_token(token)) else 403
+
+    def update(self, pid: int, record: str, seq: int) -> None:
+        self.conn.execute("UPDATE profiles SET record = ?, seq = ? WHERE id = ?", (record, seq, pid))
+
+    def delete(self, pid: int, seq: int) -> None:
+        """Erase a profile's record and token, keeping a tombstone row."""
+        self.conn.execute("UPDATE profiles SET record = NULL, token = NULL, seq = ? WHERE id = ?", (seq, pid))

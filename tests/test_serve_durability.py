@@ -1,0 +1,218 @@
+"""Durability of ``bloomkit serve`` (issue 16, item 2): kill -9 at any moment loses no
+acknowledged write; the snapshot is checked against the database (replayed when stale,
+refused when damaged or foreign) and the index is otherwise rebuilt from the database."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+from _serve import SMALL_SCHEMA, Server, db_records  # noqa: E402
+
+
+def _exact(name: str) -> dict[str, Any]:
+    return {"query": {"Name": name}, "verify": False, "limit": 10}
+
+
+def _hammer(url: str, stop: threading.Event, acked: dict[str, tuple[int, str]], deleted: set[str],
+            lock: threading.Lock, seed: int) -> None:
+    """Publish (and sometimes delete) until ``stop`` or the server dies; record what was
+    acknowledged."""
+    rnd = random.Random(seed)
+    mine: list[str] = []
+    with httpx.Client(base_url=url, timeout=10.0) as c:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            name = f"w{seed}-{n}"
+            try:
+                if mine and rnd.random() < 0.2:
+                    victim = mine.pop(rnd.randrange(len(mine)))
+                    pid, token = acked[victim]
+                    with lock:
+                        deleted.add("?" + victim)  # in flight: if the server dies now, either outcome is right
+                    r = c.delete(f"/profiles/{pid}", headers={"Authorization": f"Bearer {token}"})
+                    if r.status_code == 204:
+                        with lock:
+                            deleted.add(victim)
+                            deleted.discard("?" + victim)
+                    continue
+                r = c.post("/profiles", json={"attributes": {"Name": name, "Age": [20, 29], "Income": rnd.randrange(5000)}})
+            except httpx.HTTPError:
+                return  # killed
+            if r.status_code == 201:
+                with lock:
+                    acked[name] = (r.json()["id"], r.json()["token"])
+                mine.append(name)
+
+
+def _check_all(srv: Server, acked: dict[str, tuple[int, str]], deleted: set[str]) -> None:
+    live = {n for n in acked if n not in deleted and "?" + n not in deleted}
+    with srv.client() as c:
+        for name in sorted(acked):
+            if "?" + name in deleted:
+                continue  # its delete was not acknowledged (the server was killed meanwhile)
+            ids = c.post("/search", json=_exact(name)).json()["ids"]
+            if name in deleted:
+                assert acked[name][0] not in ids, f"acknowledged delete of {name} lost"
+            else:
+                assert acked[name][0] in ids, f"acknowledged publish of {name} lost"
+        assert c.get("/healthz").json()["profiles"] == len(db_records(srv.db))
+    assert {acked[n][0] for n in live} <= set(db_records(srv.db))
+
+
+@pytest.mark.parametrize("interval", [pytest.param("0", marks=pytest.mark.slow), "0.3"])
+def test_kill9_loses_no_acknowledged_write(tmp_path: Path, interval: str) -> None:
+    """Eight clients publish and delete concurrently; kill -9 mid-flight, three times; after
+    each restart every acknowledged publish is found and every acknowledged delete is gone.
+    With interval 0.3 s the restarts load a (stale) snapshot and replay the database."""
+    acked: dict[str, tuple[int, str]] = {}
+    deleted: set[str] = set()
+    lock = threading.Lock()
+    sources = []
+    for round_ in range(3):
+        srv = Server(tmp_path, "--snapshot-interval", interval).start()
+        with srv.client() as c:
+            sources.append(c.get("/stats").json()["startup"]["source"])
+        _check_all(srv, acked, deleted)
+        stop = threading.Event()
+        threads = [threading.Thread(target=_hammer, args=(srv.url, stop, acked, deleted, lock, 10 * round_ + i))
+                   for i in range(8)]
+        for t in threads:
+            t.start()
+        time.sleep(1.0 + random.random())
+        srv.kill()  # kill -9 while requests are in flight
+        stop.set()
+        for t in threads:
+            t.join(30)
+    assert len(acked) > 100 and deleted
+    srv = Server(tmp_path, "--snapshot-interval", interval).start()
+    try:
+        _check_all(srv, acked, deleted)
+    finally:
+        srv.kill()
+    if interval != "0":
+        assert "snapshot" in sources[1:], sources
+
+
+def _stats(srv: Server) -> dict[str, Any]:
+    with srv.client() as c:
+        out: dict[str, Any] = c.get("/stats").json()
+        return out
+
+
+def test_snapshot_replay_damage_and_foreign(tmp_path: Path) -> None:
+    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
+    with srv.client() as c:
+        a = c.post("/profiles", json={"attributes": {"Name": "a", "Age": 5}}).json()
+        b = c.post("/profiles", json={"attributes": {"Name": "b", "Age": 6}}).json()
+    assert srv.stop() in (0, -15, 143)  # graceful: the last snapshot is written
+    snap = Path(f"{srv.db}.snapshot")
+    assert snap.exists()
+
+    # stale snapshot: later writes (a deleted, c published) come from the database
+    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
+    assert _stats(srv)["startup"]["source"] == "snapshot"
+    with srv.client() as c:
+        assert c.delete(f"/profiles/{a['id']}", headers={"Authorization": f"Bearer {a['token']}"}).status_code == 204
+        cc = c.post("/profiles", json={"attributes": {"Name": "c", "Age": 7}}).json()
+    srv.kill()  # no new snapshot
+    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
+    st = _stats(srv)
+    assert st["startup"]["source"] == "snapshot" and st["profiles"] == 2
+    with srv.client() as c:
+        assert c.post("/search", json=_exact("a")).json()["ids"] == []
+        assert c.post("/search", json=_exact("b")).json()["ids"] == [b["id"]]
+        assert c.post("/search", json=_exact("c")).json()["ids"] == [cc["id"]]
+    srv.kill()
+
+    # damaged snapshot: refused, rebuilt from the database, same answers
+    raw = bytearray(snap.read_bytes())
+    head_end = raw.index(b"\n", raw.index(b"\n") + 1)
+    seq_at = raw.index(b'"seq": ') + len(b'"seq": ')
+    for pos in (len(raw) // 2, len(raw) - 5, head_end + 3, seq_at):  # index, map, header's seq
+        bad = bytearray(raw)
+        bad[pos] = (bad[pos] ^ 0x55) if pos != seq_at else ord("9" if bad[pos] != ord("9") else "1")  # still a number
+        snap.write_bytes(bytes(bad))
+        srv = Server(tmp_path, "--snapshot-interval", "3600").start()
+        st = _stats(srv)
+        assert st["startup"]["source"] == "database" and st["startup"]["snapshot_refused"], pos
+        with srv.client() as c:
+            assert c.post("/search", json=_exact("c")).json()["ids"] == [cc["id"]]
+            assert c.post("/search", json=_exact("a")).json()["ids"] == []
+        srv.kill()
+    snap.write_bytes(bytes(raw[: len(raw) // 3]))  # truncated
+    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
+    assert _stats(srv)["startup"]["source"] == "database"
+    srv.kill()
+
+    # a snapshot of another database (another schema) is refused too
+    other_dir = tmp_path / "other"
+    other_dir.mkdir()
+    schema2 = {"num_bits": 128, "attributes": [{"name": "Name", "type": "text"}]}
+    o = Server(other_dir, "--snapshot-interval", "3600", schema=schema2).start()
+    with o.client() as c:
+        c.post("/profiles", json={"attributes": {"Name": "zz"}})
+    o.stop()
+    snap.write_bytes(Path(f"{o.db}.snapshot").read_bytes())
+    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
+    st = _stats(srv)
+    assert st["startup"]["source"] == "database" and "another database" in st["startup"]["snapshot_refused"]
+    assert st["profiles"] == 2
+    srv.stop()
+
+    # ... even one of a copy of this database's schema (same schema, same configuration)
+    third = tmp_path / "third"
+    third.mkdir()
+    t = Server(third, "--snapshot-interval", "3600").start()
+    with t.client() as c:
+        for name in ("x", "y"):
+            c.post("/profiles", json={"attributes": {"Name": name, "Age": 9}})
+    t.stop()
+    snap.write_bytes(Path(f"{t.db}.snapshot").read_bytes())
+    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
+    st = _stats(srv)
+    assert st["startup"]["source"] == "database" and "another database" in st["startup"]["snapshot_refused"]
+    with srv.client() as c:
+        assert c.post("/search", json=_exact("x")).json()["ids"] == []
+        assert c.post("/search", json=_exact("b")).json()["ids"] == [b["id"]]
+    srv.stop()
+
+
+def test_background_snapshot_is_refreshed(tmp_path: Path) -> None:
+    srv = Server(tmp_path, "--snapshot-interval", "0.2").start()
+    snap = Path(f"{srv.db}.snapshot")
+    with srv.client() as c:
+        for i in range(5):
+            assert c.post("/profiles", json={"attributes": {"Name": f"s{i}", "Age": 9}}).status_code == 201
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and c.get("/stats").json()["snapshot"]["seq"] < 5:
+            time.sleep(0.1)
+        s = c.get("/stats").json()["snapshot"]
+    assert s["written"] >= 1 and s["seq"] >= 5 and snap.exists()
+    srv.kill()
+    srv = Server(tmp_path, "--snapshot-interval", "0.2").start()
+    st = _stats(srv)
+    assert st["startup"]["source"] == "snapshot" and st["profiles"] == 5
+    srv.kill()
+
+
+def test_database_of_another_schema_exits_2(tmp_path: Path) -> None:
+    srv = Server(tmp_path).start()
+    srv.stop()
+    other = dict(SMALL_SCHEMA, num_bits=512)
+    bad = Server(tmp_path, schema=other)
+    r = subprocess.run(bad.cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bloomkit: error:") and "another schema" in lines[0]

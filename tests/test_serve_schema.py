@@ -1,0 +1,210 @@
+"""Schema files (``bloomkit.ranges.schema_from_file``), ``ProfileIndex.search_candidates``, the record
+validation of the service, and ``bloomkit serve`` refusing bad start-up input with one line
+and exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bloomkit.errors import InvalidParameterError
+from bloomkit.ranges import (
+    Decimal,
+    Integer,
+    ProfileIndex,
+    RangeConfig,
+    Schema,
+    SchemaFile,
+    Text,
+    design,
+    schema_from_file,
+    schema_from_json,
+)
+from bloomkit.serve.demo import table1_profiles, table1_schema
+from bloomkit.serve.records import FieldError, canonical_record
+
+GOOD = {"num_bits": 512, "attributes": [
+    {"name": "Name", "type": "text"},
+    {"name": "Age", "type": "integer", "min": 1, "max": 120, "typical_range": 10},
+    {"name": "Latitude", "type": "decimal", "min": -90, "max": 90, "places": 4, "typical_range": 1000}]}
+
+
+def test_schema_file_round_trip_and_design(tmp_path: Path) -> None:
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps(GOOD))
+    f = schema_from_file(p)
+    assert f.schema == Schema([Text("Name"), Integer("Age", 1, 120), Decimal("Latitude", -90, 90, 4)])
+    assert f.num_bits == 512 and f.range_sizes == {"Age": 10, "Latitude": 1000}
+    assert f.to_json() == GOOD and schema_from_json(f.to_json()) == f
+    d = f.design()
+    ref = design(f.schema, f.range_sizes, num_bits=512)
+    assert d.config == ref.config and d.predicted_fpr == ref.predicted_fpr and d.num_bits == 512
+    # defaults: m = 512, typical_range 1 (points)
+    g = schema_from_json({"attributes": [{"name": "Age", "type": "integer", "min": 1, "max": 120}]})
+    assert g.num_bits == 512 and g.range_sizes == {"Age": 1}
+
+
+def test_table1_schema_gives_the_reports_configuration() -> None:
+    """Table 1 at m = 512: k = 15 and Table 3's (d, s) (Income (5, 1), Age (1, 6))."""
+    f = table1_schema()
+    d = f.design()
+    assert d.num_bits == 512 and d.config.num_hashes == 15
+    assert (d.config["Income"].group_size, d.config["Income"].positions) == (5, 1)
+    assert (d.config["Age"].group_size, d.config["Age"].positions) == (1, 6)
+    profiles = table1_profiles(50, seed=3)
+    assert profiles == table1_profiles(50, seed=3) and len(profiles) == 50
+    for p in profiles:
+        assert canonical_record(f.schema, p, "attributes") == p  # generated profiles are canonical
+
+
+def _with(attr: dict[str, Any], **top: Any) -> dict[str, Any]:
+    return {"num_bits": 512, "attributes": [attr], **top}
+
+
+BAD = [
+    ([], "schema"),
+    ({"attributes": []}, "attributes"),
+    ({"attributes": "Age"}, "attributes"),
+    ({"num_bits": 512}, "attributes"),
+    (_with({"name": "A", "type": "text"}, extra=1), "extra"),
+    (_with({"name": "A", "type": "text"}, num_bits=1), "num_bits"),
+    (_with({"name": "A", "type": "text"}, num_bits="512"), "num_bits"),
+    (_with({"name": "A", "type": "date"}), "attributes[0].type"),
+    (_with({"name": "A"}), "attributes[0].type"),
+    (_with({"name": "A", "type": "text", "min": 1}), "'min'"),
+    (_with({"name": "A", "type": "integer", "min": 1}), "attributes[0].max"),
+    (_with({"name": "A", "type": "integer", "min": 5, "max": 1}), "'max'"),
+    (_with({"name": "A", "type": "integer", "min": 1.5, "max": 9}), "'min'"),
+    (_with({"name": "A", "type": "integer", "min": 1, "max": 9, "typical_range": 9}), "typical_range"),
+    (_with({"name": "A", "type": "integer", "min": 1, "max": 9, "typical_range": 0}), "typical_range"),
+    (_with({"name": "A", "type": "integer", "min": 1, "max": 9, "typical_range": "3"}), "typical_range"),
+    (_with({"name": "A", "type": "decimal", "min": -9, "max": 9}), "attributes[0].places"),
+    (_with({"name": "A", "type": "decimal", "min": -9, "max": 9, "places": 13}), "places"),
+    (_with({"name": "A:b", "type": "text"}), "name"),
+    (_with({"name": "", "type": "text"}), "name"),
+    (_with({"name": 5, "type": "text"}), "name"),
+    ({"attributes": [{"name": "A", "type": "text"}, {"name": "A", "type": "text"}]}, "unique"),
+]
+
+
+@pytest.mark.parametrize("data, needle", BAD)
+def test_bad_schema_names_the_field(data: Any, needle: str) -> None:
+    with pytest.raises(InvalidParameterError, match="schema file") as e:
+        schema_from_json(data)
+    assert needle in str(e.value)
+
+
+def test_bad_schema_files(tmp_path: Path) -> None:
+    p = tmp_path / "s.json"
+    p.write_text("{not json")
+    with pytest.raises(InvalidParameterError, match="not valid JSON"):
+        schema_from_file(p)
+    p.write_bytes(b"\xff\xfe")
+    with pytest.raises(InvalidParameterError, match="not valid JSON"):
+        schema_from_file(p)
+    p.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InvalidParameterError):
+        schema_from_file(p)
+    p.write_text(" " * (1 << 20) + "{}")
+    with pytest.raises(InvalidParameterError, match="larger"):
+        schema_from_file(p)
+    with pytest.raises(OSError):
+        schema_from_file(tmp_path / "missing.json")
+
+
+def _serve(*args: str) -> subprocess.CompletedProcess[str]:
+    from _serve import bloomkit_command
+
+    return subprocess.run([*bloomkit_command(), "serve", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("content", [
+    "{not json", json.dumps({"attributes": []}), json.dumps(BAD[11][0]), json.dumps(BAD[13][0])])
+def test_serve_bad_schema_exits_2_with_one_line(tmp_path: Path, content: str) -> None:
+    pytest.importorskip("fastapi")
+    p = tmp_path / "s.json"
+    p.write_text(content)
+    r = _serve("--db", str(tmp_path / "db.sqlite"), "--schema", str(p), "--port", "1")
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bloomkit: error: schema file"), r.stderr
+    assert not (tmp_path / "db.sqlite").exists()  # nothing created
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--db", "x.sqlite"], "--schema"),
+    (["--schema", "s.json"], "--db"),
+    (["--db", "x.sqlite", "--schema", "missing.json"], "missing.json"),
+    (["--db", "x.sqlite", "--schema", "s.json", "--demo"], "exactly one"),
+])
+def test_serve_bad_arguments_exit_2(tmp_path: Path, args: list[str], needle: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("fastapi")
+    (tmp_path / "s.json").write_text(json.dumps(GOOD))
+    monkeypatch.chdir(tmp_path)
+    r = _serve(*args)
+    assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+# -- ProfileIndex.search_candidates (public addition for the service) -------------------------
+
+def _index() -> ProfileIndex:
+    idx = ProfileIndex(Schema([Text("City"), Integer("Age", 0, 120)]), 64, RangeConfig(4, {"Age": (1, 2)}),
+                       store_records=True)
+    idx.add_many([{"City": "a", "Age": (20, 29)}, {"City": "b", "Age": (30, 39)}, {"City": "a", "Age": 25}])
+    return idx
+
+
+def test_search_candidates_equals_search_both_ways() -> None:
+    idx = _index()
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        lo = int(rng.integers(0, 110))
+        q: dict[str, Any] = {"Age": (lo, lo + int(rng.integers(0, 10)))}
+        if rng.random() < 0.5:
+            q["City"] = str(rng.choice(["a", "b", "c"]))
+        for mode in ("subset", "intersect"):
+            cand, match = idx.search_candidates(q, mode=mode)
+            assert cand.tolist() == idx.search(q, mode=mode).tolist()
+            assert match.tolist() == idx.search(q, mode=mode, verify=True).tolist()
+            assert set(match.tolist()) <= set(cand.tolist())
+    idx.remove(1)
+    assert [a.tolist() for a in idx.search_candidates({})] == [[0, 2], [0, 2]]  # {}: every live profile
+    assert idx.search({}).tolist() == [0, 2]
+    idx._check()
+
+
+def test_search_candidates_refusals() -> None:
+    idx = ProfileIndex(Schema([Integer("Age", 0, 120)]), 64, 4)
+    idx.add({"Age": 3})
+    with pytest.raises(InvalidParameterError, match="store_records"):
+        idx.search_candidates({"Age": 3})
+    with pytest.raises(InvalidParameterError, match="Age"):
+        _index().search_candidates({"Age": 300})
+    with pytest.raises(InvalidParameterError, match="Nope"):
+        _index().search_candidates({"Nope": 3})
+    with pytest.raises(InvalidParameterError, match="mode"):
+        _index().search_candidates({"Age": 3}, mode="x")
+
+
+# -- the service's validation -----------------------------------------------------------------
+
+def test_canonical_record() -> None:
+    s = schema_from_json(GOOD).schema
+    assert canonical_record(s, {"Name": "x", "Age": 3, "Latitude": [25.01234, 25.1]}, "q") == \
+        {"Name": "x", "Age": [3, 3], "Latitude": [25.0123, 25.1]}
+    assert canonical_record(s, {}, "q", allow_empty=True) == {}
+    for bad, loc in (({"Age": 1.0}, ("q", "Age")), ({"Nope": 1}, ("q", "Nope")), ([], ("q",)), ({}, ("q",)),
+                     ({"Latitude": {"lo": 1}}, ("q", "Latitude")), ({"Age": [None, 3]}, ("q", "Age"))):
+        with pytest.raises(FieldError) as e:
+            canonical_record(s, bad, "q")
+        assert e.value.loc == loc and e.value.detail()[0]["loc"] == ["body", *loc]
+
+
+def test_schema_file_is_a_dataclass() -> None:
+    f = schema_from_json(GOOD)
+    assert isinstance(f, SchemaFile) and f == schema_from_json(json.loads(json.dumps(f.to_json())))
