@@ -254,3 +254,39 @@ def test_bench_command():
 def test_version_names_the_hash_path():
     out = ok("--version")
     assert out.startswith(f"bloomkit {bloomkit.__version__} (") and ("c-extension" in out or "numba" in out)
+
+
+def test_range_and_profile_index_from_a_table(tmp_path):
+    """--kind range / profile-index: the schema file's design, a CSV whose columns are the
+    attributes (a range as Name.lo / Name.hi); query answers equal a scan of the table."""
+    schema = {"num_bits": 512, "attributes": [
+        {"name": "Name", "type": "text"},
+        {"name": "Age", "type": "integer", "min": 1, "max": 120, "typical_range": 10}]}
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    rng = np.random.default_rng(3)
+    lo = rng.integers(1, 100, 300)
+    rows = {"Name": [f"n{i % 40}" for i in range(300)], "Age.lo": lo, "Age.hi": lo + rng.integers(0, 20, 300)}
+    pacsv.write_csv(pa.table(rows), tmp_path / "people.csv")
+    idx = tmp_path / "people.bkf"
+    fails("build", str(tmp_path / "people.csv"), "--kind", "profile-index", "-o", str(idx), match="--schema")
+    fails("build", str(tmp_path / "people.csv"), "--kind", "bloom", "--schema", str(tmp_path / "schema.json"),
+          "-o", str(idx), match="--schema is for")
+    ok("build", str(tmp_path / "people.csv"), "--kind", "profile-index", "--schema", str(tmp_path / "schema.json"),
+       "-o", str(idx))
+    for age in (5, 30, 77, 118):
+        want = [i for i in range(300) if rows["Age.lo"][i] <= age <= rows["Age.hi"][i]]
+        doc = json.loads(ok("query", str(idx), f"Age={age}", "--json"))
+        assert doc[0]["ids"] == want, age
+    doc = json.loads(ok("query", str(idx), "Name=n7", "Age=30:35", "--mode", "intersect", "--json"))
+    want = [i for i in range(300) if rows["Name"][i] == "n7" and rows["Age.lo"][i] <= 35 and 30 <= rows["Age.hi"][i]]
+    assert doc[0]["ids"] == want
+    fails("query", str(idx), "Height=3", match="no attribute 'Height'")
+    rf = tmp_path / "r.bkf"
+    ok("build", str(tmp_path / "people.csv"), "--kind", "range", "--schema", str(tmp_path / "schema.json"), "-o", str(rf))
+    assert answers(ok("query", str(rf), "Name=n3", "Age=50"))["Name=n3 Age=50"] == "maybe"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"num_bits": 512, "attributes": [{"name": "Age", "type": "integer", "min": 5, "max": 1}]}))
+    fails("build", str(tmp_path / "people.csv"), "--kind", "range", "--schema", str(bad), "-o", str(rf),
+          match="attributes[0]")
+    fails("build", str(tmp_path / "people.csv"), "--kind", "range", "--schema", str(tmp_path / "schema.json"),
+          "--column", "Name", "-o", str(rf), match="--column is not for")

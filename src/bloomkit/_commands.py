@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._io import KEY_TYPES, KeyFile, parse_key, read_keys, read_text_keys
+from ._io import KEY_TYPES, KeyFile, open_bytes, parse_key, read_keys, read_table, read_text_keys
 from .errors import BloomkitError, InvalidParameterError
 
 __all__ = ["KINDS", "cmd_build", "cmd_info", "cmd_query", "warn"]
@@ -60,7 +60,7 @@ def _emit(args: argparse.Namespace, doc: Any, lines: list[str]) -> None:
 class Kind:
     """A structure the CLI can build: its family (for the options it needs) and its builder."""
 
-    family: str  # "membership", "lookup", "similarity", "items", "ranges"
+    family: str  # "membership", "lookup", "similarity", "items", "records"
     build: Callable[[argparse.Namespace, KeyFile], Any]
     help: str
 
@@ -195,7 +195,40 @@ KINDS: dict[str, Kind] = {
     "mlbf-star": Kind("similarity", _similarity("MLBFStar"), "MLBF*: the virtual multi-level filter (--w)"),
     "lsbf": Kind("similarity", _similarity("LSBF"), "LSBF: one-width locality-sensitive filter (--w)"),
     "pbf": Kind("items", _items, "parallel Bloom filter of multi-attribute items (document 004; --columns)"),
+    "range": Kind("records", lambda args, kf: None,
+                  "range Bloom filter of a table's records (document 000; --schema, columns by attribute name)"),
+    "profile-index": Kind("records", lambda args, kf: None,
+                          "profile index: one profile per row, searched by attributes and ranges (--schema)"),
 }
+
+
+def _build_records(args: argparse.Namespace) -> tuple[Any, str, int]:
+    """``--kind range | profile-index``: the schema file's optimizer choice (k, (d, s) per
+    attribute), then every row of the table (a numeric range as two columns ``Name.lo`` /
+    ``Name.hi``, or one column of points) inserted by column name."""
+    from .ranges import ProfileIndex, RangeBloomFilter, schema_from_file
+
+    if not args.schema:
+        raise InvalidParameterError(f"--kind {args.kind} needs --schema FILE (the attributes, m and typical "
+                                    "range sizes; see docs/serve.md)")
+    for opt in ("column", "columns", "values", "key_type"):
+        if getattr(args, opt) is not None:
+            raise InvalidParameterError(f"--{opt.replace('_', '-')} is not for --kind {args.kind}: the table's "
+                                        "columns are the schema's attributes (a range as Name.lo and Name.hi)")
+    sf = schema_from_file(args.schema)
+    table, source = read_table(args.input, args.format)
+    cols = set(table.column_names)
+    present = [n for n in sf.schema.names if n in cols or f"{n}.lo" in cols or f"{n}.hi" in cols]
+    d = sf.design()
+    obj: Any
+    if args.kind == "range":
+        obj = RangeBloomFilter(sf.schema, d.num_bits, d.config, seed=args.seed)
+        obj.insert_many(table, attributes=present)
+    else:
+        obj = ProfileIndex(sf.schema, d.num_bits, d.config, seed=args.seed, capacity=table.num_rows,
+                           store_records=True)
+        obj.add_many(table, attributes=present)
+    return obj, source, table.num_rows
 
 
 def _split_columns(text: str | None) -> list[str]:
@@ -207,6 +240,11 @@ def _split_columns(text: str | None) -> list[str]:
 
 def cmd_build(args: argparse.Namespace) -> int:
     kind = KINDS[args.kind]
+    if kind.family == "records":
+        obj, source, rows = _build_records(args)
+        return _saved(args, obj, source, rows)
+    if args.schema is not None:
+        raise InvalidParameterError(f"--schema is for --kind range / profile-index, not {args.kind}")
     if kind.family in ("similarity", "items"):
         names = _split_columns(args.columns)
         if not names:
@@ -227,12 +265,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     kf = read_keys(args.input, column=column, extra=extra, key_type=args.key_type, fmt=args.format)
     if kf.skipped_empty:
         warn(f"{kf.source}: skipped {kf.skipped_empty} empty line(s)")
-    obj = kind.build(args, kf)
+    return _saved(args, kind.build(args, kf), kf.source, kf.rows)
+
+
+def _saved(args: argparse.Namespace, obj: Any, source: str, rows: int) -> int:
     obj.save(args.output)
     info = obj.info()
-    doc = {"output": args.output, "kind": args.kind, "source": kf.source, "rows": kf.rows, "info": info}
+    doc = {"output": args.output, "kind": args.kind, "source": source, "rows": rows, "info": info}
     _emit(args, doc, [
-        f"{type(obj).__name__}: {kf.rows} rows from {kf.source}, {info.get('size_in_bits')} bits, "
+        f"{type(obj).__name__}: {rows} rows from {source}, {info.get('size_in_bits')} bits, "
         f"predicted FPR {info.get('predicted_fpr'):.3g} -> {args.output}"])
     return 0
 
@@ -270,8 +311,6 @@ def _query_texts(args: argparse.Namespace) -> list[str]:
 
 
 def _read_input(path: str) -> bytes:
-    from ._io import open_bytes
-
     return open_bytes(path)[0]
 
 

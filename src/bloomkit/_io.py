@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import BloomkitError, InvalidParameterError
 
-__all__ = ["KEY_TYPES", "KeyFile", "open_bytes", "parse_key", "read_keys", "read_text_keys"]
+__all__ = ["KEY_TYPES", "KeyFile", "open_bytes", "parse_key", "read_keys", "read_table", "read_text_keys"]
 
 KEY_TYPES = ("str", "bytes", "int", "float")
 _TABLE_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
@@ -227,6 +227,23 @@ def read_keys(
     if kf.rows == 0:
         raise InputError(f"{source} holds no keys")
     return kf
+
+
+def read_table(path: str, fmt: str | None = None) -> tuple[Any, str]:
+    """(pyarrow Table of every column, source name) of a CSV / TSV / Parquet file, gzip or not
+    (``-``: stdin, ``fmt`` required). InputError for text input, damage and empty tables."""
+    raw, name = open_bytes(path)
+    source = "<stdin>" if path == "-" else path
+    kind = fmt or _TABLE_SUFFIXES.get(Path(name).suffix.lower(), "text")
+    if kind == "text":
+        raise InputError(f"{source}: records come from a table (CSV, TSV or Parquet; say --format for stdin) "
+                         "whose columns are the schema's attributes")
+    if raw[:4] != b"PAR1" and kind == "parquet":
+        raise InputError(f"{source}: not a Parquet file (no PAR1 magic)")
+    table = _read_table(raw, kind, source, None, None, None)
+    if table.num_rows == 0:
+        raise InputError(f"{source} holds no records")
+    return table, source
 
 
 def _parquet_names(raw: bytes, source: str) -> list[str]:

@@ -164,6 +164,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--or-count", type=int, default=6, help="mlbf: L, the OR count")
     b.add_argument("--num-bits", type=int, default=None, help="similarity: m, bits of the main filter")
     b.add_argument("--verify-bits", type=int, default=None, help="similarity: m', bits of the verification filter")
+    b.add_argument("--schema", default=None, help="range / profile-index: the schema file (JSON: attributes, "
+                   "num_bits, typical range sizes; see docs/serve.md)")
     b.add_argument("--strict", action="store_true", help="warnings (overfill, skipped lines) are errors")
     b.add_argument("--json", action="store_true", help="print a JSON summary")
     q = sub.add_parser("query", help="ask a saved structure about keys, items, vectors or records")
