@@ -973,3 +973,13 @@ def test_keys_of_huge_scopes_fit_64_bits() -> None:
     bf = RangeBloomFilter(wide, 256, RangeConfig(8, {"X": (2**40, 1)}))
     bf.insert_many([{"X": (-(2**52), 2**52)}, {"X": 2**52}])
     assert bf.might_contain("X", 0) and bf.might_cover("X", -(2**52), 2**52)
+
+
+def test_optimizer_results_compare_and_print():
+    """by_k holds the chosen result itself: == and repr must not recurse through it."""
+    from bloomkit.ranges import optimize_multi
+
+    attrs = [("Name", None, 1), ("Age", 120, 10)]
+    a, b = optimize_multi(attrs, 256), optimize_multi(attrs, 256)
+    assert a == b and a.by_k[a.k] is a and "by_k" not in repr(a)
+    assert a != optimize_multi(attrs, 512)

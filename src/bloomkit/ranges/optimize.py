@@ -325,7 +325,8 @@ class MultiResult:
     total_fpr : f_T, the sum of the attributes' rates.
     expected_set_bits : a_1 of Eq. (36) for b = sum b_i.
     attributes : list of AttributeChoice, in input order.
-    by_k : {k: MultiResult-like dict with the same fields} for every k searched.
+    by_k : {k: MultiResult} for every k searched (the chosen k maps to the result itself, so
+        ``by_k`` is left out of ``==`` and ``repr``).
     per_attribute_k : whether k was optimised per attribute.
     """
 
@@ -334,7 +335,7 @@ class MultiResult:
     total_fpr: float
     expected_set_bits: float
     attributes: list[AttributeChoice]
-    by_k: dict[int, MultiResult] = field(default_factory=dict)
+    by_k: dict[int, MultiResult] = field(default_factory=dict, compare=False, repr=False)
     per_attribute_k: bool = False
     steps: int = 0
 
