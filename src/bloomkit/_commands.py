@@ -61,7 +61,7 @@ class Kind:
     """A structure the CLI can build: its family (for the options it needs) and its builder."""
 
     family: str  # "membership", "lookup", "similarity", "items", "records"
-    build: Callable[[argparse.Namespace, KeyFile], Any]
+    build: Callable[[argparse.Namespace, KeyFile], Any] | None  # None: "records" (_build_records)
     help: str
 
 
@@ -195,9 +195,9 @@ KINDS: dict[str, Kind] = {
     "mlbf-star": Kind("similarity", _similarity("MLBFStar"), "MLBF*: the virtual multi-level filter (--w)"),
     "lsbf": Kind("similarity", _similarity("LSBF"), "LSBF: one-width locality-sensitive filter (--w)"),
     "pbf": Kind("items", _items, "parallel Bloom filter of multi-attribute items (document 004; --columns)"),
-    "range": Kind("records", lambda args, kf: None,
+    "range": Kind("records", None,
                   "range Bloom filter of a table's records (document 000; --schema, columns by attribute name)"),
-    "profile-index": Kind("records", lambda args, kf: None,
+    "profile-index": Kind("records", None,
                           "profile index: one profile per row, searched by attributes and ranges (--schema)"),
 }
 
@@ -240,7 +240,7 @@ def _split_columns(text: str | None) -> list[str]:
 
 def cmd_build(args: argparse.Namespace) -> int:
     kind = KINDS[args.kind]
-    if kind.family == "records":
+    if kind.build is None:
         obj, source, rows = _build_records(args)
         return _saved(args, obj, source, rows)
     if args.schema is not None:
