@@ -40,8 +40,10 @@ from .batches import as_columns, as_item, as_positions, attribute_index
 from .hashing import (
     HASHES,
     attribute_positions,
+    attribute_seeds,
     hash_columns,
     hash_item,
+    hash_item_into,
     material_len,
     material_positions,
 )
@@ -196,6 +198,10 @@ class ParallelBloomFilter(Persistable):
         self._vmax = vmax
         self._weights = model.verification_weights(q, verification)
         self._key_bits = 32 if vmax < (1 << 32) - 1 else 64
+        # the single-item path ("xxh64": one hashing call, one kernel)
+        self._one_item = hash_name == "xxh64"
+        self._maxval = (1 << b) - 1
+        self._seeds = attribute_seeds(seed, p)
 
     def _set_contents(self, counters: CounterArray, table: VerificationTable, state: str,
                       key_masks: list[int]) -> None:
@@ -203,6 +209,7 @@ class ParallelBloomFilter(Persistable):
         self._table = table
         self._state = state
         self._key_masks = key_masks
+        self._noted: list[int] | None = None  # the last key-type masks noted by add
 
     @classmethod
     def for_requirements(
@@ -375,8 +382,28 @@ class ParallelBloomFilter(Persistable):
 
         Complexity: O(p q).
         """
-        mat, masks = self._hash_one(item)
-        self._add_material(mat, 1, masks)
+        if not self._one_item:
+            mat, masks = self._hash_one(item)
+            self._add_material(mat, 1, masks)
+            return
+        p = self.num_attributes
+        if type(item) is not tuple or len(item) != p:
+            item = as_item(item, p, self.attributes, _OWNER)
+        h1 = np.empty(p, dtype=np.uint64)  # per call: hashing may run user code (int subclasses)
+        masks = hash_item_into(item, self._seeds, h1)  # raises before anything changes
+        with self._lock:  # a table rebuild elsewhere would race (its rehash kernel drops the GIL)
+            c, table = self._counters, self._table
+            keys, counts = table._slots
+            over = MK.pbf_add_item(c.data, c.width, self._maxval, h1, self.num_hashes, self.num_counters,
+                                   self._weights, keys, counts, table._stats, table._vacant)
+            if over:
+                if over < 0:  # the table must grow (or is full): the batch path
+                    self._add_material(h1.reshape(p, 1), 1, masks)
+                    return
+                c.overflowed = True
+            if masks != self._noted:
+                self._note_keys(masks)
+                self._noted = masks
 
     def add_many(self, data: Any) -> None:
         """Add a batch of items: a named table (by name), rows or p columns
@@ -470,7 +497,18 @@ class ParallelBloomFilter(Persistable):
 
         Complexity: O(p q).
         """
-        return bool(self._probe_material(self._hash_one(item)[0], 1, True)[0])
+        if not self._one_item:
+            return bool(self._probe_material(self._hash_one(item)[0], 1, True)[0])
+        p = self.num_attributes
+        if type(item) is not tuple or len(item) != p:
+            item = as_item(item, p, self.attributes, _OWNER)
+        h1 = np.empty(p, dtype=np.uint64)
+        hash_item_into(item, self._seeds, h1)
+        table, c = self._table, self._counters
+        keys, counts = table._slots  # one consistent pair
+        found: bool = MK.pbf_contains_item(c.data, c.width, h1, self.num_hashes, self.num_counters, self._weights,
+                                           keys, counts, table._vacant)
+        return found
 
     def contains_many(self, data: Any) -> np.ndarray:
         """Bool array: the two-step check for every item of a batch (as :meth:`add_many`
