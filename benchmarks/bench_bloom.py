@@ -372,14 +372,15 @@ def _boundary_child(repeats: int) -> None:
     import rbloom
 
     from bloomkit.multiattr import ParallelBloomFilter
-    from bloomkit.ranges import Integer, RangeBloomFilter, RangeConfig, Schema, Text
+    from bloomkit.ranges import Decimal, Integer, RangeBloomFilter, RangeConfig, Schema, Text
 
     rows: list[dict[str, Any]] = []
     path = bloomkit.info()["hash_path"]
 
     def row(what: str, ours: float, peer: float | None, unit: str, target: str) -> None:
         rows.append({"path": path, "measurement": what, "unit": unit, "bloomkit": ours, "rbloom": peer,
-                     "ratio ours/rbloom": None if peer is None else ours / peer, "target": target})
+                     "ratio ours/rbloom": None if peer is None else ours / peer, "target": target,
+                     "load average (1 min)": os.getloadavg()[0]})
 
     def per_key(fn: Callable[[], Any], n: int, setup: Callable[[], Any] | None = None) -> float:
         return measure(fn, warmup=1, repeats=repeats, setup=setup)["median"] / n * 1e9
@@ -421,12 +422,18 @@ def _boundary_child(repeats: int) -> None:
 
     rbf = RangeBloomFilter(Schema([Integer("Age", 0, 1000), Text("Name")]), 1 << 16, RangeConfig(7, {"Age": (4, 2)}))
     rbf.insert_many([{"Age": i % 1000, "Name": f"n{i}"} for i in range(2000)])
-    for attr, values in (("Age", list(range(0, 1000, 2)) * 4), ("Name", [f"n{i}" for i in range(0, 4000, 2)])):
-        def points(attr: str = attr, values: list[Any] = values) -> None:
+    lat = RangeBloomFilter(Schema([Decimal("Lat", -90, 90, 4)]), 1 << 16, RangeConfig(7, {"Lat": (100, 2)}))
+    lat.insert_many([{"Lat": round(i / 10 - 90, 4)} for i in range(1800)])
+    for name, f, attr, values in (
+            ("Age", rbf, "Age", list(range(0, 1000, 2)) * 4), ("Name", rbf, "Name", [f"n{i}" for i in range(0, 4000, 2)]),
+            ("Lat, Decimal float", lat, "Lat", [round(i / 20 - 90, 5) for i in range(3600)] * 2),
+            # a value the plain-value path does not take: the record path (every point query before issue 14)
+            ("Age, numpy int64: the record path", rbf, "Age", [np.int64(v) for v in range(0, 1000, 2)] * 4)):
+        def points(f: Any = f, attr: str = attr, values: list[Any] = values) -> None:
             for v in values:
-                rbf.might_contain(attr, v)
+                f.might_contain(attr, v)
 
-        row(f"RangeBloomFilter: point query ({attr})", measure(points, repeats=repeats)["median"] / len(values) * 1e6,
+        row(f"RangeBloomFilter: point query ({name})", measure(points, repeats=repeats)["median"] / len(values) * 1e6,
             None, "us", "<= 3 us")
     print(json.dumps(rows))
 

@@ -119,9 +119,13 @@ class ParallelBloomFilter(Persistable):
     (``add``, ``add_many``, ``remove``, ``remove_many``, ``clear``, ``|=``, ``add_positions``)
     runs its counter updates and the verification table's insert / growth / counts under the
     filter's lock (items are hashed before the lock is taken); the counter kernels keep the
-    GIL. Queries take no lock: they release the GIL and read the table's slot arrays as one
-    consistent pair, so an item whose add returned is always found. ``copy``, ``union``,
-    ``intersection``, ``to_bytes`` and ``save`` read a consistent state under the lock.
+    GIL. A single ``add`` (``hash="xxh64"``) is one GIL-holding kernel that updates the p*q
+    counters, the table's slots and its counts together; it still takes the lock, because
+    another mutation may be growing the table meanwhile (the rehash kernel releases the GIL)
+    or replacing the contents (``clear``, ``|=``). Queries take no lock: they release the GIL
+    and read the table's slot arrays as one consistent pair, so an item whose add returned is
+    always found. ``copy``, ``union``, ``intersection``, ``to_bytes`` and ``save`` read a
+    consistent state under the lock.
 
     Examples
     --------
@@ -380,7 +384,9 @@ class ParallelBloomFilter(Persistable):
             The p attribute values (str, bytes, int, float, bool or tuples of these), in
             attribute order, or a mapping ``{name: value}`` (filters with attribute names).
 
-        Complexity: O(p q).
+        With ``hash="xxh64"``: one hashing call for the p values, then one kernel for the
+        counters and the table (:func:`MK.pbf_add_item`); the batch path when the table must
+        grow first. Complexity: O(p q).
         """
         if not self._one_item:
             mat, masks = self._hash_one(item)
@@ -495,6 +501,7 @@ class ParallelBloomFilter(Persistable):
     def __contains__(self, item: Any) -> bool:
         """Two-step check of Fig. 3: all p*q counters non-zero, then V_a in the table.
 
+        With ``hash="xxh64"``: one hashing call, then one read-only kernel for both steps.
         Complexity: O(p q).
         """
         if not self._one_item:
