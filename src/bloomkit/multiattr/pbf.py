@@ -22,20 +22,18 @@ from .._storage import CounterArray
 from .._validation import (
     CAPACITY,
     FPR,
-    KEY_TYPES,
     SEED,
     Bool,
     Int,
-    ListOf,
     Optional,
     Options,
-    Str,
     check_choice,
     param_error,
 )
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as MK
 from . import model
+from . import params as P
 from .batches import as_columns, as_item, as_positions, attribute_index
 from .hashing import (
     HASHES,
@@ -58,24 +56,6 @@ _CHUNK = 1 << 15
 #: counters are maxima, a removal could zero a counter another item needs, so it is refused)
 _STATES = ("exact", "upper", "union")
 _HASH_NAMES = {v: k for k, v in HASHES.items()}
-
-# the parameter constraints: __init__ and the loader check with the same objects
-NUM_ATTRIBUTES = Int(1, 64)
-"""p, attributes per item."""
-PBF_NUM_HASHES = Int(1, 62)
-"""q, hash functions (arrays) per attribute (V_a of the attenuated method needs 2^q < 2^62)."""
-NUM_COUNTERS = Int(1, 1 << 32)
-"""m, counters per array."""
-MAX_TOTAL_COUNTERS = 1 << 40
-"""Largest p*q*m."""
-COUNTER_BITS = Options(4, 8, 16, 32)
-VERIFICATION = Options(*model.VERIFICATIONS)
-HASH = Options(*HASHES)
-ATTRIBUTES = Optional(ListOf(Str(1, 256), 1, 64, unique=True))
-"""Optional attribute names (tables are read by these names)."""
-ATTRIBUTE_KEY_TYPES = ListOf(KEY_TYPES, 1, 64)
-"""The saved key types: one list per attribute."""
-
 
 class ParallelBloomFilter(Persistable):
     """Parallel Bloom filters (PBF) plus verification table for items with p attributes.
@@ -140,9 +120,9 @@ class ParallelBloomFilter(Persistable):
     _STRUCTURE = "multiattr.ParallelBloomFilter"
     _HASH_IDS = tuple(HASHES.values())
     _PARAMS: ClassVar[Any] = {
-        "num_attributes": NUM_ATTRIBUTES, "num_hashes": PBF_NUM_HASHES, "num_counters": NUM_COUNTERS,
-        "counter_bits": COUNTER_BITS, "verification": VERIFICATION, "attributes": ATTRIBUTES,
-        "key_types": ATTRIBUTE_KEY_TYPES, "state": Options(*_STATES), "overflowed": Bool(),
+        "num_attributes": P.NUM_ATTRIBUTES, "num_hashes": P.PBF_NUM_HASHES, "num_counters": P.NUM_COUNTERS,
+        "counter_bits": P.COUNTER_BITS, "verification": P.VERIFICATION, "attributes": P.ATTRIBUTES,
+        "key_types": P.ATTRIBUTE_KEY_TYPES, "state": Options(*_STATES), "overflowed": Bool(),
         "num_items": Int(0, MAX_ITEMS), "capacity": Optional(CAPACITY), "fpr": Optional(FPR),
     }
     _ARRAYS: ClassVar[Any] = {
@@ -167,14 +147,14 @@ class ParallelBloomFilter(Persistable):
         attributes: Sequence[str] | None = None,
     ) -> None:
         self._configure(
-            NUM_ATTRIBUTES(num_attributes, "num_attributes", _OWNER),
-            PBF_NUM_HASHES(num_hashes, "num_hashes", _OWNER),
-            NUM_COUNTERS(num_counters, "num_counters", _OWNER),
-            COUNTER_BITS(counter_bits, "counter_bits", _OWNER),
-            VERIFICATION(verification, "verification", _OWNER),
-            HASH(hash, "hash", _OWNER),
+            P.NUM_ATTRIBUTES(num_attributes, "num_attributes", _OWNER),
+            P.PBF_NUM_HASHES(num_hashes, "num_hashes", _OWNER),
+            P.NUM_COUNTERS(num_counters, "num_counters", _OWNER),
+            P.COUNTER_BITS(counter_bits, "counter_bits", _OWNER),
+            P.VERIFICATION(verification, "verification", _OWNER),
+            P.HASH(hash, "hash", _OWNER),
             SEED(seed, "seed", _OWNER),
-            ATTRIBUTES(attributes if attributes is None or isinstance(attributes, str | bytes) else list(attributes),
+            P.ATTRIBUTES(attributes if attributes is None or isinstance(attributes, str | bytes) else list(attributes),
                        "attributes", _OWNER),
         )
         self._set_contents(CounterArray(self._total, self.counter_bits),
@@ -186,7 +166,7 @@ class ParallelBloomFilter(Persistable):
                    attributes: list[str] | None) -> None:
         """Set the parameters and the state derived from them (no storage: nothing of the
         declared size is allocated). Raises InvalidParameterError for relations between them."""
-        if p * q * m > MAX_TOTAL_COUNTERS:
+        if p * q * m > P.MAX_TOTAL_COUNTERS:
             raise param_error("num_counters", _OWNER, f"such that p*q*m <= 2**40 (p*q = {p * q})", m)
         vmax = model.max_verification_value(p, q, m, verification)
         if vmax >= 1 << 62:
