@@ -24,6 +24,7 @@ pyprobables. Sections:
     python benchmarks/bench_bloom.py            # sections 1-4 (1M, 10M, 100M keys)
     python benchmarks/bench_bloom.py --quick    # 1M keys only (RSS at 10M)
     python benchmarks/bench_bloom.py --sections 5 --repeats 7   # the compiled boundary only
+    python benchmarks/bench_bloom.py --sections 5 --before /tmp/old/src   # and the code of another checkout
 """
 
 from __future__ import annotations
@@ -438,17 +439,24 @@ def _boundary_child(repeats: int) -> None:
     print(json.dumps(rows))
 
 
-def boundary(repeats: int) -> list[dict[str, Any]]:
-    """Section 5: the compiled boundary and numba alone, each in a child process."""
+def boundary(repeats: int, before: str | None = None) -> list[dict[str, Any]]:
+    """Section 5: the compiled boundary and numba alone, each in a child process; with
+    ``before`` (the ``src`` directory of another checkout, e.g. ``git archive <commit> src``
+    with the built extension copied in), the same children on that code too, interleaved, so
+    that before / after come from one run under the same machine load."""
     rows: list[dict[str, Any]] = []
+    trees: list[tuple[str, str | None]] = [("this tree", None)] + ([("before", before)] if before else [])
     for env in ({}, {"BLOOMKIT_NO_EXTENSION": "1"}):
-        e = {k: v for k, v in os.environ.items() if k != "BLOOMKIT_NO_EXTENSION"} | env
-        out = subprocess.run([sys.executable, __file__, "--boundary-child", "--repeats", str(repeats)], env=e,
-                             capture_output=True, text=True, check=True)
-        part = json.loads(out.stdout.strip().splitlines()[-1])
-        for r in part:
-            print(markdown_table([r]).splitlines()[-1], flush=True)
-        rows += part
+        for label, src in trees:
+            e = {k: v for k, v in os.environ.items() if k != "BLOOMKIT_NO_EXTENSION"} | env
+            if src is not None:
+                e["PYTHONPATH"] = os.pathsep.join([src] + ([e["PYTHONPATH"]] if e.get("PYTHONPATH") else []))
+            out = subprocess.run([sys.executable, __file__, "--boundary-child", "--repeats", str(repeats)], env=e,
+                                 capture_output=True, text=True, check=True)
+            part = [{"code": label, **r} for r in json.loads(out.stdout.strip().splitlines()[-1])]
+            for r in part:
+                print(markdown_table([r]).splitlines()[-1], flush=True)
+            rows += part
     return rows
 
 
@@ -459,6 +467,7 @@ def main() -> None:
     ap.add_argument("--sections", default="1,2,3,4,5", help="which sections to run (comma-separated)")
     ap.add_argument("--rss-child", nargs=3, metavar=("CLASS", "N", "THREADS"), help=argparse.SUPPRESS)
     ap.add_argument("--boundary-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--before", metavar="SRC", help="section 5: also time the code of this src directory (before / after)")
     args = ap.parse_args()
     if args.boundary_child:
         _boundary_child(args.repeats)
@@ -492,7 +501,7 @@ def main() -> None:
         write_results("bench_splitblock_rss", rows, meta)
         print(markdown_table(rows))
     if 5 in sections:
-        rows = boundary(args.repeats)
+        rows = boundary(args.repeats, args.before)
         write_results("bench_boundary", rows, meta)
         print(markdown_table(rows))
 

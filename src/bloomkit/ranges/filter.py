@@ -103,7 +103,8 @@ class RangeBloomFilter(LayoutProperties, Persistable):
     and hashed outside the lock; the bits and the counters of one insert are updated together
     under the filter's lock, so no insert is lost and ``len()`` and the predicted rates stay
     consistent with the bits. Queries read the bits without the lock (a query racing an insert
-    sees the record or not; a plain point query is one read-only kernel). ``clear`` while other threads insert can lose those inserts.
+    sees the record or not; a plain point query is one read-only kernel). ``clear`` while
+    other threads insert can lose those inserts.
 
     Examples
     --------
