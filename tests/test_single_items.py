@@ -219,3 +219,23 @@ def test_decimal_scale_float_agrees_with_scale(x: float, places: int) -> None:
         # only values near a rounding tie are left to scale()
         y = abs(x) * 10.0**places
         assert abs(y - math.floor(y) - 0.5) <= y * 1e-15 + 1e-300
+
+
+def test_an_add_nested_in_the_hashing_of_another_keeps_both() -> None:
+    """User code may run while a value is hashed (an int subclass on the numba path): an add
+    nested there must not share the outer add's scratch array."""
+    f = ParallelBloomFilter(2, 4, 512)
+
+    class Sneaky(int):
+        def __int__(self) -> int:
+            f.add(("inner", 7))
+            return 5
+
+        __index__ = __int__
+
+    f.add(("outer", Sneaky(5)))
+    assert len(f) == 2 and ("outer", 5) in f and ("inner", 7) in f
+    f._check()
+    g = ParallelBloomFilter(2, 4, 512)
+    g.add_many([("inner", 7), ("outer", 5)])
+    assert f == g

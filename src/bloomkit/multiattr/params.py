@@ -9,7 +9,7 @@ from .hashing import HASHES
 
 __all__ = [
     "ATTRIBUTES", "ATTRIBUTE_KEY_TYPES", "COUNTER_BITS", "HASH", "MAX_TOTAL_COUNTERS", "NUM_ATTRIBUTES",
-    "NUM_COUNTERS", "PBF_NUM_HASHES", "VERIFICATION",
+    "NUM_COUNTERS", "PBF_NUM_HASHES", "STATE", "VERIFICATION",
 ]
 
 NUM_ATTRIBUTES = Int(1, 64)
@@ -27,3 +27,7 @@ ATTRIBUTES = Optional(ListOf(Str(1, 256), 1, 64, unique=True))
 """Optional attribute names (tables are read by these names)."""
 ATTRIBUTE_KEY_TYPES = ListOf(KEY_TYPES, 1, 64)
 """The saved key types: one list per attribute."""
+STATE = Options("exact", "upper", "union")
+"""Counter states: "exact" (only adds / removes), "upper" (after an intersection: counters are
+upper bounds of the stored items' counts, removal stays safe), "union" (after a union: counters
+are maxima, a removal could zero a counter another item needs, so it is refused)."""

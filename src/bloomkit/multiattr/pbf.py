@@ -26,7 +26,6 @@ from .._validation import (
     Bool,
     Int,
     Optional,
-    Options,
     check_choice,
     param_error,
 )
@@ -51,10 +50,6 @@ __all__ = ["ParallelBloomFilter", "as_columns"]
 
 _OWNER = "ParallelBloomFilter"
 _CHUNK = 1 << 15
-#: counter states: "exact" (only adds / removes), "upper" (after an intersection: counters are
-#: upper bounds of the stored items' counts, removal stays safe), "union" (after a union:
-#: counters are maxima, a removal could zero a counter another item needs, so it is refused)
-_STATES = ("exact", "upper", "union")
 _HASH_NAMES = {v: k for k, v in HASHES.items()}
 
 class ParallelBloomFilter(Persistable):
@@ -98,13 +93,12 @@ class ParallelBloomFilter(Persistable):
     Thread safety: any number of threads may add, remove and query at once. Every mutation
     (``add``, ``add_many``, ``remove``, ``remove_many``, ``clear``, ``|=``, ``add_positions``)
     runs its counter updates and the verification table's insert / growth / counts under the
-    filter's lock (items are hashed before the lock is taken); the counter kernels keep the
-    GIL. A single ``add`` (``hash="xxh64"``) is one GIL-holding kernel that updates the p*q
-    counters, the table's slots and its counts together; it still takes the lock, because
-    another mutation may be growing the table meanwhile (the rehash kernel releases the GIL)
-    or replacing the contents (``clear``, ``|=``). Queries take no lock: they release the GIL
-    and read the table's slot arrays as one consistent pair, so an item whose add returned is
-    always found. ``copy``, ``union``, ``intersection``, ``to_bytes`` and ``save`` read a
+    filter's lock; the counter kernels keep the GIL. A single ``add`` (``hash="xxh64"``) is
+    one GIL-holding kernel for the p*q counters, the table's slots and its counts, and still
+    takes the lock: another mutation may be growing the table (its rehash kernel releases the
+    GIL) or replacing the contents (``clear``, ``|=``). Queries take no lock: they release the
+    GIL and read the table's slot arrays as one consistent pair, so an item whose add returned
+    is always found. ``copy``, ``union``, ``intersection``, ``to_bytes`` and ``save`` read a
     consistent state under the lock.
 
     Examples
@@ -122,7 +116,7 @@ class ParallelBloomFilter(Persistable):
     _PARAMS: ClassVar[Any] = {
         "num_attributes": P.NUM_ATTRIBUTES, "num_hashes": P.PBF_NUM_HASHES, "num_counters": P.NUM_COUNTERS,
         "counter_bits": P.COUNTER_BITS, "verification": P.VERIFICATION, "attributes": P.ATTRIBUTES,
-        "key_types": P.ATTRIBUTE_KEY_TYPES, "state": Options(*_STATES), "overflowed": Bool(),
+        "key_types": P.ATTRIBUTE_KEY_TYPES, "state": P.STATE, "overflowed": Bool(),
         "num_items": Int(0, MAX_ITEMS), "capacity": Optional(CAPACITY), "fpr": Optional(FPR),
     }
     _ARRAYS: ClassVar[Any] = {
@@ -194,6 +188,8 @@ class ParallelBloomFilter(Persistable):
         self._state = state
         self._key_masks = key_masks
         self._noted: list[int] | None = None  # the last key-type masks noted by add
+        self._h1: np.ndarray | None = np.empty(self.num_attributes, dtype=np.uint64)  # add's scratch
+        self._mutex = self._lock  # the lock itself (add skips the property)
 
     @classmethod
     def for_requirements(
@@ -375,9 +371,11 @@ class ParallelBloomFilter(Persistable):
         p = self.num_attributes
         if type(item) is not tuple or len(item) != p:
             item = as_item(item, p, self.attributes, _OWNER)
-        h1 = np.empty(p, dtype=np.uint64)  # per call: hashing may run user code (int subclasses)
-        masks = hash_item_into(item, self._seeds, h1)  # raises before anything changes
-        with self._lock:  # a table rebuild elsewhere would race (its rehash kernel drops the GIL)
+        with self._mutex:  # the scratch is taken while in use: an add nested in the hashing (user
+            h1, self._h1 = self._h1, None  # code of an int subclass) finds None and allocates its own
+            if h1 is None:
+                h1 = np.empty(p, dtype=np.uint64)
+            masks = hash_item_into(item, self._seeds, h1)  # raises before anything changes
             c, table = self._counters, self._table
             keys, counts = table._slots
             over = MK.pbf_add_item(c.data, c.width, self._maxval, h1, self.num_hashes, self.num_counters,
@@ -390,6 +388,7 @@ class ParallelBloomFilter(Persistable):
             if masks != self._noted:
                 self._note_keys(masks)
                 self._noted = masks
+            self._h1 = h1
 
     def add_many(self, data: Any) -> None:
         """Add a batch of items: a named table (by name), rows or p columns
@@ -584,7 +583,7 @@ class ParallelBloomFilter(Persistable):
     def _like(self, counters: CounterArray, table: VerificationTable, state: str, masks: list[int]) -> Self:
         """A filter with this one's parameters over the given contents (not copied)."""
         out = self.__class__.__new__(self.__class__)
-        skip = ("_bk_lock", "_counters", "_table", "_state", "_key_masks")
+        skip = ("_bk_lock", "_mutex", "_h1", "_counters", "_table", "_state", "_key_masks")
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in skip})
         out._set_contents(counters, table, state, masks)
         return out
@@ -785,7 +784,7 @@ class ParallelBloomFilter(Persistable):
         assert c.size == p * q * m == self._total and c.width == self.counter_bits
         if c.width == 4 and c.size % 2:
             assert int(c.data[-1]) >> 4 == 0, "padding nibble is not zero"
-        assert self._state in _STATES
+        assert self._state in P.STATE.choices
         assert len(self._key_masks) == p and (self.attributes is None or len(self.attributes) == p)
         self._table._check()
         assert self._table.key_bits == self._key_bits
