@@ -139,21 +139,6 @@ def _find(keys: np.ndarray, v: np.int64, mask: np.uint64, empty: Any) -> np.int6
         s = (s + 1) & np.int64(mask)
 
 
-@jit_inline
-def _insert(keys: np.ndarray, counts: np.ndarray, v: np.int64, mult: np.int64, mask: np.uint64,
-            empty: Any) -> np.int64:
-    """Add ``mult`` copies of v; returns ``new_slot * 2^32 + newly_live`` (0 or 1 each)."""
-    s = _find(keys, v, mask, empty)
-    packed = np.int64(0)
-    if keys[s] == empty:
-        keys[s] = v
-        packed += np.int64(1) << 32
-    if counts[s] == 0:
-        packed += 1
-    counts[s] += mult
-    return packed
-
-
 @jit_mut
 def table_add(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray, mult: np.ndarray, empty: Any) -> np.int64:
     """Add ``mult[t]`` copies of ``vals[t]``; returns ``new_slots * 2^32 + newly_live_keys``.
@@ -161,10 +146,17 @@ def table_add(keys: np.ndarray, counts: np.ndarray, vals: np.ndarray, mult: np.n
     The caller guarantees enough empty slots (load factor kept below 0.7).
     """
     mask = U64(keys.shape[0] - 1)
-    packed = np.int64(0)
+    new = np.int64(0)
+    live = np.int64(0)
     for t in range(vals.shape[0]):
-        packed += _insert(keys, counts, vals[t], mult[t], mask, empty)
-    return packed
+        s = _find(keys, vals[t], mask, empty)
+        if keys[s] == empty:
+            keys[s] = vals[t]
+            new += 1
+        if counts[s] == 0:
+            live += 1
+        counts[s] += mult[t]
+    return new * (np.int64(1) << 32) + live
 
 
 @jit_read
@@ -346,7 +338,8 @@ def pbf_add_item(data: np.ndarray, width: int, maxval: int, h1: np.ndarray, q: i
             else:
                 K.cset(data, width, idx, c + 1)
             v += weights[j] * x
-    packed = _insert(keys, counts, v, np.int64(1), U64(keys.shape[0] - 1), empty)
+    one = np.ones(1, dtype=np.int64)
+    packed = table_add(keys, counts, np.full(1, v, dtype=np.int64), one, empty)
     stats[0] += packed >> 32
     stats[1] += packed & 0xFFFFFFFF
     stats[2] += 1

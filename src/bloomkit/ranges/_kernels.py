@@ -343,41 +343,6 @@ DIGIT_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode("asci
 """The ASCII digits of 00 .. 99 (two decimal digits per division in :func:`int_key_hashes`)."""
 
 
-@jit_inline
-def _int_key_hash(buf: np.ndarray, p: int, v: np.int64, seed: np.uint64, pairs: np.ndarray) -> np.uint64:
-    """XXH64 of ``buf[:p] + decimal(v)`` (``buf`` holds the prefix and room for 21 more bytes)."""
-    length = p
-    if v < 0:
-        buf[length] = 45  # "-"
-        length += 1
-        u = np.uint64(-v)
-    else:
-        u = np.uint64(v)
-    ten = np.uint64(10)
-    hundred = np.uint64(100)
-    nd = 1
-    t = u
-    while t >= ten:
-        t //= ten
-        nd += 1
-    end = length + nd
-    i = end
-    while u >= hundred:
-        q = u // hundred
-        r = np.int64(u - q * hundred)
-        u = q
-        i -= 2
-        buf[i] = pairs[2 * r]
-        buf[i + 1] = pairs[2 * r + 1]
-    if u >= ten:
-        r = np.int64(u)
-        buf[i - 2] = pairs[2 * r]
-        buf[i - 1] = pairs[2 * r + 1]
-    else:
-        buf[i - 1] = np.uint8(48 + np.int64(u))
-    return xxh64(buf, 0, end, seed)
-
-
 @jit_read
 def int_key_hashes(prefix: np.ndarray, values: np.ndarray, seed: np.uint64, pairs: np.ndarray) -> np.ndarray:
     """XXH64 with ``seed`` of the UTF-8 keys ``prefix + decimal(value)`` of int64 values: with
@@ -388,8 +353,38 @@ def int_key_hashes(prefix: np.ndarray, values: np.ndarray, seed: np.uint64, pair
     buf = np.empty(p + 21, dtype=np.uint8)
     buf[:p] = prefix
     out = np.empty(n, dtype=np.uint64)
+    ten = np.uint64(10)
+    hundred = np.uint64(100)
     for j in range(n):
-        out[j] = _int_key_hash(buf, p, values[j], seed, pairs)
+        v = values[j]
+        length = p
+        if v < 0:
+            buf[length] = 45  # "-"
+            length += 1
+            u = np.uint64(-v)
+        else:
+            u = np.uint64(v)
+        nd = 1
+        t = u
+        while t >= ten:
+            t //= ten
+            nd += 1
+        end = length + nd
+        i = end
+        while u >= hundred:
+            q = u // hundred
+            r = np.int64(u - q * hundred)
+            u = q
+            i -= 2
+            buf[i] = pairs[2 * r]
+            buf[i + 1] = pairs[2 * r + 1]
+        if u >= ten:
+            r = np.int64(u)
+            buf[i - 2] = pairs[2 * r]
+            buf[i - 1] = pairs[2 * r + 1]
+        else:
+            buf[i - 1] = np.uint8(48 + np.int64(u))
+        out[j] = xxh64(buf, 0, end, seed)
     return out
 
 
@@ -418,12 +413,9 @@ def point_in_words(words: np.ndarray, m: int, prefix: np.ndarray, first: int, d:
     needs its first s probe bits set, the last key its first ``last`` = k - r s."""
     mu = np.uint64(m)
     M = reducer(mu)
-    p = prefix.shape[0]
-    buf = np.empty(p + 21, dtype=np.uint8)
-    buf[:p] = prefix
+    h = int_key_hashes(prefix, first + np.arange(nkeys, dtype=np.int64) * d, seed, pairs)
     for t in range(nkeys):
-        h = _int_key_hash(buf, p, np.int64(first + t * d), seed, pairs)
-        if not _probes_set(words, h, s if t < nkeys - 1 else last, mu, M):
+        if not _probes_set(words, h[t], s if t < nkeys - 1 else last, mu, M):
             return False
     return True
 
