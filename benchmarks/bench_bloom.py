@@ -24,6 +24,7 @@ pyprobables. Sections:
     python benchmarks/bench_bloom.py            # sections 1-4 (1M, 10M, 100M keys)
     python benchmarks/bench_bloom.py --quick    # 1M keys only (RSS at 10M)
     python benchmarks/bench_bloom.py --sections 5 --repeats 7   # the compiled boundary only
+    python benchmarks/bench_bloom.py --sections 5 --before /tmp/old/src   # and the code of another checkout
 """
 
 from __future__ import annotations
@@ -372,14 +373,15 @@ def _boundary_child(repeats: int) -> None:
     import rbloom
 
     from bloomkit.multiattr import ParallelBloomFilter
-    from bloomkit.ranges import Integer, RangeBloomFilter, RangeConfig, Schema, Text
+    from bloomkit.ranges import Decimal, Integer, RangeBloomFilter, RangeConfig, Schema, Text
 
     rows: list[dict[str, Any]] = []
     path = bloomkit.info()["hash_path"]
 
     def row(what: str, ours: float, peer: float | None, unit: str, target: str) -> None:
         rows.append({"path": path, "measurement": what, "unit": unit, "bloomkit": ours, "rbloom": peer,
-                     "ratio ours/rbloom": None if peer is None else ours / peer, "target": target})
+                     "ratio ours/rbloom": None if peer is None else ours / peer, "target": target,
+                     "load average (1 min)": os.getloadavg()[0]})
 
     def per_key(fn: Callable[[], Any], n: int, setup: Callable[[], Any] | None = None) -> float:
         return measure(fn, warmup=1, repeats=repeats, setup=setup)["median"] / n * 1e9
@@ -421,27 +423,40 @@ def _boundary_child(repeats: int) -> None:
 
     rbf = RangeBloomFilter(Schema([Integer("Age", 0, 1000), Text("Name")]), 1 << 16, RangeConfig(7, {"Age": (4, 2)}))
     rbf.insert_many([{"Age": i % 1000, "Name": f"n{i}"} for i in range(2000)])
-    for attr, values in (("Age", list(range(0, 1000, 2)) * 4), ("Name", [f"n{i}" for i in range(0, 4000, 2)])):
-        def points(attr: str = attr, values: list[Any] = values) -> None:
+    lat = RangeBloomFilter(Schema([Decimal("Lat", -90, 90, 4)]), 1 << 16, RangeConfig(7, {"Lat": (100, 2)}))
+    lat.insert_many([{"Lat": round(i / 10 - 90, 4)} for i in range(1800)])
+    for name, f, attr, values in (
+            ("Age", rbf, "Age", list(range(0, 1000, 2)) * 4), ("Name", rbf, "Name", [f"n{i}" for i in range(0, 4000, 2)]),
+            ("Lat, Decimal float", lat, "Lat", [round(i / 20 - 90, 5) for i in range(3600)] * 2),
+            # a value the plain-value path does not take: the record path (every point query before issue 14)
+            ("Age, numpy int64: the record path", rbf, "Age", [np.int64(v) for v in range(0, 1000, 2)] * 4)):
+        def points(f: Any = f, attr: str = attr, values: list[Any] = values) -> None:
             for v in values:
-                rbf.might_contain(attr, v)
+                f.might_contain(attr, v)
 
-        row(f"RangeBloomFilter: point query ({attr})", measure(points, repeats=repeats)["median"] / len(values) * 1e6,
+        row(f"RangeBloomFilter: point query ({name})", measure(points, repeats=repeats)["median"] / len(values) * 1e6,
             None, "us", "<= 3 us")
     print(json.dumps(rows))
 
 
-def boundary(repeats: int) -> list[dict[str, Any]]:
-    """Section 5: the compiled boundary and numba alone, each in a child process."""
+def boundary(repeats: int, before: str | None = None) -> list[dict[str, Any]]:
+    """Section 5: the compiled boundary and numba alone, each in a child process; with
+    ``before`` (the ``src`` directory of another checkout, e.g. ``git archive <commit> src``
+    with the built extension copied in), the same children on that code too, interleaved, so
+    that before / after come from one run under the same machine load."""
     rows: list[dict[str, Any]] = []
+    trees: list[tuple[str, str | None]] = [("this tree", None)] + ([("before", before)] if before else [])
     for env in ({}, {"BLOOMKIT_NO_EXTENSION": "1"}):
-        e = {k: v for k, v in os.environ.items() if k != "BLOOMKIT_NO_EXTENSION"} | env
-        out = subprocess.run([sys.executable, __file__, "--boundary-child", "--repeats", str(repeats)], env=e,
-                             capture_output=True, text=True, check=True)
-        part = json.loads(out.stdout.strip().splitlines()[-1])
-        for r in part:
-            print(markdown_table([r]).splitlines()[-1], flush=True)
-        rows += part
+        for label, src in trees:
+            e = {k: v for k, v in os.environ.items() if k != "BLOOMKIT_NO_EXTENSION"} | env
+            if src is not None:
+                e["PYTHONPATH"] = os.pathsep.join([src] + ([e["PYTHONPATH"]] if e.get("PYTHONPATH") else []))
+            out = subprocess.run([sys.executable, __file__, "--boundary-child", "--repeats", str(repeats)], env=e,
+                                 capture_output=True, text=True, check=True)
+            part = [{"code": label, **r} for r in json.loads(out.stdout.strip().splitlines()[-1])]
+            for r in part:
+                print(markdown_table([r]).splitlines()[-1], flush=True)
+            rows += part
     return rows
 
 
@@ -452,6 +467,7 @@ def main() -> None:
     ap.add_argument("--sections", default="1,2,3,4,5", help="which sections to run (comma-separated)")
     ap.add_argument("--rss-child", nargs=3, metavar=("CLASS", "N", "THREADS"), help=argparse.SUPPRESS)
     ap.add_argument("--boundary-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--before", metavar="SRC", help="section 5: also time the code of this src directory (before / after)")
     args = ap.parse_args()
     if args.boundary_child:
         _boundary_child(args.repeats)
@@ -485,7 +501,7 @@ def main() -> None:
         write_results("bench_splitblock_rss", rows, meta)
         print(markdown_table(rows))
     if 5 in sections:
-        rows = boundary(args.repeats)
+        rows = boundary(args.repeats, args.before)
         write_results("bench_boundary", rows, meta)
         print(markdown_table(rows))
 

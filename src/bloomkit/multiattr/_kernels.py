@@ -19,7 +19,10 @@ from .. import _kernels as K
 from .._jit import GOLDEN, jit_inline, jit_mut, jit_read, splitmix64
 
 U64 = np.uint64
-
+TABLE_MAX_LOAD = 0.7
+"""Largest load factor of the verification table (slots holding a key / slots)."""
+TABLE_MAX_ITEMS = (1 << 31) - 1
+"""Most values (counting multiplicity) a verification table holds: its counts are int32."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,3 +299,67 @@ def pbf_probe_xxh64(data: np.ndarray, width: int, h1: np.ndarray, q: int, m: np.
                         passed[r] = False
                     else:
                         vals[r] += w * x
+
+
+# ---------------------------------------------------------------------------------------------
+# one item ("xxh64"): everything after the hashing in one call (the single add / `in`)
+
+
+@jit_inline
+def _item_position(h: np.uint64, j: int, m: np.uint64, M: np.uint64) -> np.int64:
+    return np.int64(K.fastmod(K.probe(h, j), m, M))
+
+
+@jit_mut
+def pbf_add_item(data: np.ndarray, width: int, maxval: int, h1: np.ndarray, q: int, m: int,
+                 weights: np.ndarray, keys: np.ndarray, counts: np.ndarray, stats: np.ndarray,
+                 empty: int) -> int:
+    """Fig. 2 for one item of p h1 values: PBF[H_ij(a_i)]++ and V_a into the verification
+    table, in one GIL-holding call (``stats``: the table's [used slots, distinct, total],
+    ``empty`` its free-slot key as an int).
+
+    Returns -1 with nothing changed when the table is full or must grow first (above
+    :data:`TABLE_MAX_LOAD`), else 1 if a counter saturated, else 0.
+    """
+    if stats[2] >= TABLE_MAX_ITEMS or stats[0] + 1 > TABLE_MAX_LOAD * keys.shape[0]:
+        return -1
+    mu = U64(m)
+    M = K.reducer(mu)
+    mi = np.int64(m)
+    over = 0
+    v = np.int64(0)
+    for i in range(h1.shape[0]):
+        for j in range(q):
+            x = _item_position(h1[i], j, mu, M)
+            idx = (i * q + j) * mi + x
+            c = K.cget(data, width, idx)
+            if c >= maxval:
+                over = 1
+            else:
+                K.cset(data, width, idx, c + 1)
+            v += weights[j] * x
+    one = np.ones(1, dtype=np.int64)
+    packed = table_add(keys, counts, np.full(1, v, dtype=np.int64), one, empty)
+    stats[0] += packed >> 32
+    stats[1] += packed & 0xFFFFFFFF
+    stats[2] += 1
+    return over
+
+
+@jit_read
+def pbf_contains_item(data: np.ndarray, width: int, h1: np.ndarray, q: int, m: int,
+                      weights: np.ndarray, keys: np.ndarray, counts: np.ndarray, empty: int) -> bool:
+    """The two-step check of Fig. 3 for one item of p h1 values, in one call: all p*q
+    counters non-zero, then V_a with a positive count in the table."""
+    mu = U64(m)
+    M = K.reducer(mu)
+    mi = np.int64(m)
+    v = np.int64(0)
+    for i in range(h1.shape[0]):
+        for j in range(q):
+            x = _item_position(h1[i], j, mu, M)
+            if K.cget(data, width, (i * q + j) * mi + x) == 0:
+                return False
+            v += weights[j] * x
+    s = _find(keys, v, U64(keys.shape[0] - 1), empty)
+    return bool(keys[s] != empty and counts[s] > 0)

@@ -26,7 +26,7 @@ i-th attribute").
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -44,8 +44,10 @@ __all__ = [
     "HASH_XXH64",
     "attribute_positions",
     "attribute_seed",
+    "attribute_seeds",
     "hash_columns",
     "hash_item",
+    "hash_item_into",
     "hash_material",
     "item_material",
     "material_len",
@@ -70,7 +72,8 @@ def attribute_seed(seed: int, i: int) -> int:
 
 
 @lru_cache(maxsize=64)
-def _attribute_seeds(seed: int, p: int) -> tuple[int, ...]:
+def attribute_seeds(seed: int, p: int) -> tuple[int, ...]:
+    """The seeds of attributes 0 .. p - 1 (:func:`attribute_seed`), cached."""
     return tuple(attribute_seed(seed, i) for i in range(p))
 
 
@@ -111,7 +114,7 @@ def hash_columns(columns: Sequence[Any], hash_name: str, seed: int, q: int, *,
     masks: list[int] = []
     if hash_name != "md5":
         rows = []
-        for i, (col, s) in enumerate(zip(columns, _attribute_seeds(seed, p), strict=True)):
+        for i, (col, s) in enumerate(zip(columns, attribute_seeds(seed, p), strict=True)):
             h, mask = hash_keys(col, s, name=f"data[{i}]", owner=owner)
             rows.append(h)
             masks.append(mask)
@@ -139,18 +142,30 @@ def hash_material(columns: Sequence[Any], hash_name: str, seed: int, q: int) -> 
     return hash_columns(columns, hash_name, seed, q)[0]
 
 
+def _hash_item_into(item: Sequence[Any], seeds: Sequence[int], out: np.ndarray) -> list[int]:
+    masks = []
+    for i, (v, s) in enumerate(zip(item, seeds, strict=True)):
+        h, tag = hash64_tag(v, s)
+        out[i] = h
+        masks.append(1 << tag)
+    return masks
+
+
+hash_item_into: Callable[[Sequence[Any], Sequence[int], np.ndarray], list[int]] = (
+    _hash_item_into if _C is None else _C.hash_each)
+"""``hash_item_into(item, seeds, out) -> masks``: the XXH64 h1 of the p values of one item
+into ``out`` (p uint64, C-contiguous) and the tag mask ``1 << tag`` of every value; value i is
+hashed with ``seeds[i]`` (:func:`attribute_seeds`). The compiled boundary's ``hash_each``
+itself when it is active (one call, no Python frame), else the same in Python.
+
+Complexity: O(p) hashes."""
+
+
 def hash_item(item: Sequence[Any], hash_name: str, seed: int, q: int) -> tuple[np.ndarray, list[int]]:
     """:func:`hash_columns` of one item (the single-key path, same values and tag masks)."""
     if hash_name != "md5":
         out = np.empty((len(item), 1), dtype=np.uint64)
-        if _C is not None:  # the compiled boundary: every value hashed in one call
-            return out, _C.hash_each(item, _attribute_seeds(seed, len(item)), out)
-        masks = []
-        for i, (v, s) in enumerate(zip(item, _attribute_seeds(seed, len(item)), strict=True)):
-            h, tag = hash64_tag(v, s)
-            out[i, 0] = h
-            masks.append(1 << tag)
-        return out, masks
+        return out, hash_item_into(item, attribute_seeds(seed, len(item)), out.reshape(-1))
     blocks = (q + 3) // 4
     words = [_md5_words(v, seed, blocks) for v in item]
     return np.array([[w[:q] for w, _ in words]], dtype=np.uint64), [1 << t for _, t in words]

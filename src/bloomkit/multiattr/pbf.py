@@ -22,26 +22,25 @@ from .._storage import CounterArray
 from .._validation import (
     CAPACITY,
     FPR,
-    KEY_TYPES,
     SEED,
     Bool,
     Int,
-    ListOf,
     Optional,
-    Options,
-    Str,
     check_choice,
     param_error,
 )
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as MK
 from . import model
+from . import params as P
 from .batches import as_columns, as_item, as_positions, attribute_index
 from .hashing import (
     HASHES,
     attribute_positions,
+    attribute_seeds,
     hash_columns,
     hash_item,
+    hash_item_into,
     material_len,
     material_positions,
 )
@@ -51,29 +50,7 @@ __all__ = ["ParallelBloomFilter", "as_columns"]
 
 _OWNER = "ParallelBloomFilter"
 _CHUNK = 1 << 15
-#: counter states: "exact" (only adds / removes), "upper" (after an intersection: counters are
-#: upper bounds of the stored items' counts, removal stays safe), "union" (after a union:
-#: counters are maxima, a removal could zero a counter another item needs, so it is refused)
-_STATES = ("exact", "upper", "union")
 _HASH_NAMES = {v: k for k, v in HASHES.items()}
-
-# the parameter constraints: __init__ and the loader check with the same objects
-NUM_ATTRIBUTES = Int(1, 64)
-"""p, attributes per item."""
-PBF_NUM_HASHES = Int(1, 62)
-"""q, hash functions (arrays) per attribute (V_a of the attenuated method needs 2^q < 2^62)."""
-NUM_COUNTERS = Int(1, 1 << 32)
-"""m, counters per array."""
-MAX_TOTAL_COUNTERS = 1 << 40
-"""Largest p*q*m."""
-COUNTER_BITS = Options(4, 8, 16, 32)
-VERIFICATION = Options(*model.VERIFICATIONS)
-HASH = Options(*HASHES)
-ATTRIBUTES = Optional(ListOf(Str(1, 256), 1, 64, unique=True))
-"""Optional attribute names (tables are read by these names)."""
-ATTRIBUTE_KEY_TYPES = ListOf(KEY_TYPES, 1, 64)
-"""The saved key types: one list per attribute."""
-
 
 class ParallelBloomFilter(Persistable):
     """Parallel Bloom filters (PBF) plus verification table for items with p attributes.
@@ -116,10 +93,13 @@ class ParallelBloomFilter(Persistable):
     Thread safety: any number of threads may add, remove and query at once. Every mutation
     (``add``, ``add_many``, ``remove``, ``remove_many``, ``clear``, ``|=``, ``add_positions``)
     runs its counter updates and the verification table's insert / growth / counts under the
-    filter's lock (items are hashed before the lock is taken); the counter kernels keep the
-    GIL. Queries take no lock: they release the GIL and read the table's slot arrays as one
-    consistent pair, so an item whose add returned is always found. ``copy``, ``union``,
-    ``intersection``, ``to_bytes`` and ``save`` read a consistent state under the lock.
+    filter's lock; the counter kernels keep the GIL. A single ``add`` (``hash="xxh64"``) is
+    one GIL-holding kernel for the p*q counters, the table's slots and its counts, and still
+    takes the lock: another mutation may be growing the table (its rehash kernel releases the
+    GIL) or replacing the contents (``clear``, ``|=``). Queries take no lock: they release the
+    GIL and read the table's slot arrays as one consistent pair, so an item whose add returned
+    is always found. ``copy``, ``union``, ``intersection``, ``to_bytes`` and ``save`` read a
+    consistent state under the lock.
 
     Examples
     --------
@@ -134,9 +114,9 @@ class ParallelBloomFilter(Persistable):
     _STRUCTURE = "multiattr.ParallelBloomFilter"
     _HASH_IDS = tuple(HASHES.values())
     _PARAMS: ClassVar[Any] = {
-        "num_attributes": NUM_ATTRIBUTES, "num_hashes": PBF_NUM_HASHES, "num_counters": NUM_COUNTERS,
-        "counter_bits": COUNTER_BITS, "verification": VERIFICATION, "attributes": ATTRIBUTES,
-        "key_types": ATTRIBUTE_KEY_TYPES, "state": Options(*_STATES), "overflowed": Bool(),
+        "num_attributes": P.NUM_ATTRIBUTES, "num_hashes": P.PBF_NUM_HASHES, "num_counters": P.NUM_COUNTERS,
+        "counter_bits": P.COUNTER_BITS, "verification": P.VERIFICATION, "attributes": P.ATTRIBUTES,
+        "key_types": P.ATTRIBUTE_KEY_TYPES, "state": P.STATE, "overflowed": Bool(),
         "num_items": Int(0, MAX_ITEMS), "capacity": Optional(CAPACITY), "fpr": Optional(FPR),
     }
     _ARRAYS: ClassVar[Any] = {
@@ -161,14 +141,14 @@ class ParallelBloomFilter(Persistable):
         attributes: Sequence[str] | None = None,
     ) -> None:
         self._configure(
-            NUM_ATTRIBUTES(num_attributes, "num_attributes", _OWNER),
-            PBF_NUM_HASHES(num_hashes, "num_hashes", _OWNER),
-            NUM_COUNTERS(num_counters, "num_counters", _OWNER),
-            COUNTER_BITS(counter_bits, "counter_bits", _OWNER),
-            VERIFICATION(verification, "verification", _OWNER),
-            HASH(hash, "hash", _OWNER),
+            P.NUM_ATTRIBUTES(num_attributes, "num_attributes", _OWNER),
+            P.PBF_NUM_HASHES(num_hashes, "num_hashes", _OWNER),
+            P.NUM_COUNTERS(num_counters, "num_counters", _OWNER),
+            P.COUNTER_BITS(counter_bits, "counter_bits", _OWNER),
+            P.VERIFICATION(verification, "verification", _OWNER),
+            P.HASH(hash, "hash", _OWNER),
             SEED(seed, "seed", _OWNER),
-            ATTRIBUTES(attributes if attributes is None or isinstance(attributes, str | bytes) else list(attributes),
+            P.ATTRIBUTES(attributes if attributes is None or isinstance(attributes, str | bytes) else list(attributes),
                        "attributes", _OWNER),
         )
         self._set_contents(CounterArray(self._total, self.counter_bits),
@@ -180,7 +160,7 @@ class ParallelBloomFilter(Persistable):
                    attributes: list[str] | None) -> None:
         """Set the parameters and the state derived from them (no storage: nothing of the
         declared size is allocated). Raises InvalidParameterError for relations between them."""
-        if p * q * m > MAX_TOTAL_COUNTERS:
+        if p * q * m > P.MAX_TOTAL_COUNTERS:
             raise param_error("num_counters", _OWNER, f"such that p*q*m <= 2**40 (p*q = {p * q})", m)
         vmax = model.max_verification_value(p, q, m, verification)
         if vmax >= 1 << 62:
@@ -196,6 +176,10 @@ class ParallelBloomFilter(Persistable):
         self._vmax = vmax
         self._weights = model.verification_weights(q, verification)
         self._key_bits = 32 if vmax < (1 << 32) - 1 else 64
+        # the single-item path ("xxh64": one hashing call, one kernel)
+        self._one_item = hash_name == "xxh64"
+        self._maxval = (1 << b) - 1
+        self._seeds = attribute_seeds(seed, p)
 
     def _set_contents(self, counters: CounterArray, table: VerificationTable, state: str,
                       key_masks: list[int]) -> None:
@@ -203,6 +187,9 @@ class ParallelBloomFilter(Persistable):
         self._table = table
         self._state = state
         self._key_masks = key_masks
+        self._noted: list[int] | None = None  # the last key-type masks noted by add
+        self._h1: np.ndarray | None = np.empty(self.num_attributes, dtype=np.uint64)  # add's scratch
+        self._mutex = self._lock  # the lock itself (add skips the property)
 
     @classmethod
     def for_requirements(
@@ -373,10 +360,35 @@ class ParallelBloomFilter(Persistable):
             The p attribute values (str, bytes, int, float, bool or tuples of these), in
             attribute order, or a mapping ``{name: value}`` (filters with attribute names).
 
-        Complexity: O(p q).
+        With ``hash="xxh64"``: one hashing call for the p values, then one kernel for the
+        counters and the table (:func:`MK.pbf_add_item`); the batch path when the table must
+        grow first. Complexity: O(p q).
         """
-        mat, masks = self._hash_one(item)
-        self._add_material(mat, 1, masks)
+        if not self._one_item:
+            mat, masks = self._hash_one(item)
+            self._add_material(mat, 1, masks)
+            return
+        p = self.num_attributes
+        if type(item) is not tuple or len(item) != p:
+            item = as_item(item, p, self.attributes, _OWNER)
+        with self._mutex:  # the scratch is taken while in use: an add nested in the hashing (user
+            h1, self._h1 = self._h1, None  # code of an int subclass) finds None and allocates its own
+            if h1 is None:
+                h1 = np.empty(p, dtype=np.uint64)
+            masks = hash_item_into(item, self._seeds, h1)  # raises before anything changes
+            c, table = self._counters, self._table
+            keys, counts = table._slots
+            over = MK.pbf_add_item(c.data, c.width, self._maxval, h1, self.num_hashes, self.num_counters,
+                                   self._weights, keys, counts, table._stats, table._vacant)
+            if over:
+                if over < 0:  # the table must grow (or is full): the batch path
+                    self._add_material(h1.reshape(p, 1), 1, masks)
+                    return
+                c.overflowed = True
+            if masks != self._noted:
+                self._note_keys(masks)
+                self._noted = masks
+            self._h1 = h1
 
     def add_many(self, data: Any) -> None:
         """Add a batch of items: a named table (by name), rows or p columns
@@ -468,9 +480,21 @@ class ParallelBloomFilter(Persistable):
     def __contains__(self, item: Any) -> bool:
         """Two-step check of Fig. 3: all p*q counters non-zero, then V_a in the table.
 
+        With ``hash="xxh64"``: one hashing call, then one read-only kernel for both steps.
         Complexity: O(p q).
         """
-        return bool(self._probe_material(self._hash_one(item)[0], 1, True)[0])
+        if not self._one_item:
+            return bool(self._probe_material(self._hash_one(item)[0], 1, True)[0])
+        p = self.num_attributes
+        if type(item) is not tuple or len(item) != p:
+            item = as_item(item, p, self.attributes, _OWNER)
+        h1 = np.empty(p, dtype=np.uint64)
+        hash_item_into(item, self._seeds, h1)
+        table, c = self._table, self._counters
+        keys, counts = table._slots  # one consistent pair
+        found: bool = MK.pbf_contains_item(c.data, c.width, h1, self.num_hashes, self.num_counters, self._weights,
+                                           keys, counts, table._vacant)
+        return found
 
     def contains_many(self, data: Any) -> np.ndarray:
         """Bool array: the two-step check for every item of a batch (as :meth:`add_many`
@@ -559,7 +583,7 @@ class ParallelBloomFilter(Persistable):
     def _like(self, counters: CounterArray, table: VerificationTable, state: str, masks: list[int]) -> Self:
         """A filter with this one's parameters over the given contents (not copied)."""
         out = self.__class__.__new__(self.__class__)
-        skip = ("_bk_lock", "_counters", "_table", "_state", "_key_masks")
+        skip = ("_bk_lock", "_mutex", "_h1", "_counters", "_table", "_state", "_key_masks")
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in skip})
         out._set_contents(counters, table, state, masks)
         return out
@@ -760,7 +784,7 @@ class ParallelBloomFilter(Persistable):
         assert c.size == p * q * m == self._total and c.width == self.counter_bits
         if c.width == 4 and c.size % 2:
             assert int(c.data[-1]) >> 4 == 0, "padding nibble is not zero"
-        assert self._state in _STATES
+        assert self._state in P.STATE.choices
         assert len(self._key_masks) == p and (self.attributes is None or len(self.attributes) == p)
         self._table._check()
         assert self._table.key_bits == self._key_bits

@@ -20,10 +20,11 @@ from . import _kernels as MK
 
 __all__ = ["MAX_ITEMS", "VerificationTable"]
 
-_MAX_LOAD = 0.7
+_MAX_LOAD = MK.TABLE_MAX_LOAD
 _MIN_CAP = 16
-MAX_ITEMS = (1 << 31) - 1
+MAX_ITEMS = MK.TABLE_MAX_ITEMS
 """Most values (items, counting multiplicity) a table holds: its counts are int32."""
+_USED, _DISTINCT, _TOTAL = 0, 1, 2
 
 
 def _capacity_for(live: int) -> int:
@@ -61,17 +62,44 @@ class VerificationTable:
     table under its lock.
     """
 
-    __slots__ = ("_empty", "_slots", "_used", "distinct", "key_bits", "total")
+    __slots__ = ("_empty", "_slots", "_stats", "_vacant", "key_bits")
 
     def __init__(self, capacity: int = _MIN_CAP, key_bits: int = 64) -> None:
         if key_bits not in (32, 64):
             raise InvalidParameterError(f"The 'key_bits' parameter of VerificationTable must be 32 or 64. Got {key_bits!r} instead.")
         self.key_bits = key_bits
         self._empty = np.uint32(0xFFFFFFFF) if key_bits == 32 else np.int64(-1)
+        self._vacant = int(self._empty)  # the same as a Python int (a cheaper kernel argument)
         self._slots = self._new_slots(_capacity_for(int(capacity * 0.6)))
-        self._used = 0  # slots holding a key (live or count 0)
-        self.distinct = 0  # keys with count > 0
-        self.total = 0
+        # [slots holding a key (live or count 0), keys with count > 0, values with multiplicity]:
+        # an array, so that a kernel inserting one value keeps them in step (MK.pbf_add_item)
+        self._stats = np.zeros(3, dtype=np.int64)
+
+    @property
+    def _used(self) -> int:
+        return int(self._stats[_USED])
+
+    @_used.setter
+    def _used(self, v: int) -> None:
+        self._stats[_USED] = v
+
+    @property
+    def distinct(self) -> int:
+        """Number of distinct values stored (count > 0)."""
+        return int(self._stats[_DISTINCT])
+
+    @distinct.setter
+    def distinct(self, v: int) -> None:
+        self._stats[_DISTINCT] = v
+
+    @property
+    def total(self) -> int:
+        """Number of stored values counting multiplicity (the number of items)."""
+        return int(self._stats[_TOTAL])
+
+    @total.setter
+    def total(self, v: int) -> None:
+        self._stats[_TOTAL] = v
 
     def _new_slots(self, cap: int) -> tuple[np.ndarray, np.ndarray]:
         """Empty (keys, counts) arrays of ``cap`` slots (charged to the load budget)."""
@@ -233,8 +261,8 @@ class VerificationTable:
         t = VerificationTable.__new__(VerificationTable)
         keys, counts = self._slots
         t._slots = (keys.copy(), counts.copy())
-        t.key_bits, t._empty = self.key_bits, self._empty
-        t._used, t.distinct, t.total = self._used, self.distinct, self.total
+        t.key_bits, t._empty, t._vacant = self.key_bits, self._empty, self._vacant
+        t._stats = self._stats.copy()
         return t
 
     def union(self, other: VerificationTable) -> VerificationTable:

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .._jit import jit_mut, jit_read
+from .._jit import jit_inline, jit_mut, jit_read
 from .._kernels import fastmod, popcount_words, probe, reducer, xxh64
 
 
@@ -386,6 +386,38 @@ def int_key_hashes(prefix: np.ndarray, values: np.ndarray, seed: np.uint64, pair
             buf[i - 1] = np.uint8(48 + np.int64(u))
         out[j] = xxh64(buf, 0, end, seed)
     return out
+
+
+@jit_inline
+def _probes_set(words: np.ndarray, h1: np.uint64, count: int, m: np.uint64, M: np.uint64) -> bool:
+    """Whether the first ``count`` probe bits ``G_i mod m`` of a key are all set."""
+    for i in range(count):
+        x = fastmod(probe(h1, i), m, M)
+        if not (words[x >> np.uint64(6)] >> (x & np.uint64(63))) & np.uint64(1):
+            return False
+    return True
+
+
+@jit_read
+def key_in_words(words: np.ndarray, m: int, h1: np.uint64, count: int) -> bool:
+    """A text point query: the first ``count`` (k) probe bits of one key's h1 all set."""
+    mu = np.uint64(m)
+    return _probes_set(words, h1, count, mu, reducer(mu))
+
+
+@jit_read
+def point_in_words(words: np.ndarray, m: int, prefix: np.ndarray, first: int, d: int, nkeys: int, s: int,
+                   last: int, seed: np.uint64, pairs: np.ndarray) -> bool:
+    """A numeric point query (Figures 2-4): the keys ``prefix + decimal(first + t d)`` of the
+    groups g .. g + r of the value (``nkeys`` = r + 1), hashed as :func:`int_key_hashes`; key t
+    needs its first s probe bits set, the last key its first ``last`` = k - r s."""
+    mu = np.uint64(m)
+    M = reducer(mu)
+    h = int_key_hashes(prefix, first + np.arange(nkeys, dtype=np.int64) * d, seed, pairs)
+    for t in range(nkeys):
+        if not _probes_set(words, h[t], s if t < nkeys - 1 else last, mu, M):
+            return False
+    return True
 
 
 @jit_read

@@ -39,6 +39,8 @@ record of Table 1's attributes)."""
 
 
 INSERTED = statistics_spec("values inserted", "expected hashed positions")
+_CONTAINS = "RangeBloomFilter.might_contain"
+_CONTAINS_WHERE = f"record 0 of {_CONTAINS}"  # how the record path names the one-value record
 COUNT = Int(0)
 
 
@@ -101,7 +103,8 @@ class RangeBloomFilter(LayoutProperties, Persistable):
     and hashed outside the lock; the bits and the counters of one insert are updated together
     under the filter's lock, so no insert is lost and ``len()`` and the predicted rates stay
     consistent with the bits. Queries read the bits without the lock (a query racing an insert
-    sees the record or not). ``clear`` while other threads insert can lose those inserts.
+    sees the record or not; a plain point query is one read-only kernel). ``clear`` while
+    other threads insert can lose those inserts.
 
     Examples
     --------
@@ -259,12 +262,21 @@ class RangeBloomFilter(LayoutProperties, Persistable):
 
         False is certain; True is wrong with probability about :meth:`attribute_fprs`.
 
+        A plain value (an int or, for a Decimal, a float within the scope; a str) of an
+        ``"xxh64"`` filter is answered in one compiled call (:mod:`bloomkit.ranges.points`);
+        anything else takes the record path (same answers, same errors).
+
         Complexity: O(k).
         """
+        point = self._layout.points.get(attribute) if type(attribute) is str else None
+        if point is not None:
+            found = point.test(self.bits.words, value, _CONTAINS_WHERE)
+            if found is not None:
+                return found
         plan = self._layout.plan(attribute)
         if plan.attr.is_numeric and isinstance(value, tuple | list | range):
             raise param_error("value", "might_contain", "a single number (use might_intersect / might_cover for ranges)", value)
-        return self._all_set(self._positions_of({plan.attr.name: value}, "RangeBloomFilter.might_contain"))
+        return self._all_set(self._positions_of({plan.attr.name: value}, _CONTAINS))
 
     def might_cover(self, attribute: str, lo: Any, hi: Any) -> bool:
         """Range query: might *every* value of [lo, hi] be in the set (BF(range) subset of BF)?

@@ -42,6 +42,7 @@ from ._keys import (
     masked_positions,
 )
 from .config import CONFIG, RangeConfig
+from .points import PointProbe
 from .records import RecordBatch
 from .schema import SCHEMA, Attribute, Numeric, Schema
 
@@ -103,6 +104,10 @@ class Layout:
                 raise param_error("group_size", owner, f"small enough that {attr.name!r}'s keys fit 64 bits", d)
             self.plans[attr.name] = Plan(attr, k, d, s, r, k - r * s, base)
         self._tables: dict[str, np.ndarray] = {}  # h1 of every group of an attribute (big batches)
+        self.points: dict[str, PointProbe] = {} if self.hash_id == HASH_SHA512 else {
+            name: PointProbe(p.attr, p.k, p.d, p.s, p.r, p.last, p.base, self.num_bits, self.seed)
+            for name, p in self.plans.items()}
+        """The compiled point query of each attribute (``"xxh64"`` layouts; :mod:`.points`)."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any], seed: int, hash_id: int, owner: str) -> Layout:

@@ -386,6 +386,23 @@ class Decimal(Numeric):
             out = np.where(ok, np.copysign(np.floor(ay + 0.5), y), 0.0).astype(np.int64)
         return out, ok
 
+    def scale_float(self, f: float) -> int | None:
+        """:meth:`scale` of a float by the rule of the vectorised path (one multiplication by
+        ``10**places``, rounded half away from zero), or None where that rule does not decide:
+        NaN, inf, ``|f| * 10**places >= 2**52`` and values within ~1.5 ulp of a tie (then
+        :meth:`scale` does, from the decimal representation). Complexity: O(1).
+
+        >>> Decimal("Lat", -90, 90, 4).scale_float(25.0999)
+        250999
+        """
+        y = f * float(10**self.places)
+        ay = abs(y)
+        if not ay < MAX_SCALED:  # also NaN and inf
+            return None
+        if not abs(ay - math.floor(ay) - 0.5) > ay * 1e-15 + 1e-300:  # the tie guard of _scale_array
+            return None
+        return int(math.copysign(math.floor(ay + 0.5), y))
+
     @functools.cached_property
     def scaled_lo(self) -> int:
         return self.scale(self.lo, "lo", "Decimal")

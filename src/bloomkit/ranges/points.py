@@ -1,0 +1,89 @@
+"""Point queries of one scalar value, without building a record batch (document 000).
+
+A point query ``might_contain(attribute, x)`` tests what inserting the single value ``x``
+would set (:mod:`bloomkit.ranges.layout`): for a numeric attribute with group size ``d``, ``s``
+positions per group and ``r = ceil(k/s) - 1`` (Eq. 13), the ``s`` probe bits of the keys of
+groups ``g(x) .. g(x) + r - 1`` and the first ``k - r s`` of group ``g(x) + r``; for a text,
+the k probe bits of its key. Keys are ``"name:value"``, ``value`` the scaled first number of
+the group.
+
+:class:`PointProbe` answers the plain cases in one compiled call: an ``int`` (Integer,
+Decimal) or a ``float`` (Decimal) within the scope, a ``str`` (Text), with the ``"xxh64"``
+hash. Everything else (other types, values out of scope, NaN, a float near a rounding tie,
+``hash="sha512"``) returns None and is answered, or refused, by the record path, so answers
+and error messages are the record path's by construction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._hashing import TAG_STR, hash64, tag_seed
+from . import _kernels as K
+from .schema import Decimal, Numeric, Text
+
+__all__ = ["PointProbe"]
+
+
+class PointProbe:
+    """The point query of one attribute of an ``"xxh64"`` layout (see the module docstring).
+
+    Parameters
+    ----------
+    attr : Attribute
+        The attribute.
+    k, d, s, r, last, base : int
+        Its plan (:class:`bloomkit.ranges.layout.Plan`).
+    num_bits, seed : int
+        m and the layout's seed.
+    """
+
+    __slots__ = ("attr", "base", "d", "decimal", "hi", "k", "last", "lo", "m", "nkeys", "prefix", "prefix_bytes",
+                 "s", "seed", "str_seed", "unit")
+
+    def __init__(self, attr: Any, k: int, d: int, s: int, r: int, last: int, base: int, num_bits: int,
+                 seed: int) -> None:
+        self.attr = attr
+        self.k, self.d, self.s, self.last, self.base = k, d, s, last, base
+        self.nkeys = r + 1
+        self.m = num_bits
+        self.seed = seed
+        self.prefix = attr.name + ":"
+        self.prefix_bytes = np.frombuffer(self.prefix.encode("utf-8"), np.uint8).copy()
+        self.str_seed = np.uint64(tag_seed(seed, TAG_STR))  # the seed of str keys (hash64 of "name:value")
+        self.decimal = isinstance(attr, Decimal)
+        self.unit = 10**attr.places if isinstance(attr, Decimal) else 1
+        self.lo = attr.scaled_lo if isinstance(attr, Numeric) else 0
+        self.hi = attr.scaled_hi if isinstance(attr, Numeric) else 0
+
+    def test(self, words: np.ndarray, value: Any, where: str) -> bool | None:
+        """Whether every bit the single value ``value`` sets is set in ``words``; None for a
+        value the record path must take (``where`` names the record in the messages of a
+        text's check, as the record path does).
+
+        Complexity: O(k) probes, (r + 1) key hashes.
+        """
+        tp = type(value)
+        if isinstance(self.attr, Text):
+            if tp is not str:
+                return None
+            key = self.prefix + self.attr.check_text(value, where)
+            found: bool = K.key_in_words(words, self.m, np.uint64(hash64(key, self.seed)), self.k)
+            return found
+        if tp is int:
+            a = value * self.unit
+        elif tp is float and self.decimal:
+            scaled = self.attr.scale_float(value)
+            if scaled is None:
+                return None
+            a = scaled
+        else:
+            return None
+        if not self.lo <= a <= self.hi:
+            return None
+        first = self.base + (a - self.base) // self.d * self.d
+        found = K.point_in_words(words, self.m, self.prefix_bytes, first, self.d, self.nkeys, self.s, self.last,
+                                 self.str_seed, K.DIGIT_PAIRS)
+        return found
