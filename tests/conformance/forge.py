@@ -159,46 +159,58 @@ def forgeries(raw: bytes) -> Iterator[tuple[str, bytes]]:
     yield "extra array", make(arr=[*arrays, ("zzz_extra", "<u8", [1], b"\0" * 8)])
 
 
-CHILD = textwrap.dedent(r'''
-    import json, resource, sys, traceback
-    resource.setrlimit(resource.RLIMIT_AS, (__MEMLIMIT__, __MEMLIMIT__))
-    import bloomkit
-    from bloomkit.errors import FormatError
-    files = sys.argv[1:]
-    for path in files:
-        print(json.dumps({"start": path}), flush=True)
-        raw = open(path, "rb").read()
-        try:
-            obj = bloomkit.loads(raw)
-        except FormatError:
-            print(json.dumps({"path": path, "outcome": "FormatError"}), flush=True)
-            continue
-        except BaseException as e:
-            print(json.dumps({"path": path, "outcome": "other", "error": f"{type(e).__name__}: {str(e)[:300]}",
-                              "trace": traceback.format_exc()[-1500:]}), flush=True)
-            continue
-        try:  # a loaded object is valid: its invariants hold and it round-trips
-            obj._check()
-            again = bloomkit.loads(obj.to_bytes())
-            again._check()
-            info = obj.info()
-            json.dumps(info, default=str)
-            outcome = "valid"
-        except BaseException as e:
-            outcome = "invalid object"
-            print(json.dumps({"path": path, "outcome": outcome, "error": f"{type(e).__name__}: {str(e)[:300]}",
-                              "trace": traceback.format_exc()[-1500:]}), flush=True)
-            continue
-        print(json.dumps({"path": path, "outcome": outcome}), flush=True)
+CONTAINER_LOADER = textwrap.dedent(r'''
+    def load(raw):
+        return bloomkit.loads(raw)
+
+    def valid(obj):  # a loaded object is valid: its invariants hold and it round-trips
+        obj._check()
+        bloomkit.loads(obj.to_bytes())._check()
+        json.dumps(obj.info(), default=str)
 ''')
+"""What the child does with each case by default: ``load(raw)`` (bloomkit.loads) and
+``valid(obj)``. Other decoders (the folding wire format) pass their own pair."""
+
+CHILD = r'''
+import json, resource, sys, traceback
+resource.setrlimit(resource.RLIMIT_AS, (__MEMLIMIT__, __MEMLIMIT__))
+import bloomkit
+from bloomkit.errors import FormatError
+__LOADER__
+files = sys.argv[1:]
+for path in files:
+    print(json.dumps({"start": path}), flush=True)
+    raw = open(path, "rb").read()
+    try:
+        obj = load(raw)
+    except FormatError:
+        print(json.dumps({"path": path, "outcome": "FormatError"}), flush=True)
+        continue
+    except BaseException as e:
+        print(json.dumps({"path": path, "outcome": "other", "error": f"{type(e).__name__}: {str(e)[:300]}",
+                          "trace": traceback.format_exc()[-1500:]}), flush=True)
+        continue
+    try:
+        valid(obj)
+        outcome = "valid"
+    except BaseException as e:
+        outcome = "invalid object"
+        print(json.dumps({"path": path, "outcome": outcome, "error": f"{type(e).__name__}: {str(e)[:300]}",
+                          "trace": traceback.format_exc()[-1500:]}), flush=True)
+        continue
+    print(json.dumps({"path": path, "outcome": outcome}), flush=True)
+'''
 
 
 def run_forgeries(cases: list[tuple[str, bytes]], folder: Path, *, timeout: float = 240.0,
-                  memory_limit: int = 6 << 30) -> list[str]:
+                  memory_limit: int = 6 << 30, loader: str = CONTAINER_LOADER,
+                  outcomes: dict[str, str] | None = None) -> list[str]:
     """Load every case in child processes; the problems found, as readable lines (empty: none).
 
-    A crash (signal) or hang of the child is reported with the case it was loading; the
-    remaining cases run in a new child."""
+    ``loader`` is Python source defining ``load(raw)`` and ``valid(obj)`` in the child
+    (default: :data:`CONTAINER_LOADER`); ``outcomes``, when given, receives the outcome of every
+    case by description. A crash (signal) or hang of the child is reported with the case it
+    was loading; the remaining cases run in a new child."""
     paths = []
     names = {}
     for i, (desc, data) in enumerate(cases):
@@ -208,7 +220,7 @@ def run_forgeries(cases: list[tuple[str, bytes]], folder: Path, *, timeout: floa
         names[str(p)] = desc
     problems: list[str] = []
     todo = paths
-    script = CHILD.replace("__MEMLIMIT__", str(memory_limit))
+    script = CHILD.replace("__MEMLIMIT__", str(memory_limit)).replace("__LOADER__", loader)
     env = {**os.environ, "BLOOMKIT_NUM_THREADS": "1"}
     while todo:
         try:
@@ -226,6 +238,8 @@ def run_forgeries(cases: list[tuple[str, bytes]], folder: Path, *, timeout: floa
                 last = rec["start"]
                 continue
             done.add(rec["path"])
+            if outcomes is not None:
+                outcomes[names[rec["path"]]] = rec["outcome"]
             if rec["outcome"] not in ("FormatError", "valid"):
                 problems.append(f"{names[rec['path']]}: {rec['outcome']}: {rec.get('error')}\n{rec.get('trace', '')}")
         if rc != 0 and last is not None and last not in done:
