@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+import threading
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from bloomkit import _boundary
 from bloomkit.errors import InvalidParameterError
 from bloomkit.multiattr import ParallelBloomFilter
 from bloomkit.multiattr.table import MAX_ITEMS
@@ -239,3 +241,112 @@ def test_an_add_nested_in_the_hashing_of_another_keeps_both() -> None:
     g = ParallelBloomFilter(2, 4, 512)
     g.add_many([("inner", 7), ("outer", 5)])
     assert f == g
+
+
+# -- the compiled boundary of single items (bloomkit._speedups.ItemCore / PointTest) ----------
+
+C = _boundary.extension()
+needs_c = pytest.mark.skipif(C is None, reason=f"compiled boundary not active: {_boundary.hash_path()}")
+
+
+@needs_c
+def test_the_compiled_item_and_point_paths_are_active() -> None:
+    assert ParallelBloomFilter.add is C.ItemCore.add and ParallelBloomFilter.__contains__ is C.ItemCore.__contains__
+    f = ParallelBloomFilter(2, 3, 64)
+    assert f._core_kind == 0  # bound on first use
+    f.add(("a", 1))
+    assert f._core_kind == _boundary.KIND_ITEMS and ("a", 1) in f
+    g = ParallelBloomFilter(2, 3, 64, hash="md5")
+    g.add(("a", 1))
+    assert g._core_kind == _boundary.KIND_PYTHON and ("a", 1) in g
+    for name, point in FILTERS[0, "xxh64"].layout.points.items():
+        assert isinstance(point, C.PointTest), name
+
+
+def test_single_items_follow_replaced_storage(tmp_path: Any) -> None:
+    """clear, |=, copy, pickle, load, table growth and a swapped counter array: single adds and
+    queries always work on the filter's current counters and table, key types noted anew."""
+    import pickle
+
+    import bloomkit
+
+    f = ParallelBloomFilter(2, 4, 1 << 10, counter_bits=8)
+    f.add(("a", 1))
+    g = f.copy()
+    g.add(("b", 2))
+    assert ("b", 2) in g and ("b", 2) not in f
+    f.clear()
+    assert ("a", 1) not in f and f.attribute_key_types == ((), ())
+    f.add((2.5, b"x"))
+    assert f.attribute_key_types == (("float",), ("bytes",))
+    f |= g
+    assert ("a", 1) in f and ("b", 2) in f and (2.5, b"x") in f
+    h = pickle.loads(pickle.dumps(f))
+    h.add(("c", 3))
+    assert ("c", 3) in h and ("c", 3) not in f
+    f.save(tmp_path / "f.bk")
+    loaded = bloomkit.load(tmp_path / "f.bk")
+    loaded.add(("d", 4))
+    assert ("d", 4) in loaded and len(loaded) == len(f) + 1
+    f._counters.data = f._counters.data.copy()
+    f.add(("e", 5))
+    assert ("e", 5) in f and f.contains_many([("e", 5)]).tolist() == [True]
+    cap = f._table.capacity
+    for i in range(cap):  # the table grows under single adds
+        f.add((f"g{i}", i))
+    assert f._table.capacity > cap and all((f"g{i}", i) in f for i in range(cap))
+    f._check()
+
+
+@needs_c
+def test_bad_storage_is_refused_by_single_items() -> None:
+    """The compiled path checks the storage it binds (the numba kernels take the counters as
+    they are)."""
+    f = ParallelBloomFilter(2, 3, 64)
+    f.add(("a", 1))
+    good = f._counters.data
+    f._counters.data = np.zeros(3, np.uint8)
+    for op in (f.add, f.__contains__):
+        with pytest.raises(InvalidParameterError, match="storage of this ParallelBloomFilter"):
+            op(("k", 1))
+    f._counters.data = good
+    assert ("a", 1) in f
+    p, q, m = 2, 3, 64
+    args = [f._counters, f._table, p, q, m, 4, f._seeds, f._weights, f._mutex, MAX_ITEMS, 0.7]
+    for i, bad in ((4, m * 1000), (2, 65), (3, 63), (6, (1,)), (7, np.zeros(2, np.int64)), (10, 1.5)):
+        with pytest.raises((ValueError, TypeError)):
+            f._item_bind(_boundary.KIND_ITEMS, *(args[:i] + [bad] + args[i + 1:]))
+    assert f._core_kind == 0
+    f.add(("b", 2))  # re-bound from the filter's own storage
+    assert ("a", 1) in f and ("b", 2) in f and f._core_kind == _boundary.KIND_ITEMS
+
+
+def test_an_error_while_noting_key_types_releases_the_lock() -> None:
+    f = ParallelBloomFilter(2, 3, 64)
+
+    def boom(masks: Any) -> None:
+        raise RuntimeError("boom")
+
+    f._note_keys = boom  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="boom"):
+        f.add(("a", 1))
+    got: list[bool] = []
+    t = threading.Thread(target=lambda: got.append(f._mutex.acquire(blocking=False)))
+    t.start()
+    t.join()
+    assert got == [True]
+
+
+@needs_c
+def test_point_test_refuses_bad_parameters_and_words() -> None:
+    good = dict(text=False, decimal=True, prefix=b"Lat:", seed=1, m=1000, k=7, d=100, s=3, last=1, nkeys=3,
+                base=-900000, lo=-900000, hi=900000, unit=10**4, factor=1e4)
+    t = C.PointTest(**good)
+    assert t.test(np.zeros(16, np.uint64), 25.5, "x") is False
+    assert t.test(np.zeros(16, np.uint64), 90.5, "x") is None  # out of scope: the record path
+    with pytest.raises(ValueError, match="smaller than m bits"):
+        t.test(np.zeros(15, np.uint64), 25.5, "x")
+    for name, bad in (("m", 0), ("k", 0), ("d", 0), ("nkeys", 0), ("hi", -10**6), ("unit", 0), ("factor", float("nan")),
+                      ("prefix", b"x" * 2000), ("d", 2**59)):
+        with pytest.raises((ValueError, OverflowError)):
+            C.PointTest(**{**good, name: bad})

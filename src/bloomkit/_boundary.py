@@ -6,6 +6,11 @@ bit-identical fallback. This module loads the extension unless ``BLOOMKIT_NO_EXT
 (read once, at import) and says which path is active (:func:`hash_path`, reported by
 ``bloomkit.info()`` and ``python -m bloomkit --version``).
 
+:class:`ItemCore` does the same for ``ParallelBloomFilter`` items (a tuple of p values:
+hashed, counters and verification table updated under the filter's lock in one C call; other
+item forms call ``_py_add`` / ``_py_contains``), bound by ``_core_rebind()`` through
+``_item_bind``. :data:`PointTest` is the point query of one attribute of a range filter.
+
 :class:`FilterCore` is the base class of the filters with compiled single-key methods
 (``BloomFilter``, ``CountingBloomFilter``, ``SplitBlockBloomFilter``): the extension's type
 when it is active, else an empty class. A filter class defines its Python ``_py_add`` /
@@ -27,8 +32,8 @@ import numpy as np
 from .errors import InvalidParameterError
 
 __all__ = [
-    "COMPILED", "ENV_VAR", "KIND_BITS", "KIND_COUNTERS", "KIND_PYTHON", "KIND_SPLIT", "FilterCore",
-    "check_storage", "extension", "hash_path",
+    "COMPILED", "ENV_VAR", "KIND_BITS", "KIND_COUNTERS", "KIND_ITEMS", "KIND_PYTHON", "KIND_SPLIT", "FilterCore",
+    "ItemCore", "PointTest", "check_storage", "extension", "hash_path",
 ]
 
 ENV_VAR = "BLOOMKIT_NO_EXTENSION"
@@ -46,8 +51,12 @@ else:
 COMPILED: bool = _ext is not None
 """True when the compiled boundary is active."""
 
-KIND_PYTHON, KIND_BITS, KIND_COUNTERS, KIND_SPLIT = 1, 2, 3, 4
-"""Storage kinds of ``FilterCore._core_bind`` (the extension's constants)."""
+KIND_PYTHON, KIND_BITS, KIND_COUNTERS, KIND_SPLIT, KIND_ITEMS = 1, 2, 3, 4, 5
+"""Storage kinds of ``FilterCore._core_bind`` and ``ItemCore._item_bind`` (the extension's constants)."""
+
+PointTest: Any = None if _ext is None else _ext.PointTest
+"""The extension's point query of one attribute of a range filter
+(:mod:`bloomkit.ranges.points`), or None on the numba path."""
 
 
 def check_storage(owner: str, arr: Any, dtype: np.dtype[Any], length: int, what: str) -> None:
@@ -86,13 +95,30 @@ if TYPE_CHECKING:
                        slot: str) -> None: ...
         def _core_unbind(self) -> None: ...
 
+    class ItemCore:
+        """What ParallelBloomFilter gets from the extension's base class (see the module docstring)."""
+
+        _core_kind: int
+
+        def add(self, item: Any) -> None: ...
+        def __contains__(self, item: Any) -> bool: ...
+        def _item_bind(self, kind: int, counters: Any, table: Any, p: int, q: int, m: int, width: int,
+                       seeds: Any, weights: Any, lock: Any, max_items: int, max_load: float) -> None: ...
+        def _core_unbind(self) -> None: ...
+
 elif _ext is not None:
-    assert (_ext.KIND_PYTHON, _ext.KIND_BITS, _ext.KIND_COUNTERS, _ext.KIND_SPLIT) == (
-        KIND_PYTHON, KIND_BITS, KIND_COUNTERS, KIND_SPLIT)
+    assert (_ext.KIND_PYTHON, _ext.KIND_BITS, _ext.KIND_COUNTERS, _ext.KIND_SPLIT, _ext.KIND_ITEMS) == (
+        KIND_PYTHON, KIND_BITS, KIND_COUNTERS, KIND_SPLIT, KIND_ITEMS)
     FilterCore = _ext.FilterCore
+    ItemCore = _ext.ItemCore
 else:
 
     class FilterCore:
         """The numba path's stand-in for the extension's base class (adds nothing)."""
+
+        __slots__ = ()
+
+    class ItemCore:
+        """The numba path's stand-in for the extension's base class of ParallelBloomFilter."""
 
         __slots__ = ()

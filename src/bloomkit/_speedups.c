@@ -9,18 +9,27 @@
  *   - FilterCore, the base class of BloomFilter, CountingBloomFilter and SplitBlockBloomFilter:
  *     add / `in` of one key on the storage bound once (a buffer view of the numpy array held
  *     by the object, re-bound when the storage is replaced);
- *   - hash_into: h1 of every key of a list / tuple into a uint64 buffer (no join).
- * Bulk math over arrays stays in the numba kernels. Every function here holds the GIL (single
- * keys and Python lists touch Python objects throughout), which gives single-key adds the
- * guarantee of the jit_mut kernels: concurrent adds never lose a bit.
- * The algorithms are the numba kernels' (bloomkit._kernels, bloomkit._splitblock_kernels),
- * checked equal by tests/test_speedups.py, and XXH64 against the reference xxhash package.
+ *   - hash_into: h1 of every key of a list / tuple into a uint64 buffer (no join);
+ *   - ItemCore, the base class of ParallelBloomFilter: add / `in` of one item (p values) on
+ *     the counters and verification table bound once (pbf_add_item / pbf_contains_item);
+ *   - PointTest: the point query of one attribute of a RangeBloomFilter (point_in_words /
+ *     key_in_words, with the scaling of a Decimal's float).
+ * Single items only: bulk math over arrays stays in the numba kernels. The single-item
+ * algorithms here are the numba kernels' second definition (one per language), kept because a
+ * numba call with 10 array / scalar arguments costs 1-2 us here, more than the whole item.
+ * Every function here holds the GIL (single keys and Python lists touch Python objects
+ * throughout), which gives single-key adds the guarantee of the jit_mut kernels: concurrent
+ * adds never lose a bit.
+ * The algorithms are the numba kernels' (bloomkit._kernels, bloomkit._splitblock_kernels,
+ * multiattr._kernels, ranges._kernels), checked equal by tests/test_speedups.py,
+ * tests/test_single_items.py, and XXH64 against the reference xxhash package.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
 #include <stdint.h>
 #include <string.h>
+#include <math.h>
 
 #if PY_VERSION_HEX >= 0x030C0000 /* str objects are always "ready" */
 #define BK_READY(s) 0
@@ -910,6 +919,673 @@ static PyTypeObject CoreType = {
 };
 
 /* ------------------------------------------------------------------------------------------ */
+/* ItemCore: ParallelBloomFilter's single-item add / `in` (document 004, Figs. 2 and 3)       */
+/*                                                                                            */
+/* The algorithm of bloomkit.multiattr._kernels.pbf_add_item / pbf_contains_item: the p values */
+/* of an item hashed with their attribute seeds (h1_i), positions H_ij = G_j(h1_i) mod m,      */
+/* counter (i, j, H_ij) at flat index (i q + j) m + H_ij, V_a = sum_i sum_j w_j H_ij, and the  */
+/* verification table (open addressing, linear probing, slot splitmix64(V + GOLDEN) & mask,   */
+/* a free slot holds all ones). An add runs under the filter's lock (its multi-step mutations */
+/* hold it too); `in` reads without it, as the read-only kernel does.                         */
+
+#define ITEM_MAX_P 64
+#define ITEM_MAX_Q 64
+
+typedef struct {
+    PyObject_HEAD
+    int kind;                     /* KIND_UNBOUND, KIND_PYTHON or KIND_ITEMS */
+    int p, q, width, key_bytes;
+    unsigned maxval;
+    uint64_t m, M;
+    uint64_t generation;          /* incremented by every bind: hashes taken before are stale */
+    int64_t max_items;            /* the table's limits (bloomkit.multiattr._kernels) */
+    double max_load;
+    uint64_t seeds[ITEM_MAX_P];
+    int64_t weights[ITEM_MAX_Q];
+    uint64_t seen[ITEM_MAX_P];    /* per attribute: key-type bits noted already */
+    PyObject *counters, *table, *slots, *acquire, *release;
+    Py_ssize_t data_off, slots_off, stats_off;
+    PyTypeObject *counters_type, *table_type;
+    Py_buffer data, keys, counts, stats;
+} ItemCore;
+
+enum { KIND_ITEMS = 5 };
+
+static PyObject *s_py_add_item, *s_item_rebind, *s_acquire, *s_release, *s_data, *s_slots, *s_stats;
+static PyObject *item_names; /* attribute names whose assignment unbinds an ItemCore */
+
+static void release_view(Py_buffer *v) {
+    if (v->obj != NULL) PyBuffer_Release(v);
+    v->obj = NULL;
+}
+
+static void item_unbind(ItemCore *c) {
+    c->kind = KIND_UNBOUND;
+    release_view(&c->data);
+    release_view(&c->keys);
+    release_view(&c->counts);
+    release_view(&c->stats);
+    Py_CLEAR(c->counters);
+    Py_CLEAR(c->table);
+    Py_CLEAR(c->slots);
+    Py_CLEAR(c->acquire);
+    Py_CLEAR(c->release);
+    memset(c->seen, 0, sizeof c->seen);
+}
+
+static int item_traverse(ItemCore *c, visitproc visit, void *arg) {
+    Py_VISIT(c->counters);
+    Py_VISIT(c->table);
+    Py_VISIT(c->slots);
+    Py_VISIT(c->acquire);
+    Py_VISIT(c->release);
+    Py_VISIT(c->data.obj);
+    Py_VISIT(c->keys.obj);
+    Py_VISIT(c->counts.obj);
+    Py_VISIT(c->stats.obj);
+    return 0;
+}
+
+static int item_clear(ItemCore *c) {
+    item_unbind(c);
+    return 0;
+}
+
+static void item_dealloc(ItemCore *c) {
+    PyObject_GC_UnTrack(c);
+    item_unbind(c);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+#define SLOT_AT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
+/* Still the storage bound: the counter array's data, the table's slot pair and stats. */
+static inline int item_ready(ItemCore *c) {
+    if (c->kind != KIND_ITEMS) return c->kind == KIND_PYTHON;
+    return Py_TYPE(c->counters) == c->counters_type && SLOT_AT(c->counters, c->data_off) == c->data.obj &&
+           Py_TYPE(c->table) == c->table_type && SLOT_AT(c->table, c->slots_off) == c->slots &&
+           SLOT_AT(c->table, c->stats_off) == c->stats.obj;
+}
+
+static int item_ensure(ItemCore *c) {
+    while (!item_ready(c)) {
+        PyObject *r = PyObject_CallMethodNoArgs((PyObject *)c, s_item_rebind);
+        if (r == NULL) return -1;
+        Py_DECREF(r);
+        if (c->kind == KIND_UNBOUND) {
+            PyErr_SetString(PyExc_RuntimeError, "_core_rebind() did not bind the storage");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The offset of a __slots__ member of type(obj) holding `value`, or -1. */
+static Py_ssize_t member_offset(PyObject *obj, PyObject *name, PyObject *value) {
+    PyObject *descr = PyObject_GetAttr((PyObject *)Py_TYPE(obj), name);
+    if (descr == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    Py_ssize_t off = -1;
+    if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyMemberDef *d = ((PyMemberDescrObject *)descr)->d_member;
+        if ((d->type == T_OBJECT_EX || d->type == T_OBJECT) && SLOT_AT(obj, d->offset) == value) off = d->offset;
+    }
+    Py_DECREF(descr);
+    return off;
+}
+
+static int get_view(PyObject *obj, Py_buffer *v, Py_ssize_t itemsize, Py_ssize_t min_len, const char *what) {
+    if (PyObject_GetBuffer(obj, v, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (v->itemsize != itemsize || v->len < min_len * itemsize) {
+        PyErr_Format(PyExc_ValueError, "_item_bind: %s holds %zd bytes of %zd-byte items; %zd items of %zd bytes are needed",
+                     what, v->len, v->itemsize, min_len, itemsize);
+        release_view(v);
+        return -1;
+    }
+    return 0;
+}
+
+/* _item_bind(kind, counters, table, p, q, m, width, seeds, weights, lock, max_items, max_load):
+ * kind 1 = the Python methods (_py_add / _py_contains), 5 = items. counters is the
+ * CounterArray (its `data` member is bound), table the VerificationTable (its `_slots` pair
+ * and `_stats` members); both are re-checked on every call, so replaced storage is re-bound. */
+static PyObject *item_bind(ItemCore *c, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "_item_bind(kind, counters, table, p, q, m, width, seeds, weights, lock, max_items, max_load)");
+        return NULL;
+    }
+    int kind = (int)PyLong_AsLong(args[0]);
+    if (kind == -1 && PyErr_Occurred()) return NULL;
+    item_unbind(c);
+    c->generation++;
+    if (kind == KIND_PYTHON) {
+        c->kind = kind;
+        Py_RETURN_NONE;
+    }
+    int p = (int)PyLong_AsLong(args[3]), q = (int)PyLong_AsLong(args[4]), width = (int)PyLong_AsLong(args[6]);
+    unsigned long long m = PyLong_AsUnsignedLongLong(args[5]);
+    long long max_items = PyLong_AsLongLong(args[10]);
+    double max_load = PyFloat_AsDouble(args[11]);
+    if (PyErr_Occurred()) return NULL;
+    if (kind != KIND_ITEMS || p < 1 || p > ITEM_MAX_P || q < 1 || q > ITEM_MAX_Q || m < 1 || m > (1ULL << 40) ||
+        counter_item_bytes(width) == 0 || max_items < 1 || !(max_load > 0.0 && max_load < 1.0)) {
+        PyErr_SetString(PyExc_ValueError, "_item_bind: bad kind, p, q, m, width or table limits");
+        return NULL;
+    }
+    PyObject *seeds = PySequence_Fast(args[7], "_item_bind: seeds must be a sequence");
+    if (seeds == NULL) return NULL;
+    int ok = PySequence_Fast_GET_SIZE(seeds) == p;
+    for (int i = 0; ok && i < p; i++) ok = parse_seed(PySequence_Fast_GET_ITEM(seeds, i), &c->seeds[i]) == 0;
+    Py_DECREF(seeds);
+    if (!ok) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "_item_bind: p seeds are needed");
+        return NULL;
+    }
+    Py_buffer w;
+    if (PyObject_GetBuffer(args[8], &w, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    ok = w.itemsize == 8 && w.len == (Py_ssize_t)q * 8;
+    if (ok) memcpy(c->weights, w.buf, (size_t)q * 8);
+    PyBuffer_Release(&w);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "_item_bind: q int64 weights are needed");
+        return NULL;
+    }
+    PyObject *counters = args[1], *table = args[2];
+    PyObject *data = PyObject_GetAttr(counters, s_data);
+    PyObject *slots = PyObject_GetAttr(table, s_slots);
+    PyObject *stats = PyObject_GetAttr(table, s_stats);
+    unsigned long long total = (unsigned long long)p * (unsigned long long)q * m;
+    Py_ssize_t itemsize = (Py_ssize_t)counter_item_bytes(width);
+    Py_ssize_t need = (Py_ssize_t)(width == 4 ? (total + 1) / 2 : total);
+    if (data == NULL || slots == NULL || stats == NULL) goto fail;
+    if (!PyTuple_CheckExact(slots) || PyTuple_GET_SIZE(slots) != 2) {
+        PyErr_SetString(PyExc_ValueError, "_item_bind: the table's slots must be a (keys, counts) pair");
+        goto fail;
+    }
+    c->data_off = member_offset(counters, s_data, data);
+    c->slots_off = member_offset(table, s_slots, slots);
+    c->stats_off = member_offset(table, s_stats, stats);
+    if (c->data_off < 0 || c->slots_off < 0 || c->stats_off < 0) {
+        PyErr_SetString(PyExc_ValueError, "_item_bind: the storage must hold its arrays in __slots__ members");
+        goto fail;
+    }
+    if (get_view(data, &c->data, itemsize, need, "the counters") < 0 ||
+        PyObject_GetBuffer(PyTuple_GET_ITEM(slots, 0), &c->keys, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        goto fail;
+    Py_ssize_t cap = c->keys.len / (c->keys.itemsize > 0 ? c->keys.itemsize : 1);
+    if ((c->keys.itemsize != 4 && c->keys.itemsize != 8) || cap < 1 || (cap & (cap - 1)) != 0) {
+        PyErr_SetString(PyExc_ValueError, "_item_bind: the table's keys must be a power-of-two array of 4- or 8-byte items");
+        goto fail;
+    }
+    if (get_view(PyTuple_GET_ITEM(slots, 1), &c->counts, 4, cap, "the table's counts") < 0 ||
+        get_view(stats, &c->stats, 8, 3, "the table's stats") < 0)
+        goto fail;
+    c->acquire = PyObject_GetAttr(args[9], s_acquire);
+    c->release = PyObject_GetAttr(args[9], s_release);
+    if (c->acquire == NULL || c->release == NULL) goto fail;
+    Py_DECREF(data);
+    Py_DECREF(stats);
+    c->slots = slots; /* the reference taken above */
+    Py_INCREF(counters);
+    c->counters = counters;
+    Py_INCREF(table);
+    c->table = table;
+    c->counters_type = Py_TYPE(counters);
+    c->table_type = Py_TYPE(table);
+    c->p = p;
+    c->q = q;
+    c->m = m;
+    c->M = UINT64_MAX / m;
+    c->width = width;
+    c->maxval = width == 32 ? 0xFFFFFFFFu : (1u << width) - 1;
+    c->key_bytes = (int)c->keys.itemsize;
+    c->max_items = max_items;
+    c->max_load = max_load;
+    c->kind = KIND_ITEMS;
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(data);
+    Py_XDECREF(slots);
+    Py_XDECREF(stats);
+    item_unbind(c);
+    return NULL;
+}
+
+static PyObject *item_unbind_m(ItemCore *c, PyObject *unused) {
+    (void)unused;
+    item_unbind(c);
+    Py_RETURN_NONE;
+}
+
+static inline uint64_t table_key(const ItemCore *c, uint64_t s) {
+    return c->key_bytes == 4 ? ((const uint32_t *)c->keys.buf)[s] : ((const uint64_t *)c->keys.buf)[s];
+}
+
+/* The slot holding v, or the free slot where v would go; -1 if neither exists. */
+static int64_t table_find(const ItemCore *c, uint64_t v) {
+    uint64_t cap = (uint64_t)(c->keys.len / c->key_bytes), mask = cap - 1;
+    uint64_t empty = c->key_bytes == 4 ? 0xFFFFFFFFULL : UINT64_MAX;
+    uint64_t s = splitmix64(v + GOLDEN) & mask;
+    for (uint64_t n = 0; n < cap; n++) {
+        uint64_t k = table_key(c, s);
+        if (k == v || k == empty) return (int64_t)s;
+        s = (s + 1) & mask;
+    }
+    return -1;
+}
+
+/* Fig. 2 for one item of p h1 values: -1 with nothing changed when the table is full or must
+ * grow first, else 1 if a counter saturated, else 0. No Python code runs in here. */
+static int item_insert(ItemCore *c, const uint64_t *h) {
+    int64_t *stats = (int64_t *)c->stats.buf;
+    uint64_t cap = (uint64_t)(c->keys.len / c->key_bytes);
+    if (stats[2] >= c->max_items || (double)(stats[0] + 1) > c->max_load * (double)cap) return -1;
+    uint8_t *d = (uint8_t *)c->data.buf;
+    uint64_t v = 0;
+    for (int i = 0; i < c->p; i++)
+        for (int j = 0; j < c->q; j++) v += (uint64_t)c->weights[j] * fastmod(splitmix64(h[i] + (uint64_t)(j + 1) * GOLDEN), c->m, c->M);
+    int64_t s = table_find(c, v);
+    if (s < 0) return -1;
+    int over = 0;
+    for (int i = 0; i < c->p; i++) {
+        for (int j = 0; j < c->q; j++) {
+            uint64_t x = (uint64_t)(i * c->q + j) * c->m + fastmod(splitmix64(h[i] + (uint64_t)(j + 1) * GOLDEN), c->m, c->M);
+            unsigned cv = cget(d, c->width, x);
+            if (cv >= c->maxval) over = 1;
+            else cset(d, c->width, x, cv + 1);
+        }
+    }
+    int32_t *counts = (int32_t *)c->counts.buf;
+    if (table_key(c, (uint64_t)s) != v) { /* a free slot */
+        if (c->key_bytes == 4) ((uint32_t *)c->keys.buf)[s] = (uint32_t)v;
+        else ((uint64_t *)c->keys.buf)[s] = v;
+        stats[0] += 1;
+    }
+    if (counts[s] == 0) stats[1] += 1;
+    counts[s] += 1;
+    stats[2] += 1;
+    return over;
+}
+
+/* Fig. 3: all p q counters non-zero, then V_a with a positive count in the table. */
+static int item_test(const ItemCore *c, const uint64_t *h) {
+    const uint8_t *d = (const uint8_t *)c->data.buf;
+    uint64_t v = 0;
+    for (int i = 0; i < c->p; i++) {
+        for (int j = 0; j < c->q; j++) {
+            uint64_t x = fastmod(splitmix64(h[i] + (uint64_t)(j + 1) * GOLDEN), c->m, c->M);
+            if (cget(d, c->width, (uint64_t)(i * c->q + j) * c->m + x) == 0) return 0;
+            v += (uint64_t)c->weights[j] * x;
+        }
+    }
+    int64_t s = table_find(c, v);
+    return s >= 0 && table_key(c, (uint64_t)s) == v && ((const int32_t *)c->counts.buf)[s] > 0;
+}
+
+/* The item's p h1 values with the storage bound (and still bound after the hashing, which runs
+ * Python code for key types encoded in Python). Returns 1 when hashed, 0 when the Python
+ * method takes the item (not a tuple of p values, or a KIND_PYTHON filter), -1 on error. */
+static int item_prepare(ItemCore *c, PyObject *item, uint64_t *h, uint64_t *masks, uint64_t *gen_out) {
+    for (;;) {
+        if (item_ensure(c) < 0) return -1;
+        if (c->kind == KIND_PYTHON || !PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != c->p) return 0;
+        uint64_t gen = c->generation;
+        *gen_out = gen;
+        for (int i = 0; i < c->p; i++) {
+            int tag = key_hash(PyTuple_GET_ITEM(item, i), c->seeds[i], &h[i]);
+            if (tag < 0) return -1;
+            masks[i] = 1ULL << tag;
+        }
+        if (item_ready(c) && c->generation == gen) return 1;
+    }
+}
+
+static int call_noargs(PyObject *fn) {
+    PyObject *r = PyObject_CallNoArgs(fn);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* Under the lock: the saturation flag and the key types of a new kind of value. */
+static int item_note(ItemCore *c, int over, const uint64_t *masks) {
+    if (over && PyObject_SetAttr(c->counters, s_overflowed, Py_True) < 0) return -1;
+    int fresh = 0;
+    for (int i = 0; i < c->p; i++) fresh |= (masks[i] & ~c->seen[i]) != 0;
+    if (!fresh) return 0;
+    PyObject *list = PyList_New(c->p);
+    if (list == NULL) return -1;
+    for (int i = 0; i < c->p; i++) {
+        PyObject *b = PyLong_FromUnsignedLongLong(masks[i]);
+        if (b == NULL) {
+            Py_DECREF(list);
+            return -1;
+        }
+        PyList_SET_ITEM(list, i, b);
+    }
+    PyObject *r = PyObject_CallMethodOneArg((PyObject *)c, s_note_keys, list);
+    Py_DECREF(list);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    for (int i = 0; i < c->p; i++) c->seen[i] |= masks[i];
+    return 0;
+}
+
+/* The exception raised under the lock, kept while the lock is released. */
+typedef struct { PyObject *type, *value, *tb; } SavedError;
+
+static void error_save(SavedError *e) {
+#if PY_VERSION_HEX >= 0x030C0000
+    e->type = e->tb = NULL;
+    e->value = PyErr_GetRaisedException();
+#else
+    PyErr_Fetch(&e->type, &e->value, &e->tb);
+#endif
+}
+
+static void error_restore(SavedError *e) {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(e->value);
+#else
+    PyErr_Restore(e->type, e->value, e->tb);
+#endif
+}
+
+/* add: hash (no lock: the hashing may run Python code), then under the filter's lock check
+ * that the storage hashed for is still bound and insert; the general Python path when the
+ * item is not a plain tuple, or the table must grow first. */
+static PyObject *item_add(ItemCore *c, PyObject *item) {
+    uint64_t h[ITEM_MAX_P], masks[ITEM_MAX_P], gen;
+    for (;;) {
+        int hashed = item_prepare(c, item, h, masks, &gen);
+        if (hashed < 0) return NULL;
+        if (hashed == 0) return PyObject_CallMethodOneArg((PyObject *)c, s_py_add_item, item);
+        /* owned references: a rebind while this thread waits for the lock replaces them */
+        PyObject *acquire = c->acquire, *release = c->release;
+        Py_INCREF(acquire);
+        Py_INCREF(release);
+        int state = call_noargs(acquire); /* 0: inserted, 1: hash again, 2: general path, -1: error */
+        Py_DECREF(acquire);
+        if (state < 0) {
+            Py_DECREF(release);
+            return NULL;
+        }
+        if (!item_ready(c) || c->generation != gen) {
+            state = 1;
+        } else {
+            int over = item_insert(c, h);
+            state = over < 0 ? 2 : item_note(c, over, masks);
+        }
+        SavedError err = {NULL, NULL, NULL};
+        if (state < 0) error_save(&err);
+        int rel = call_noargs(release);
+        Py_DECREF(release);
+        if (state < 0) {
+            if (rel < 0) PyErr_Clear();
+            error_restore(&err);
+            return NULL;
+        }
+        if (rel < 0) return NULL;
+        if (state == 0) Py_RETURN_NONE;
+        if (state == 2) return PyObject_CallMethodOneArg((PyObject *)c, s_py_add_item, item);
+    }
+}
+
+static int item_contains(ItemCore *c, PyObject *item) {
+    uint64_t h[ITEM_MAX_P], masks[ITEM_MAX_P], gen;
+    int hashed = item_prepare(c, item, h, masks, &gen);
+    if (hashed < 0) return -1;
+    if (hashed > 0) return item_test(c, h);
+    PyObject *r = PyObject_CallMethodOneArg((PyObject *)c, s_py_contains, item);
+    if (r == NULL) return -1;
+    int v = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return v;
+}
+
+static int item_setattro(PyObject *self, PyObject *name, PyObject *value) {
+    if (PyObject_GenericSetAttr(self, name, value) < 0) return -1;
+    int hit = PySet_Contains(item_names, name);
+    if (hit < 0) return -1;
+    if (hit) item_unbind((ItemCore *)self);
+    return 0;
+}
+
+static PyObject *item_bound_kind(ItemCore *c, void *closure) {
+    (void)closure;
+    return PyLong_FromLong(item_ready(c) ? c->kind : KIND_UNBOUND);
+}
+
+static PyMethodDef item_methods[] = {
+    {"add", (PyCFunction)item_add, METH_O, "Add one item (Fig. 2). Complexity: O(p q)."},
+    {"_item_bind", (PyCFunction)(void (*)(void))item_bind, METH_FASTCALL,
+     "_item_bind(kind, counters, table, p, q, m, width, seeds, weights, lock, max_items, max_load): bind the storage."},
+    {"_core_unbind", (PyCFunction)item_unbind_m, METH_NOARGS, "Forget the bound storage."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef item_getset[] = {
+    {"_core_kind", (getter)item_bound_kind, NULL, "The kind of storage bound now (0: none).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods item_as_sequence = {
+    .sq_contains = (objobjproc)item_contains,
+};
+
+static PyTypeObject ItemCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._speedups.ItemCore",
+    .tp_basicsize = sizeof(ItemCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Compiled single-item add / `in` of ParallelBloomFilter (a base class).",
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)item_dealloc,
+    .tp_traverse = (traverseproc)item_traverse,
+    .tp_clear = (inquiry)item_clear,
+    .tp_setattro = item_setattro,
+    .tp_methods = item_methods,
+    .tp_getset = item_getset,
+    .tp_as_sequence = &item_as_sequence,
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* PointTest: RangeBloomFilter's point query of one attribute (document 000)                  */
+/*                                                                                            */
+/* The algorithm of bloomkit.ranges.points.PointProbe.test (and the kernels key_in_words /    */
+/* point_in_words): a text's key "name:value" needs its first k probe bits; a number scaled   */
+/* to a (scaled first value of its group g), the keys "name:" + decimal(first + t d) of groups */
+/* g .. g + r need their first s probe bits (the last one its first k - r s). The plain cases */
+/* only: anything else returns None, and the record path answers or refuses it.             */
+
+#define POINT_MAX_SCALED (1LL << 52) /* bloomkit.ranges.schema.MAX_SCALED */
+
+typedef struct {
+    PyObject_HEAD
+    int text, decimal, k, s, last, nkeys;
+    uint64_t m, M, seed;          /* seed: the str tag seed of the layout's seed */
+    int64_t lo, hi, base, d, unit;
+    double factor;                /* float(10 ** places) of a Decimal */
+    Py_ssize_t plen;
+    uint8_t prefix[1040];         /* "name:" in UTF-8 (names have at most 256 characters) */
+} PointTest;
+
+static PyObject *point_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kw[] = {"text", "decimal", "prefix", "seed", "m", "k", "d", "s", "last", "nkeys", "base", "lo",
+                         "hi", "unit", "factor", NULL};
+    int text, decimal, k, s, last, nkeys;
+    const char *prefix;
+    Py_ssize_t plen;
+    unsigned long long seed, m;
+    long long d, base, lo, hi, unit;
+    double factor;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "ppy#KKiLiiiLLLLd", kw, &text, &decimal, &prefix, &plen, &seed, &m,
+                                     &k, &d, &s, &last, &nkeys, &base, &lo, &hi, &unit, &factor))
+        return NULL;
+    const long long big = 1LL << 60;
+    if (nkeys >= 1 && d > big / nkeys) d = -1; /* first + t d must fit in 64 bits */
+    if (plen < 0 || plen > (Py_ssize_t)sizeof(((PointTest *)0)->prefix) || m < 1 || k < 1 || k > 1 << 20 ||
+        s < 0 || s > 1 << 20 || last < 0 || last > 1 << 20 || nkeys < 1 || nkeys > 1 << 20 || d < 1 || d > big ||
+        unit < 1 || unit > big || lo < -big || lo > big || hi < lo || hi > big || base < -big || base > big ||
+        !(factor >= 1.0)) {
+        PyErr_SetString(PyExc_ValueError, "PointTest: parameter out of range");
+        return NULL;
+    }
+    PointTest *p = (PointTest *)type->tp_alloc(type, 0);
+    if (p == NULL) return NULL;
+    p->text = text;
+    p->decimal = decimal;
+    memcpy(p->prefix, prefix, (size_t)plen);
+    p->plen = plen;
+    p->seed = seed;
+    p->m = m;
+    p->M = UINT64_MAX / m;
+    p->k = k;
+    p->d = d;
+    p->s = s;
+    p->last = last;
+    p->nkeys = nkeys;
+    p->base = base;
+    p->lo = lo;
+    p->hi = hi;
+    p->unit = unit;
+    p->factor = factor;
+    return (PyObject *)p;
+}
+
+static inline int probes_set(const uint64_t *w, uint64_t h, int count, uint64_t m, uint64_t M) {
+    for (int i = 0; i < count; i++) {
+        uint64_t x = fastmod(splitmix64(h + (uint64_t)(i + 1) * GOLDEN), m, M);
+        if (!((w[x >> 6] >> (x & 63)) & 1)) return 0;
+    }
+    return 1;
+}
+
+/* The scaled value of a plain number, 1 when it is one (else 0: the record path takes it). */
+static int point_scaled(const PointTest *p, PyObject *value, int64_t *a) {
+    PyTypeObject *t = Py_TYPE(value);
+    if (t == &PyLong_Type) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        long long r;
+        if (__builtin_mul_overflow(v, p->unit, &r)) return 0;
+        *a = r;
+        return 1;
+    }
+    if (t != &PyFloat_Type || !p->decimal) return 0;
+    /* bloomkit.ranges.schema.Decimal.scale_float, operation for operation */
+    double y = PyFloat_AS_DOUBLE(value) * p->factor, ay = fabs(y);
+    if (!(ay < (double)POINT_MAX_SCALED)) return 0;
+    if (!(fabs(ay - floor(ay) - 0.5) > ay * 1e-15 + 1e-300)) return 0;
+    *a = (int64_t)copysign(floor(ay + 0.5), y);
+    return 1;
+}
+
+/* "prefix" + decimal(v) into buf; returns its length (buf holds plen + 21 bytes). */
+static size_t point_key(const PointTest *p, int64_t v, uint8_t *buf) {
+    size_t n = (size_t)p->plen;
+    memcpy(buf, p->prefix, n);
+    uint64_t u = (uint64_t)v;
+    if (v < 0) {
+        buf[n++] = '-';
+        u = 0 - u;
+    }
+    char digits[20];
+    int nd = 0;
+    do {
+        digits[nd++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    while (nd) buf[n++] = (uint8_t)digits[--nd];
+    return n;
+}
+
+/* test(words, value, where) -> True / False, or None for the record path (where is unused:
+ * the record path raises its own errors for the values returned to it). */
+static PyObject *point_test(PointTest *p, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "test(words, value, where)");
+        return NULL;
+    }
+    PyObject *value = args[1];
+    int64_t a = 0;
+    const uint8_t *text = NULL;
+    Py_ssize_t tlen = 0;
+    if (p->text) {
+        if (!PyUnicode_CheckExact(value) || BK_READY(value) < 0) Py_RETURN_NONE;
+        int kind = PyUnicode_KIND(value);
+        if (kind != PyUnicode_1BYTE_KIND) { /* lone surrogates: refused by the record path */
+            const void *src = PyUnicode_DATA(value);
+            for (Py_ssize_t i = 0, n = PyUnicode_GET_LENGTH(value); i < n; i++) {
+                Py_UCS4 ch = PyUnicode_READ(kind, src, i);
+                if (ch >= 0xD800 && ch <= 0xDFFF) Py_RETURN_NONE;
+            }
+        }
+        text = (const uint8_t *)PyUnicode_AsUTF8AndSize(value, &tlen);
+        if (text == NULL) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+    } else {
+        if (!point_scaled(p, value, &a) || a < p->lo || a > p->hi) Py_RETURN_NONE;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    int found = 1;
+    if ((uint64_t)view.len / 8 < (p->m + 63) / 64) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "PointTest.test: the words array is smaller than m bits");
+        return NULL;
+    }
+    const uint64_t *w = (const uint64_t *)view.buf;
+    if (text != NULL) {
+        Buf b;
+        buf_init(&b);
+        if (buf_put(&b, p->prefix, (size_t)p->plen) < 0 || buf_put(&b, text, (size_t)tlen) < 0) {
+            buf_free(&b);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        found = probes_set(w, xxh64(b.p, b.len, p->seed), p->k, p->m, p->M);
+        buf_free(&b);
+    } else {
+        uint8_t key[sizeof p->prefix + 21];
+        int64_t off = a - p->base, g = off / p->d;
+        if (off % p->d < 0) g -= 1; /* floor division, as Python's // */
+        int64_t first = p->base + g * p->d;
+        for (int t = 0; t < p->nkeys && found; t++) {
+            size_t n = point_key(p, first + (int64_t)t * p->d, key);
+            found = probes_set(w, xxh64(key, n, p->seed), t < p->nkeys - 1 ? p->s : p->last, p->m, p->M);
+        }
+    }
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(found);
+}
+
+static PyMethodDef point_methods[] = {
+    {"test", (PyCFunction)(void (*)(void))point_test, METH_FASTCALL,
+     "test(words, value, where) -> True / False, or None for a value the record path must take."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PointTestType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._speedups.PointTest",
+    .tp_basicsize = sizeof(PointTest),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "PointTest(text, decimal, prefix, seed, m, k, d, s, last, nkeys, base, lo, hi, unit, factor): "
+              "the point query of one attribute of a RangeBloomFilter.",
+    .tp_new = point_new,
+    .tp_methods = point_methods,
+};
+
+/* ------------------------------------------------------------------------------------------ */
 
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)m_configure, METH_O, "configure(encode_key): the Python encoder of other key types."},
@@ -944,7 +1620,24 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         if (s == NULL || PySet_Add(storage_names, s) < 0) return NULL;
         Py_DECREF(s);
     }
-    if (PyType_Ready(&CoreType) < 0) return NULL;
+    s_py_add_item = PyUnicode_InternFromString("_py_add");
+    s_item_rebind = PyUnicode_InternFromString("_core_rebind");
+    s_acquire = PyUnicode_InternFromString("acquire");
+    s_release = PyUnicode_InternFromString("release");
+    s_data = PyUnicode_InternFromString("data");
+    s_slots = PyUnicode_InternFromString("_slots");
+    s_stats = PyUnicode_InternFromString("_stats");
+    item_names = PySet_New(NULL);
+    if (!s_py_add_item || !s_item_rebind || !s_acquire || !s_release || !s_data || !s_slots || !s_stats || !item_names)
+        return NULL;
+    const char *inames[] = {"_counters", "_table", "_key_masks", "_mutex", "_weights", "_seeds", "_one_item",
+                            "num_attributes", "num_hashes", "num_counters", "counter_bits", "hash", "seed", NULL};
+    for (int i = 0; inames[i]; i++) {
+        PyObject *s = PyUnicode_InternFromString(inames[i]);
+        if (s == NULL || PySet_Add(item_names, s) < 0) return NULL;
+        Py_DECREF(s);
+    }
+    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&ItemCoreType) < 0 || PyType_Ready(&PointTestType) < 0) return NULL;
     PyObject *mod = PyModule_Create(&module_def);
     if (mod == NULL) return NULL;
     Py_INCREF(&CoreType);
@@ -953,8 +1646,21 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         Py_DECREF(mod);
         return NULL;
     }
+    Py_INCREF(&ItemCoreType);
+    if (PyModule_AddObject(mod, "ItemCore", (PyObject *)&ItemCoreType) < 0) {
+        Py_DECREF(&ItemCoreType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    Py_INCREF(&PointTestType);
+    if (PyModule_AddObject(mod, "PointTest", (PyObject *)&PointTestType) < 0) {
+        Py_DECREF(&PointTestType);
+        Py_DECREF(mod);
+        return NULL;
+    }
     if (PyModule_AddIntConstant(mod, "KIND_PYTHON", KIND_PYTHON) < 0 || PyModule_AddIntConstant(mod, "KIND_BITS", KIND_BITS) < 0 ||
-        PyModule_AddIntConstant(mod, "KIND_COUNTERS", KIND_COUNTERS) < 0 || PyModule_AddIntConstant(mod, "KIND_SPLIT", KIND_SPLIT) < 0) {
+        PyModule_AddIntConstant(mod, "KIND_COUNTERS", KIND_COUNTERS) < 0 || PyModule_AddIntConstant(mod, "KIND_SPLIT", KIND_SPLIT) < 0 ||
+        PyModule_AddIntConstant(mod, "KIND_ITEMS", KIND_ITEMS) < 0) {
         Py_DECREF(mod);
         return NULL;
     }

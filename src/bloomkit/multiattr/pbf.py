@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from .._boundary import COMPILED, KIND_ITEMS, KIND_PYTHON, ItemCore, check_storage
 from .._format import ArraySpec, Persistable
 from .._hashing import key_type_mask, key_type_names
 from .._protocols import keyword_only, renamed_kwargs, warn_deprecated
@@ -52,7 +53,7 @@ _OWNER = "ParallelBloomFilter"
 _CHUNK = 1 << 15
 _HASH_NAMES = {v: k for k, v in HASHES.items()}
 
-class ParallelBloomFilter(Persistable):
+class ParallelBloomFilter(ItemCore, Persistable):
     """Parallel Bloom filters (PBF) plus verification table for items with p attributes.
 
     Parameters
@@ -96,7 +97,9 @@ class ParallelBloomFilter(Persistable):
     filter's lock; the counter kernels keep the GIL. A single ``add`` (``hash="xxh64"``) is
     one GIL-holding kernel for the p*q counters, the table's slots and its counts, and still
     takes the lock: another mutation may be growing the table (its rehash kernel releases the
-    GIL) or replacing the contents (``clear``, ``|=``). Queries take no lock: they release the
+    GIL) or replacing the contents (``clear``, ``|=``). With the compiled boundary
+    (:mod:`bloomkit._boundary`) a tuple item is hashed, then its counters and table slot are
+    updated under the lock in one C call that holds the GIL. Queries take no lock: they release the
     GIL and read the table's slot arrays as one consistent pair, so an item whose add returned
     is always found. ``copy``, ``union``, ``intersection``, ``to_bytes`` and ``save`` read a
     consistent state under the lock.
@@ -351,7 +354,24 @@ class ParallelBloomFilter(Persistable):
             self._counters.decrement_many((pos + base).ravel())  # all or nothing
             self._table.remove_many(vals)
 
-    def add(self, item: Any) -> None:
+    def _core_rebind(self) -> None:
+        """Bind the counters and the verification table to the compiled ``add`` / ``in``
+        (:mod:`bloomkit._boundary`): called by them whenever the counter array or the table's
+        arrays are not the ones bound (checked here as the kernels need them)."""
+        if not self._one_item:  # MD5 material: the Python methods
+            self._item_bind(KIND_PYTHON, None, None, 0, 0, 0, 0, (), None, None, 0, 0.0)
+            return
+        c, table = self._counters, self._table
+        n, dtype = CounterArray.storage_shape(c.size, c.width)
+        check_storage(_OWNER, c.data, dtype, n, "counter bytes" if c.width == 4 else "counters")
+        keys, counts = table._slots
+        check_storage(_OWNER, keys, table._empty.dtype, len(keys), "verification keys")
+        check_storage(_OWNER, counts, np.dtype(np.int32), len(keys), "verification counts")
+        check_storage(_OWNER, table._stats, np.dtype(np.int64), 3, "table statistics")
+        self._item_bind(KIND_ITEMS, c, table, self.num_attributes, self.num_hashes, self.num_counters, c.width,
+                        self._seeds, self._weights, self._mutex, MAX_ITEMS, MK.TABLE_MAX_LOAD)
+
+    def _py_add(self, item: Any) -> None:
         """Add one item (Fig. 2): increment its p*q counters and store V_a.
 
         Parameters
@@ -477,7 +497,7 @@ class ParallelBloomFilter(Persistable):
                            np.uint64(self.num_counters), self._weights, passed, vals)
         return self._table._contains_trusted(vals, passed) if verify else passed
 
-    def __contains__(self, item: Any) -> bool:
+    def _py_contains(self, item: Any) -> bool:
         """Two-step check of Fig. 3: all p*q counters non-zero, then V_a in the table.
 
         With ``hash="xxh64"``: one hashing call, then one read-only kernel for both steps.
@@ -495,6 +515,10 @@ class ParallelBloomFilter(Persistable):
         found: bool = MK.pbf_contains_item(c.data, c.width, h1, self.num_hashes, self.num_counters, self._weights,
                                            keys, counts, table._vacant)
         return found
+
+    if not COMPILED:  # else ItemCore's compiled add / in (the same counters and table)
+        add = _py_add
+        __contains__ = _py_contains
 
     def contains_many(self, data: Any) -> np.ndarray:
         """Bool array: the two-step check for every item of a batch (as :meth:`add_many`

@@ -42,7 +42,7 @@ from ._keys import (
     masked_positions,
 )
 from .config import CONFIG, RangeConfig
-from .points import PointProbe
+from .points import PointQuery, point_query
 from .records import RecordBatch
 from .schema import SCHEMA, Attribute, Numeric, Schema
 
@@ -104,8 +104,8 @@ class Layout:
                 raise param_error("group_size", owner, f"small enough that {attr.name!r}'s keys fit 64 bits", d)
             self.plans[attr.name] = Plan(attr, k, d, s, r, k - r * s, base)
         self._tables: dict[str, np.ndarray] = {}  # h1 of every group of an attribute (big batches)
-        self.points: dict[str, PointProbe] = {} if self.hash_id == HASH_SHA512 else {
-            name: PointProbe(p.attr, p.k, p.d, p.s, p.r, p.last, p.base, self.num_bits, self.seed)
+        self.points: dict[str, PointQuery] = {} if self.hash_id == HASH_SHA512 else {
+            name: point_query(p.attr, p.k, p.d, p.s, p.r, p.last, p.base, self.num_bits, self.seed)
             for name, p in self.plans.items()}
         """The compiled point query of each attribute (``"xxh64"`` layouts; :mod:`.points`)."""
 

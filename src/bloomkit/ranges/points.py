@@ -12,19 +12,32 @@ Decimal) or a ``float`` (Decimal) within the scope, a ``str`` (Text), with the `
 hash. Everything else (other types, values out of scope, NaN, a float near a rounding tie,
 ``hash="sha512"``) returns None and is answered, or refused, by the record path, so answers
 and error messages are the record path's by construction.
+
+:func:`point_query` gives each attribute its query: with the compiled boundary
+(:mod:`bloomkit._boundary`) the extension's ``PointTest``, the same algorithm in one C call
+(scaling, the group keys' decimal text, XXH64 and the probes; tested equal), else
+:class:`PointProbe` (the scaling in Python, the keys and probes in one numba kernel).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from .._boundary import PointTest
 from .._hashing import TAG_STR, hash64, tag_seed
 from . import _kernels as K
 from .schema import Decimal, Numeric, Text
 
-__all__ = ["PointProbe"]
+__all__ = ["PointProbe", "PointQuery", "point_query"]
+
+
+class PointQuery(Protocol):
+    """What a layout holds for each attribute: ``test(words, value, where)`` is whether every
+    bit the single value sets is set in ``words``, or None for the record path."""
+
+    def test(self, words: np.ndarray, value: Any, where: str) -> bool | None: ...
 
 
 class PointProbe:
@@ -87,3 +100,22 @@ class PointProbe:
         found = K.point_in_words(words, self.m, self.prefix_bytes, first, self.d, self.nkeys, self.s, self.last,
                                  self.str_seed, K.DIGIT_PAIRS)
         return found
+
+
+def point_query(attr: Any, k: int, d: int, s: int, r: int, last: int, base: int, num_bits: int,
+                seed: int) -> PointQuery:
+    """The point query of one attribute of an ``"xxh64"`` layout (parameters as
+    :class:`PointProbe`): the extension's ``PointTest`` when the compiled boundary is active
+    and the plan's values fit its 64-bit arithmetic, else a :class:`PointProbe`."""
+    probe = PointProbe(attr, k, d, s, r, last, base, num_bits, seed)
+    if PointTest is None:
+        return probe
+    text = isinstance(attr, Text)
+    try:
+        compiled: PointQuery = PointTest(
+            text=text, decimal=probe.decimal, prefix=probe.prefix_bytes.tobytes(), seed=int(probe.str_seed),
+            m=num_bits, k=k, d=1 if text else d, s=s, last=last, nkeys=probe.nkeys, base=base, lo=probe.lo,
+            hi=probe.hi, unit=probe.unit, factor=float(probe.unit))
+    except (ValueError, OverflowError):  # beyond 64-bit values: the numba path checks them
+        return probe
+    return compiled
