@@ -2,7 +2,8 @@
 #   make demo   creates .venv, installs, runs `bloomkit reproduce --quick` (report in results/)
 #   make test   creates .venv, installs with test extras, runs ruff, mypy (strict, src/) and the whole test suite
 #               with the C extension (bloomkit._speedups), then the tests of hashing, adds, queries and
-#               persistence again on numba alone (BLOOMKIT_NO_EXTENSION=1)
+#               persistence again on numba alone (BLOOMKIT_NO_EXTENSION=1), then an install without a C
+#               compiler (CC=false: the extension is optional) and its tests
 PYTHON ?= python3
 VENV   := .venv
 CONSTRAINTS := constraints.txt
@@ -66,20 +67,25 @@ test: $(VENV)/.installed-test browser
 	$(PY) -c '$(CHECK_PATH)'
 	$(PY) -m pytest -q -n 2 --dist loadfile
 	$(MAKE) --no-print-directory test-pure
+	$(MAKE) --no-print-directory test-no-compiler
 
 test-pure: $(VENV)/.installed-test
 	BLOOMKIT_NO_EXTENSION=1 $(PY) -m pytest -q -n 2 --dist loadfile -k '$(PURE_SKIP)' $(PURE_TESTS)
 
 # An install on a machine without a C compiler (CC=false): the build of the optional extension
 # fails with a warning, the install succeeds and bloomkit runs on numba alone. A scratch venv
-# (build/nocc) with bloomkit installed from this tree, its dependencies read from .venv.
+# (build/nocc) with bloomkit installed from a copy of this tree without built files (an extension
+# built in place in src/ would otherwise be packaged), its dependencies read from .venv. Part of
+# `make test` (about 45 s).
 NOCC := build/nocc
 test-no-compiler: $(VENV)/.installed-test
 	rm -rf $(NOCC) && $(PYTHON) -m venv --without-pip $(NOCC)/venv
 	$(NOCC)/venv/bin/python -c 'import site, sys; open(site.getsitepackages()[0] + "/deps.pth", "w").write(sys.argv[1])' \
 		"$$($(PY) -c 'import site; print(site.getsitepackages()[0])')"
-	CC=false $(PY) -m pip --disable-pip-version-check -v --python $(NOCC)/venv/bin/python install --no-deps . > $(NOCC)/install.log 2>&1 \
-		|| (cat $(NOCC)/install.log; exit 1)
+	mkdir -p $(NOCC)/src && tar -cf - --exclude='*.so' --exclude=__pycache__ --exclude='*.egg-info' --exclude='*.nb[ic]' \
+		pyproject.toml setup.py README.md src | tar -xf - -C $(NOCC)/src
+	CC=false $(PY) -m pip --disable-pip-version-check -v --python $(NOCC)/venv/bin/python install --no-deps $(NOCC)/src \
+		> $(NOCC)/install.log 2>&1 || (cat $(NOCC)/install.log; exit 1)
 	grep -i "speedups.*fail\|fail.*speedups\|optional" $(NOCC)/install.log | head -3
 	cd $(NOCC) && venv/bin/python -c 'import bloomkit, sys; p = bloomkit.info()["hash_path"]; print(p); \
 		assert p.startswith("numba (not built"), p; assert bloomkit.__file__.startswith(sys.prefix), bloomkit.__file__'
