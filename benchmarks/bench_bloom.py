@@ -428,8 +428,9 @@ def _boundary_child(repeats: int) -> None:
     for name, f, attr, values in (
             ("Age", rbf, "Age", list(range(0, 1000, 2)) * 4), ("Name", rbf, "Name", [f"n{i}" for i in range(0, 4000, 2)]),
             ("Lat, Decimal float", lat, "Lat", [round(i / 20 - 90, 5) for i in range(3600)] * 2),
-            # a value the plain-value path does not take: the record path (every point query before issue 14)
-            ("Age, numpy int64: the record path", rbf, "Age", [np.int64(v) for v in range(0, 1000, 2)] * 4)):
+            ("Age, numpy int64 scalars", rbf, "Age", [np.int64(v) for v in range(0, 1000, 2)] * 4),
+            # a value the point path does not take: the record path (every point query before issue 14)
+            ("Lat, numpy float32: the record path", lat, "Lat", [np.float32(i / 20 - 90) for i in range(0, 3600, 9)])):
         def points(f: Any = f, attr: str = attr, values: list[Any] = values) -> None:
             for v in values:
                 f.might_contain(attr, v)

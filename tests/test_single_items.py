@@ -153,11 +153,25 @@ def _filled(config: Any, hash_name: str = "xxh64", seed: int = 5) -> RangeBloomF
 
 
 FILTERS = {(i, h): _filled(c, h) for i, c in enumerate(CONFIGS) for h in ("xxh64", "sha512")}
+NUMPY_SCALARS = [np.int8, np.int16, np.int32, np.int64, np.uint16, np.uint64, np.float64, np.float32]
+
+
+def _numpy(values: Any) -> Any:
+    """The same values as numpy scalars (of a type that holds them), or the value itself."""
+    def convert(v: Any, t: Any) -> Any:
+        if isinstance(v, int) and not isinstance(v, bool) and np.issubdtype(t, np.integer):
+            info = np.iinfo(t)
+            return t(v) if info.min <= v <= info.max else v
+        return t(v) if isinstance(v, float) and np.issubdtype(t, np.floating) else v
+    return st.tuples(values, st.sampled_from(NUMPY_SCALARS)).map(lambda vt: convert(*vt))
+
+
 VALUES = {
-    "Age": st.integers(-300, 700),
-    "Lat": st.one_of(st.floats(-90, 90), st.integers(-90, 90), st.sampled_from([0.00005, -0.00015, 25.0999, -0.0])),
+    "Age": st.one_of(st.integers(-300, 700), _numpy(st.integers(-310, 710))),
+    "Lat": st.one_of(st.floats(-90, 90), st.integers(-90, 90), st.sampled_from([0.00005, -0.00015, 25.0999, -0.0]),
+                     _numpy(st.one_of(st.floats(-91, 91), st.integers(-91, 91)))),
     "Name": st.one_of(st.text(max_size=6), st.sampled_from([f"n{i}" for i in range(60)])),
-    "Price": st.one_of(st.integers(0, 1000), st.floats(0, 1000)),
+    "Price": st.one_of(st.integers(0, 1000), st.floats(0, 1000), _numpy(st.floats(-1, 1001))),
 }
 
 
@@ -191,6 +205,7 @@ def test_point_queries_find_every_inserted_value() -> None:
 
 @pytest.mark.parametrize("attribute,value", [
     ("Age", 701), ("Age", -301), ("Age", 3.0), ("Age", True), ("Age", "3"), ("Age", np.int64(10**6)),
+    ("Age", np.uint64(2**63 + 5)), ("Age", np.bool_(True)), ("Age", np.float64(3.0)), ("Lat", np.float64("nan")),
     ("Age", (1, 2)), ("Age", range(3)), ("Age", None),
     ("Lat", float("nan")), ("Lat", float("inf")), ("Lat", 90.00005), ("Lat", 91), ("Lat", False), ("Lat", 1e300),
     ("Name", 3), ("Name", "\udc80"), ("Name", b"x"), ("Price", -0.5), ("Price", 1000.5),
@@ -350,3 +365,17 @@ def test_point_test_refuses_bad_parameters_and_words() -> None:
                       ("prefix", b"x" * 2000), ("d", 2**59)):
         with pytest.raises((ValueError, OverflowError)):
             C.PointTest(**{**good, name: bad})
+
+
+def test_numpy_scalars_take_the_point_path() -> None:
+    """A numpy integer or float64 scalar in scope is answered by the point query itself (not
+    the record path), with the answer of the equal Python number."""
+    f = FILTERS[0, "xxh64"]
+    words = f.bits.words
+    points = f.layout.points
+    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32, np.uint64, np.longlong):
+        for a in range(0, 100, 7):
+            assert points["Age"].test(words, t(a), "w") is f.might_contain("Age", a), (t, a)
+    for x in (25.0999, -89.5, 0.0, 12.34567):
+        assert points["Lat"].test(words, np.float64(x), "w") is f.might_contain("Lat", x)
+    assert points["Lat"].test(words, np.float32(25.5), "w") is None  # float32: the record path

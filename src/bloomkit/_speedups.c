@@ -1410,20 +1410,30 @@ typedef struct {
     double factor;                /* float(10 ** places) of a Decimal */
     Py_ssize_t plen;
     uint8_t prefix[1040];         /* "name:" in UTF-8 (names have at most 256 characters) */
+    PyObject *int_types, *float_types; /* tuples of the other types taken as int / float (numpy scalars) */
 } PointTest;
 
 static PyObject *point_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kw[] = {"text", "decimal", "prefix", "seed", "m", "k", "d", "s", "last", "nkeys", "base", "lo",
-                         "hi", "unit", "factor", NULL};
+                         "hi", "unit", "factor", "int_types", "float_types", NULL};
+    PyObject *int_types = NULL, *float_types = NULL;
     int text, decimal, k, s, last, nkeys;
     const char *prefix;
     Py_ssize_t plen;
     unsigned long long seed, m;
     long long d, base, lo, hi, unit;
     double factor;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "ppy#KKiLiiiLLLLd", kw, &text, &decimal, &prefix, &plen, &seed, &m,
-                                     &k, &d, &s, &last, &nkeys, &base, &lo, &hi, &unit, &factor))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "ppy#KKiLiiiLLLLd|O!O!", kw, &text, &decimal, &prefix, &plen, &seed, &m,
+                                     &k, &d, &s, &last, &nkeys, &base, &lo, &hi, &unit, &factor,
+                                     &PyTuple_Type, &int_types, &PyTuple_Type, &float_types))
         return NULL;
+    PyObject *kinds[2] = {int_types, float_types};
+    for (int t = 0; t < 2; t++)
+        for (Py_ssize_t i = 0; kinds[t] != NULL && i < PyTuple_GET_SIZE(kinds[t]); i++)
+            if (!PyType_Check(PyTuple_GET_ITEM(kinds[t], i))) {
+                PyErr_SetString(PyExc_TypeError, "PointTest: int_types and float_types must be tuples of types");
+                return NULL;
+            }
     const long long big = 1LL << 60;
     if (nkeys >= 1 && d > big / nkeys) d = -1; /* first + t d must fit in 64 bits */
     if (plen < 0 || plen > (Py_ssize_t)sizeof(((PointTest *)0)->prefix) || m < 1 || k < 1 || k > 1 << 20 ||
@@ -1452,7 +1462,27 @@ static PyObject *point_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     p->hi = hi;
     p->unit = unit;
     p->factor = factor;
+    p->int_types = int_types != NULL ? int_types : PyTuple_New(0);
+    p->float_types = float_types != NULL ? float_types : PyTuple_New(0);
+    if (int_types != NULL) Py_INCREF(int_types);
+    if (float_types != NULL) Py_INCREF(float_types);
+    if (p->int_types == NULL || p->float_types == NULL) {
+        Py_DECREF(p);
+        return NULL;
+    }
     return (PyObject *)p;
+}
+
+static void point_dealloc(PointTest *p) {
+    Py_XDECREF(p->int_types);
+    Py_XDECREF(p->float_types);
+    Py_TYPE(p)->tp_free((PyObject *)p);
+}
+
+static int type_in(PyTypeObject *t, PyObject *types) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(types); i++)
+        if ((PyObject *)t == PyTuple_GET_ITEM(types, i)) return 1;
+    return 0;
 }
 
 static inline int probes_set(const uint64_t *w, uint64_t h, int count, uint64_t m, uint64_t M) {
@@ -1463,12 +1493,13 @@ static inline int probes_set(const uint64_t *w, uint64_t h, int count, uint64_t 
     return 1;
 }
 
-/* The scaled value of a plain number, 1 when it is one (else 0: the record path takes it). */
+/* The scaled value of a plain number (an int or a float, a numpy integer or float64 scalar,
+ * which the record path answers alike), 1 when it is one (else 0: the record path takes it). */
 static int point_scaled(const PointTest *p, PyObject *value, int64_t *a) {
     PyTypeObject *t = Py_TYPE(value);
-    if (t == &PyLong_Type) {
+    if (t == &PyLong_Type || type_in(t, p->int_types)) {
         int overflow;
-        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow); /* numpy ints: through __index__ */
         if (overflow || (v == -1 && PyErr_Occurred())) {
             PyErr_Clear();
             return 0;
@@ -1478,7 +1509,7 @@ static int point_scaled(const PointTest *p, PyObject *value, int64_t *a) {
         *a = r;
         return 1;
     }
-    if (t != &PyFloat_Type || !p->decimal) return 0;
+    if (!p->decimal || !(t == &PyFloat_Type || (PyFloat_Check(value) && type_in(t, p->float_types)))) return 0;
     /* bloomkit.ranges.schema.Decimal.scale_float, operation for operation */
     double y = PyFloat_AS_DOUBLE(value) * p->factor, ay = fabs(y);
     if (!(ay < (double)POINT_MAX_SCALED)) return 0;
@@ -1579,9 +1610,10 @@ static PyTypeObject PointTestType = {
     .tp_name = "bloomkit._speedups.PointTest",
     .tp_basicsize = sizeof(PointTest),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "PointTest(text, decimal, prefix, seed, m, k, d, s, last, nkeys, base, lo, hi, unit, factor): "
+    .tp_doc = "PointTest(text, decimal, prefix, seed, m, k, d, s, last, nkeys, base, lo, hi, unit, factor[, int_types, float_types]): "
               "the point query of one attribute of a RangeBloomFilter.",
     .tp_new = point_new,
+    .tp_dealloc = (destructor)point_dealloc,
     .tp_methods = point_methods,
 };
 

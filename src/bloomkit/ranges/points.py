@@ -7,9 +7,10 @@ groups ``g(x) .. g(x) + r - 1`` and the first ``k - r s`` of group ``g(x) + r``;
 the k probe bits of its key. Keys are ``"name:value"``, ``value`` the scaled first number of
 the group.
 
-:class:`PointProbe` answers the plain cases in one compiled call: an ``int`` (Integer,
-Decimal) or a ``float`` (Decimal) within the scope, a ``str`` (Text), with the ``"xxh64"``
-hash. Everything else (other types, values out of scope, NaN, a float near a rounding tie,
+:class:`PointProbe` answers the plain cases in one compiled call: an ``int`` or a numpy integer
+scalar (Integer, Decimal) or a ``float`` or ``numpy.float64`` (Decimal) within the scope, a ``str``
+(Text), with the ``"xxh64"`` hash (numpy scalars, e.g. the values of an array or a Series, have
+the record path's answers of the equal Python numbers: tested). Everything else (other types, values out of scope, NaN, a float near a rounding tie,
 ``hash="sha512"``) returns None and is answered, or refused, by the record path, so answers
 and error messages are the record path's by construction.
 
@@ -30,7 +31,12 @@ from .._hashing import TAG_STR, hash64, tag_seed
 from . import _kernels as K
 from .schema import Decimal, Numeric, Text
 
-__all__ = ["PointProbe", "PointQuery", "point_query"]
+__all__ = ["NUMPY_FLOATS", "NUMPY_INTS", "PointProbe", "PointQuery", "point_query"]
+
+NUMPY_INTS: tuple[type, ...] = tuple({np.dtype(c).type for c in "bhilqBHILQ"})
+"""The numpy integer scalar types a point query takes as an ``int``."""
+NUMPY_FLOATS: tuple[type, ...] = (np.float64,)
+"""The numpy float scalar types (subclasses of ``float``) a point query takes as a ``float``."""
 
 
 class PointQuery(Protocol):
@@ -85,10 +91,10 @@ class PointProbe:
             key = self.prefix + self.attr.check_text(value, where)
             found: bool = K.key_in_words(words, self.m, np.uint64(hash64(key, self.seed)), self.k)
             return found
-        if tp is int:
-            a = value * self.unit
-        elif tp is float and self.decimal:
-            scaled = self.attr.scale_float(value)
+        if tp is int or tp in NUMPY_INTS:
+            a = int(value) * self.unit
+        elif (tp is float or tp in NUMPY_FLOATS) and self.decimal:
+            scaled = self.attr.scale_float(float(value))
             if scaled is None:
                 return None
             a = scaled
@@ -115,7 +121,7 @@ def point_query(attr: Any, k: int, d: int, s: int, r: int, last: int, base: int,
         compiled: PointQuery = PointTest(
             text=text, decimal=probe.decimal, prefix=probe.prefix_bytes.tobytes(), seed=int(probe.str_seed),
             m=num_bits, k=k, d=1 if text else d, s=s, last=last, nkeys=probe.nkeys, base=base, lo=probe.lo,
-            hi=probe.hi, unit=probe.unit, factor=float(probe.unit))
+            hi=probe.hi, unit=probe.unit, factor=float(probe.unit), int_types=NUMPY_INTS, float_types=NUMPY_FLOATS)
     except (ValueError, OverflowError):  # beyond 64-bit values: the numba path checks them
         return probe
     return compiled
