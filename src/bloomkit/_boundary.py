@@ -6,11 +6,6 @@ bit-identical fallback. This module loads the extension unless ``BLOOMKIT_NO_EXT
 (read once, at import) and says which path is active (:func:`hash_path`, reported by
 ``bloomkit.info()`` and ``python -m bloomkit --version``).
 
-:class:`ItemCore` does the same for ``ParallelBloomFilter`` items (a tuple of p values:
-hashed, counters and verification table updated under the filter's lock in one C call; other
-item forms call ``_py_add`` / ``_py_contains``), bound by ``_core_rebind()`` through
-``_item_bind``. :data:`PointTest` is the point query of one attribute of a range filter.
-
 :class:`FilterCore` is the base class of the filters with compiled single-key methods
 (``BloomFilter``, ``CountingBloomFilter``, ``SplitBlockBloomFilter``): the extension's type
 when it is active, else an empty class. A filter class defines its Python ``_py_add`` /
@@ -18,6 +13,11 @@ when it is active, else an empty class. A filter class defines its Python ``_py_
 extension, ``FilterCore.add`` and ``in`` hash the key in C and set / test the bits of the
 storage bound by the class's ``_core_rebind()`` (which calls ``_core_bind``), or call
 ``_py_add`` / ``_py_contains`` for storage bound as :data:`KIND_PYTHON`.
+
+:class:`ItemCore` does the same for ``ParallelBloomFilter`` items (a tuple of p values:
+hashed, counters and verification table updated under the filter's lock in one C call; other
+item forms call ``_py_add`` / ``_py_contains``), bound by ``_core_rebind()`` through
+``_item_bind``. :data:`PointTest` is the point query of one attribute of a range filter.
 """
 
 from __future__ import annotations

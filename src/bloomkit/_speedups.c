@@ -576,6 +576,9 @@ typedef struct {
     Py_buffer view;           /* the storage array (view.obj != NULL when bound) */
 } Core;
 
+/* the object held by the __slots__ member at offset off of obj */
+#define SLOT_AT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
 static PyObject *s_key_mask, *s_rebind, *s_note_keys, *s_py_add, *s_py_contains, *s_overflowed;
 static PyObject *storage_names; /* attribute names whose assignment unbinds the storage */
 
@@ -618,8 +621,7 @@ static PyObject *core_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
 static inline int core_ready(Core *c) {
     if (c->kind <= KIND_UNBOUND) return 0;
     if (c->store == NULL) return 1;
-    if (c->store_off >= 0 && Py_TYPE(c->store) == c->store_type)
-        return *(PyObject **)((char *)c->store + c->store_off) == c->view.obj;
+    if (c->store_off >= 0 && Py_TYPE(c->store) == c->store_type) return SLOT_AT(c->store, c->store_off) == c->view.obj;
     PyObject *cur = PyObject_GetAttr(c->store, c->slot);
     if (cur == NULL) {
         PyErr_Clear();
@@ -642,6 +644,22 @@ static int core_ensure(Core *c) {
         }
     }
     return 0;
+}
+
+/* The offset of a __slots__ member of type(obj) holding `value`, or -1. */
+static Py_ssize_t member_offset(PyObject *obj, PyObject *name, PyObject *value) {
+    PyObject *descr = PyObject_GetAttr((PyObject *)Py_TYPE(obj), name);
+    if (descr == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    Py_ssize_t off = -1;
+    if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyMemberDef *d = ((PyMemberDescrObject *)descr)->d_member;
+        if ((d->type == T_OBJECT_EX || d->type == T_OBJECT) && SLOT_AT(obj, d->offset) == value) off = d->offset;
+    }
+    Py_DECREF(descr);
+    return off;
 }
 
 /* bytes per storage item of a counter width (4-bit counters: two per byte), 0: no such width */
@@ -721,20 +739,8 @@ static PyObject *core_bind(Core *c, PyObject *const *args, Py_ssize_t nargs) {
             core_unbind(c);
             return NULL;
         }
-        PyObject *descr = PyObject_GetAttr((PyObject *)Py_TYPE(args[1]), args[7]);
-        if (descr == NULL) {
-            PyErr_Clear();
-        } else {
-            if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) { /* a __slots__ member: read it in place */
-                PyMemberDef *d = ((PyMemberDescrObject *)descr)->d_member;
-                if ((d->type == T_OBJECT_EX || d->type == T_OBJECT) &&
-                    *(PyObject **)((char *)args[1] + d->offset) == view.obj) {
-                    c->store_off = d->offset;
-                    c->store_type = Py_TYPE(args[1]);
-                }
-            }
-            Py_DECREF(descr);
-        }
+        c->store_off = member_offset(args[1], args[7], view.obj); /* a __slots__ member: read in place */
+        if (c->store_off >= 0) c->store_type = Py_TYPE(args[1]);
     }
     c->kind = kind;
     Py_RETURN_NONE;
@@ -997,8 +1003,6 @@ static void item_dealloc(ItemCore *c) {
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
-#define SLOT_AT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
-
 /* Still the storage bound: the counter array's data, the table's slot pair and stats. */
 static inline int item_ready(ItemCore *c) {
     if (c->kind != KIND_ITEMS) return c->kind == KIND_PYTHON;
@@ -1018,22 +1022,6 @@ static int item_ensure(ItemCore *c) {
         }
     }
     return 0;
-}
-
-/* The offset of a __slots__ member of type(obj) holding `value`, or -1. */
-static Py_ssize_t member_offset(PyObject *obj, PyObject *name, PyObject *value) {
-    PyObject *descr = PyObject_GetAttr((PyObject *)Py_TYPE(obj), name);
-    if (descr == NULL) {
-        PyErr_Clear();
-        return -1;
-    }
-    Py_ssize_t off = -1;
-    if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-        PyMemberDef *d = ((PyMemberDescrObject *)descr)->d_member;
-        if ((d->type == T_OBJECT_EX || d->type == T_OBJECT) && SLOT_AT(obj, d->offset) == value) off = d->offset;
-    }
-    Py_DECREF(descr);
-    return off;
 }
 
 static int get_view(PyObject *obj, Py_buffer *v, Py_ssize_t itemsize, Py_ssize_t min_len, const char *what) {
