@@ -379,3 +379,46 @@ def test_numpy_scalars_take_the_point_path() -> None:
     for x in (25.0999, -89.5, 0.0, 12.34567):
         assert points["Lat"].test(words, np.float64(x), "w") is f.might_contain("Lat", x)
     assert points["Lat"].test(words, np.float32(25.5), "w") is None  # float32: the record path
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+@example(data=None)
+def test_range_queries_equal_the_vectorised_paths(data: Any) -> None:
+    """might_cover / might_intersect of plain (lo, hi) pairs (the compiled call with the
+    extension; cover in one kernel on numba alone) give the record path's answers and errors."""
+    widths = {"Age": st.integers(-2, 60), "Lat": st.floats(-0.001, 0.05), "Price": st.integers(-2, 60)}
+    if data is None:  # whole scopes too (Lat: 1.8M groups at d = 1, beyond MAX_GROUPS: the record path)
+        cases = [(k, a, lo, hi) for k in FILTERS for a, lo, hi in (
+            ("Age", -300, 700), ("Age", 5, 5), ("Age", 700, 700), ("Lat", 25.0999, 25.1), ("Price", 0, 1000),
+            ("Age", 10, 9), ("Age", -301, 3), ("Name", 1, 2), ("Lat", 1, float("nan")), ("Age", (1, 2), 3))]
+        cases += [((i, "xxh64"), "Lat", -90.0, 90.0) for i in range(len(CONFIGS))]
+    else:  # windows of up to ~60 groups from any value of VALUES (numpy scalars, out of scope, ...)
+        cases = []
+        for _ in range(4):
+            a = data.draw(st.sampled_from(sorted(widths)))
+            lo = data.draw(VALUES[a])
+            width = data.draw(widths[a])
+            hi = lo + width if type(lo) in (int, float) and not isinstance(lo, bool) else lo
+            cases.append((data.draw(st.sampled_from(sorted(FILTERS))), a, lo, hi))
+    for key, attribute, lo, hi in cases:
+        f = FILTERS[key]
+        for fast, slow in ((f.might_cover, f._cover_record), (f.might_intersect, f._intersect_groups)):
+            try:
+                expected = slow(attribute, lo, hi)
+            except InvalidParameterError as e:
+                with pytest.raises(InvalidParameterError) as got:
+                    fast(attribute, lo, hi)
+                assert str(got.value) == str(e)
+                continue
+            assert fast(attribute, lo, hi) is expected, (key, attribute, lo, hi, fast.__name__)
+
+
+def test_range_queries_of_every_window_equal_the_vectorised_paths() -> None:
+    """Every (lo, hi) window of Age in steps (r = 0, 1, 2 and 3 groups of look-ahead)."""
+    for (i, h), f in FILTERS.items():
+        for lo in range(-300, 700, 13):
+            for width in (0, 1, 3, 8, 40):
+                hi = min(700, lo + width)
+                assert f.might_intersect("Age", lo, hi) is f._intersect_groups("Age", lo, hi), (i, h, lo, hi)
+                assert f.might_cover("Age", lo, hi) is f._cover_record("Age", lo, hi), (i, h, lo, hi)

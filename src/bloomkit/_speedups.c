@@ -1389,6 +1389,7 @@ static PyTypeObject ItemCoreType = {
 /* only: anything else returns None, and the record path answers or refuses it.             */
 
 #define POINT_MAX_SCALED (1LL << 52) /* bloomkit.ranges.schema.MAX_SCALED */
+#define POINT_MAX_GROUPS (1LL << 20) /* wider ranges: the record path (bloomkit.ranges.points.MAX_GROUPS) */
 
 typedef struct {
     PyObject_HEAD
@@ -1525,6 +1526,46 @@ static size_t point_key(const PointTest *p, int64_t v, uint8_t *buf) {
     return n;
 }
 
+/* The words of a filter of m bits (a buffer view to release), -1 with an exception set. */
+static int point_words(const PointTest *p, PyObject *obj, Py_buffer *view) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if ((uint64_t)view->len / 8 < (p->m + 63) / 64) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "PointTest: the words array is smaller than m bits");
+        return -1;
+    }
+    return 0;
+}
+
+/* g(a) = floor((a - base) / d): the group of a scaled value (Python's //). */
+static inline int64_t point_group(const PointTest *p, int64_t a) {
+    int64_t off = a - p->base, g = off / p->d;
+    return off % p->d < 0 ? g - 1 : g;
+}
+
+/* h1 of the key of group g: "name:" + decimal(base + g d). */
+static inline uint64_t group_hash(const PointTest *p, int64_t g) {
+    uint8_t key[sizeof p->prefix + 21];
+    size_t n = point_key(p, p->base + g * p->d, key);
+    return xxh64(key, n, p->seed);
+}
+
+/* Every position the entry [a, b] sets (the record path's keys: groups g(a) .. g(b) + r, s
+ * positions each, the last group the first k - r s) is set. */
+static int cover_groups(const PointTest *p, const uint64_t *w, int64_t ga, int64_t gb) {
+    int64_t end = gb + p->nkeys - 1;
+    for (int64_t g = ga; g <= end; g++)
+        if (!probes_set(w, group_hash(p, g), g < end ? p->s : p->last, p->m, p->M)) return 0;
+    return 1;
+}
+
+/* The scaled interval of a plain (lo, hi) pair of a numeric attribute within the scope, lo <= hi:
+ * 1 when it is one (else 0: the record path answers or refuses it). */
+static int point_interval(const PointTest *p, PyObject *const *args, int64_t *a, int64_t *b) {
+    return !p->text && point_scaled(p, args[1], a) && point_scaled(p, args[2], b) && *a <= *b && *a >= p->lo &&
+           *b <= p->hi && point_group(p, *b) - point_group(p, *a) < POINT_MAX_GROUPS;
+}
+
 /* test(words, value, where) -> True / False, or None for the record path (where is unused:
  * the record path raises its own errors for the values returned to it). */
 static PyObject *point_test(PointTest *p, PyObject *const *args, Py_ssize_t nargs) {
@@ -1555,14 +1596,9 @@ static PyObject *point_test(PointTest *p, PyObject *const *args, Py_ssize_t narg
         if (!point_scaled(p, value, &a) || a < p->lo || a > p->hi) Py_RETURN_NONE;
     }
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    int found = 1;
-    if ((uint64_t)view.len / 8 < (p->m + 63) / 64) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "PointTest.test: the words array is smaller than m bits");
-        return NULL;
-    }
+    if (point_words(p, args[0], &view) < 0) return NULL;
     const uint64_t *w = (const uint64_t *)view.buf;
+    int found;
     if (text != NULL) {
         Buf b;
         buf_init(&b);
@@ -1574,14 +1610,51 @@ static PyObject *point_test(PointTest *p, PyObject *const *args, Py_ssize_t narg
         found = probes_set(w, xxh64(b.p, b.len, p->seed), p->k, p->m, p->M);
         buf_free(&b);
     } else {
-        uint8_t key[sizeof p->prefix + 21];
-        int64_t off = a - p->base, g = off / p->d;
-        if (off % p->d < 0) g -= 1; /* floor division, as Python's // */
-        int64_t first = p->base + g * p->d;
-        for (int t = 0; t < p->nkeys && found; t++) {
-            size_t n = point_key(p, first + (int64_t)t * p->d, key);
-            found = probes_set(w, xxh64(key, n, p->seed), t < p->nkeys - 1 ? p->s : p->last, p->m, p->M);
-        }
+        int64_t g = point_group(p, a);
+        found = cover_groups(p, w, g, g);
+    }
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(found);
+}
+
+/* cover(words, lo, hi) -> might every value of [lo, hi] be in the set (BF(range) a subset of
+ * BF), or None for the record path. */
+static PyObject *point_cover(PointTest *p, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t a, b;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "cover(words, lo, hi)");
+        return NULL;
+    }
+    if (!point_interval(p, args, &a, &b)) Py_RETURN_NONE;
+    Py_buffer view;
+    if (point_words(p, args[0], &view) < 0) return NULL;
+    int found = cover_groups(p, (const uint64_t *)view.buf, point_group(p, a), point_group(p, b));
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(found);
+}
+
+/* intersect(words, lo, hi) -> might some value of [lo, hi] be in the set, or None for the
+ * record path. The value groups v = g(lo) .. g(hi): v is present iff groups v .. v + r - 1
+ * have their s positions set and group v + r its first k - r s; one pass over the groups,
+ * counting the run of full groups. */
+static PyObject *point_intersect(PointTest *p, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t a, b;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "intersect(words, lo, hi)");
+        return NULL;
+    }
+    if (!point_interval(p, args, &a, &b)) Py_RETURN_NONE;
+    Py_buffer view;
+    if (point_words(p, args[0], &view) < 0) return NULL;
+    const uint64_t *w = (const uint64_t *)view.buf;
+    int64_t ga = point_group(p, a), gb = point_group(p, b), r = p->nkeys - 1, run = 0;
+    int found = 0;
+    for (int64_t g = ga; g <= gb + r && !found; g++) {
+        uint64_t h = group_hash(p, g);
+        int full = g < gb + r ? probes_set(w, h, p->s, p->m, p->M) : 0;
+        /* run = full groups among g - r .. g - 1 (consecutive, ending at g - 1) */
+        if (g - r >= ga && run >= r) found = full || probes_set(w, h, p->last, p->m, p->M); /* last <= s */
+        run = full ? run + 1 : 0;
     }
     PyBuffer_Release(&view);
     return PyBool_FromLong(found);
@@ -1590,6 +1663,10 @@ static PyObject *point_test(PointTest *p, PyObject *const *args, Py_ssize_t narg
 static PyMethodDef point_methods[] = {
     {"test", (PyCFunction)(void (*)(void))point_test, METH_FASTCALL,
      "test(words, value, where) -> True / False, or None for a value the record path must take."},
+    {"cover", (PyCFunction)(void (*)(void))point_cover, METH_FASTCALL,
+     "cover(words, lo, hi) -> might every value of [lo, hi] be in the set; None: the record path."},
+    {"intersect", (PyCFunction)(void (*)(void))point_intersect, METH_FASTCALL,
+     "intersect(words, lo, hi) -> might some value of [lo, hi] be in the set; None: the record path."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -281,8 +281,21 @@ class RangeBloomFilter(LayoutProperties, Persistable):
     def might_cover(self, attribute: str, lo: Any, hi: Any) -> bool:
         """Range query: might *every* value of [lo, hi] be in the set (BF(range) subset of BF)?
 
+        Plain numbers (as :meth:`might_contain` takes them) of an ``"xxh64"`` filter are answered
+        in one compiled call; anything else takes the record path (same answers, same errors).
+
         Complexity: O(((hi - lo)/d + r) s + k).
         """
+        point = self._layout.points.get(attribute) if type(attribute) is str else None
+        if point is not None:
+            found = point.cover(self.bits.words, lo, hi)
+            if found is not None:
+                return found
+        return self._cover_record(attribute, lo, hi)
+
+    def _cover_record(self, attribute: str, lo: Any, hi: Any) -> bool:
+        """:meth:`might_cover` by the positions of the entry (lo, hi) as a record (every value
+        the compiled call does not take)."""
         plan = self._numeric_plan(attribute, "might_cover")
         return self._all_set(self._positions_of({plan.attr.name: (lo, hi)}, "RangeBloomFilter.might_cover"))
 
@@ -290,10 +303,21 @@ class RangeBloomFilter(LayoutProperties, Persistable):
         """Range query: might *some* value of [lo, hi] be in the set?
 
         A value of group g is present iff the s positions of groups g .. g + r - 1 and the first
-        k - r s positions of group g + r are all set; the groups of [lo, hi] are tested at once.
+        k - r s positions of group g + r are all set; the groups of [lo, hi] are tested at once
+        (plain numbers of an ``"xxh64"`` filter with the compiled boundary: in one C call).
 
         Complexity: O(((hi - lo)/d + r) s).
         """
+        point = self._layout.points.get(attribute) if type(attribute) is str else None
+        if point is not None:
+            found = point.intersect(self.bits.words, lo, hi)
+            if found is not None:
+                return found
+        return self._intersect_groups(attribute, lo, hi)
+
+    def _intersect_groups(self, attribute: str, lo: Any, hi: Any) -> bool:
+        """:meth:`might_intersect` by the vectorised test of the groups of [lo, hi] (every value
+        the compiled call does not take)."""
         plan = self._numeric_plan(attribute, "might_intersect")
         attr = plan.attr
         assert isinstance(attr, Numeric)

@@ -31,19 +31,25 @@ from .._hashing import TAG_STR, hash64, tag_seed
 from . import _kernels as K
 from .schema import Decimal, Numeric, Text
 
-__all__ = ["NUMPY_FLOATS", "NUMPY_INTS", "PointProbe", "PointQuery", "point_query"]
+__all__ = ["MAX_GROUPS", "NUMPY_FLOATS", "NUMPY_INTS", "PointProbe", "PointQuery", "point_query"]
 
 NUMPY_INTS: tuple[type, ...] = tuple({np.dtype(c).type for c in "bhilqBHILQ"})
 """The numpy integer scalar types a point query takes as an ``int``."""
+MAX_GROUPS = 1 << 20
+"""Ranges of more groups than this take the record path (the compiled ``PointTest`` the same)."""
 NUMPY_FLOATS: tuple[type, ...] = (np.float64,)
 """The numpy float scalar types (subclasses of ``float``) a point query takes as a ``float``."""
 
 
 class PointQuery(Protocol):
     """What a layout holds for each attribute: ``test(words, value, where)`` is whether every
-    bit the single value sets is set in ``words``, or None for the record path."""
+    bit the single value sets is set in ``words``; ``cover(words, lo, hi)`` and
+    ``intersect(words, lo, hi)`` answer ``might_cover`` / ``might_intersect`` of a plain
+    (lo, hi) pair. Each returns None for what the record path must take."""
 
     def test(self, words: np.ndarray, value: Any, where: str) -> bool | None: ...
+    def cover(self, words: np.ndarray, lo: Any, hi: Any) -> bool | None: ...
+    def intersect(self, words: np.ndarray, lo: Any, hi: Any) -> bool | None: ...
 
 
 class PointProbe:
@@ -91,21 +97,48 @@ class PointProbe:
             key = self.prefix + self.attr.check_text(value, where)
             found: bool = K.key_in_words(words, self.m, np.uint64(hash64(key, self.seed)), self.k)
             return found
+        a = self._scaled(value)
+        if a is None:
+            return None
+        return self._cover(words, a, a)
+
+    def _scaled(self, value: Any) -> int | None:
+        """The scaled value of a plain number within the scope (an int or a numpy integer; a
+        float or numpy float64 of a Decimal), else None."""
+        tp = type(value)
         if tp is int or tp in NUMPY_INTS:
-            a = int(value) * self.unit
+            a: int | None = int(value) * self.unit
         elif (tp is float or tp in NUMPY_FLOATS) and self.decimal:
-            scaled = self.attr.scale_float(float(value))
-            if scaled is None:
-                return None
-            a = scaled
+            a = self.attr.scale_float(float(value))
         else:
             return None
-        if not self.lo <= a <= self.hi:
-            return None
-        first = self.base + (a - self.base) // self.d * self.d
-        found = K.point_in_words(words, self.m, self.prefix_bytes, first, self.d, self.nkeys, self.s, self.last,
-                                 self.str_seed, K.DIGIT_PAIRS)
+        return a if a is not None and self.lo <= a <= self.hi else None
+
+    def _cover(self, words: np.ndarray, a: int, b: int) -> bool:
+        """Every position the entry [a, b] sets is set: the keys of groups g(a) .. g(b) + r,
+        s positions each, the last one k - r s (the record path's keys)."""
+        ga, gb = (a - self.base) // self.d, (b - self.base) // self.d
+        found: bool = K.point_in_words(words, self.m, self.prefix_bytes, self.base + ga * self.d, self.d,
+                                       gb - ga + self.nkeys, self.s, self.last, self.str_seed, K.DIGIT_PAIRS)
         return found
+
+    def cover(self, words: np.ndarray, lo: Any, hi: Any) -> bool | None:
+        """Might every value of [lo, hi] be in the set (``might_cover``); None for the record
+        path (not plain numbers, lo > hi, out of scope, a text attribute).
+
+        Complexity: O(((hi - lo)/d + r) s) probes in one kernel.
+        """
+        if isinstance(self.attr, Text):
+            return None
+        a, b = self._scaled(lo), self._scaled(hi)
+        if a is None or b is None or a > b or (b - self.base) // self.d - (a - self.base) // self.d >= MAX_GROUPS:
+            return None
+        return self._cover(words, a, b)
+
+    def intersect(self, words: np.ndarray, lo: Any, hi: Any) -> bool | None:
+        """None: on the numba path ``might_intersect`` tests the groups of the range in its
+        vectorised form (the extension's ``PointTest.intersect`` answers in one call)."""
+        return None
 
 
 def point_query(attr: Any, k: int, d: int, s: int, r: int, last: int, base: int, num_bits: int,
