@@ -61,7 +61,8 @@ class Conn:
         return self
 
     async def request(self, method: str, path: str, payload: Any = None) -> tuple[int, bytes]:
-        body = b"" if payload is None else json.dumps(payload).encode()
+        """``payload``: JSON-able, or bytes sent as they are (encoded ahead: less client CPU)."""
+        body = b"" if payload is None else payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\n\r\n").encode()
         self.writer.write(head + body)
@@ -113,7 +114,7 @@ class Server:
             st, body = await c.request("GET", path)
             c.close()
             return json.loads(body)
-        return asyncio.run(go())
+        return arun(go())
 
     def rss_mb(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as fh:
@@ -122,12 +123,27 @@ class Server:
                     return int(line.split()[1]) / 1024
         return float("nan")
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) the server process has used so far."""
+        with open(f"/proc/{self.proc.pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(600)
 
 
 # -- load ---------------------------------------------------------------------------------------
+def arun(coro: Any) -> Any:
+    """Run a coroutine on uvloop when it is installed (a cheaper client: it shares the cores)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
 def query4(rec: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     """A 4-attribute query (a point and three small ranges) inside profile ``rec``."""
     age, inc, lon, lat = rec["Age"], rec["Income"], rec["Longitude"], rec["Latitude"]
@@ -147,7 +163,7 @@ def random_query(rng: np.random.Generator) -> dict[str, Any]:
             "Latitude": [lat / 1e4, (lat + 30) / 1e4]}
 
 
-async def open_loop(port: int, bodies: list[dict[str, Any]], rate: float, seconds: float, conns: int) -> dict[str, Any]:
+async def open_loop(port: int, bodies: list[bytes], rate: float, seconds: float, conns: int) -> dict[str, Any]:
     """Send ``rate`` searches/s for ``seconds`` over ``conns`` connections (open loop)."""
     pool = [await Conn("127.0.0.1", port).open() for _ in range(conns)]
     free: asyncio.Queue[Conn] = asyncio.Queue()
@@ -342,10 +358,20 @@ def main() -> None:
 
     # search load
     sample = table1_profiles(min(FILL_STEP, args.profiles), seed=1)[:2000]  # the first chunk fill published
-    bodies = [{"query": query4(p, rng), "mode": "subset", "verify": True, "limit": 100} for p in sample]
-    asyncio.run(open_loop(srv.port, bodies, 100.0, 2.0, args.conns))  # warm-up
+    bodies = [json.dumps({"query": query4(p, rng), "mode": "subset", "verify": True, "limit": 100}).encode()
+              for p in sample]
+    arun(open_loop(srv.port, bodies, 100.0, 2.0, args.conns))  # warm-up
+
+    def timed(coro: Any, count: str) -> dict[str, Any]:
+        """The load's result with the server's CPU time per request (or profile) and the load average."""
+        c0 = srv.cpu_s()
+        r: dict[str, Any] = arun(coro)
+        r["server_cpu_ms_each"] = (srv.cpu_s() - c0) * 1e3 / max(r[count], 1)
+        r["load_1min"] = os.getloadavg()[0]
+        return r
+
     for rate in [float(x) for x in args.rates.split(",")]:
-        runs = [asyncio.run(open_loop(srv.port, bodies, rate, args.seconds, args.conns)) for _ in range(args.repeats)]
+        runs = [timed(open_loop(srv.port, bodies, rate, args.seconds, args.conns), "requests") for _ in range(args.repeats)]
         for i, r in enumerate(runs):
             rows.append({"phase": f"search 4 attrs verify, {rate:g}/s, run {i + 1}", "profiles": st["profiles"], **r})
         rows.append({"phase": f"search {rate:g}/s (median of runs)", "profiles": st["profiles"],
@@ -363,7 +389,7 @@ def main() -> None:
     queries = [query4(sample[int(rng.integers(len(sample)))], rng) if i % 2 else random_query(rng)
                for i in range(args.queries)]
     rows.append({"phase": "correctness vs brute force", "profiles": int(scan.ids.size),
-                 **asyncio.run(correctness(srv.port, scan, queries))})
+                 **arun(correctness(srv.port, scan, queries))})
     print(markdown_table(rows[-1:]), flush=True)
 
     # publish throughput
@@ -371,11 +397,11 @@ def main() -> None:
     for clients, batch in ((args.clients, 1), (4, 250)):
         w0 = srv.get("/stats")["writes"]
         take = [next(fresh) for _ in range(2000)]
-        asyncio.run(publish_load(srv.port, take, 1.0, clients, batch))  # warm-up
+        arun(publish_load(srv.port, take, 1.0, clients, batch))  # warm-up
         pubs = []
         for _ in range(args.repeats):
             take = [next(fresh) for _ in range(int(args.seconds * 20_000))]
-            pubs.append(asyncio.run(publish_load(srv.port, take, args.seconds, clients, batch)))
+            pubs.append(timed(publish_load(srv.port, take, args.seconds, clients, batch), "published"))
         for i, r in enumerate(pubs):
             rows.append({"phase": f"publish, {clients} clients x {batch} per request, run {i + 1}", **r})
         w1 = srv.get("/stats")["writes"]
