@@ -204,22 +204,24 @@ async def publish_load(port: int, profiles: list[dict[str, Any]], seconds: float
                        batch: int = 1) -> dict[str, Any]:
     """``clients`` connections publishing for ``seconds``: one profile per ``POST /profiles``
     (``batch`` = 1) or ``batch`` per ``POST /profiles/batch``."""
+    if batch == 1:
+        bodies = [json.dumps({"attributes": p}).encode() for p in profiles]
+    else:
+        bodies = [json.dumps({"profiles": [{"attributes": p} for p in profiles[lo:lo + batch]]}).encode()
+                  for lo in range(0, len(profiles) - batch + 1, batch)]
     conns = [await Conn("127.0.0.1", port).open() for _ in range(clients)]
     done = 0
     errors = 0
     stop = time.perf_counter() + seconds
-    it = iter(range(0, len(profiles) - batch + 1, batch))
+    it = iter(bodies)
+    path = "/profiles" if batch == 1 else "/profiles/batch"
 
     async def worker(c: Conn) -> None:
         nonlocal done, errors
-        for lo in it:
+        for body in it:
             if time.perf_counter() >= stop:
                 return
-            if batch == 1:
-                st, _ = await c.request("POST", "/profiles", {"attributes": profiles[lo]})
-            else:
-                st, _ = await c.request("POST", "/profiles/batch",
-                                        {"profiles": [{"attributes": p} for p in profiles[lo:lo + batch]]})
+            st, _ = await c.request("POST", path, body)
             done += batch * (st == 201)
             errors += st != 201
 
@@ -291,8 +293,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profiles", type=int, default=100_000)
     ap.add_argument("--rates", default="500", help="search rates (requests/s), comma-separated")
-    ap.add_argument("--search-only", action="store_true",
-                    help="no start-up phases (an existing --dir's server starts once); stop after the searches")
+    ap.add_argument("--phases", default="startup,search,correctness,publish",
+                    help="comma-separated subset of startup,search,correctness,publish (default: all)")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--clients", type=int, default=64)
@@ -321,7 +323,8 @@ def main() -> None:
 
     # start-up from the database (no snapshot), then from the snapshot that start wrote
     starts: dict[str, list[dict[str, Any]]] = {"database": [], "snapshot": []}
-    for how in () if args.search_only else ("database", "snapshot", "database", "snapshot"):
+    phases = set(args.phases.split(","))
+    for how in ("database", "snapshot", "database", "snapshot") if "startup" in phases else ():
         if how == "database":
             snap.unlink(missing_ok=True)
         else:
@@ -356,12 +359,6 @@ def main() -> None:
                  "rss_over_index_records": rss * 2**20 / payload})
     print(markdown_table(rows), flush=True)
 
-    # search load
-    sample = table1_profiles(min(FILL_STEP, args.profiles), seed=1)[:2000]  # the first chunk fill published
-    bodies = [json.dumps({"query": query4(p, rng), "mode": "subset", "verify": True, "limit": 100}).encode()
-              for p in sample]
-    arun(open_loop(srv.port, bodies, 100.0, 2.0, args.conns))  # warm-up
-
     def timed(coro: Any, count: str) -> dict[str, Any]:
         """The load's result with the server's CPU time per request (or profile) and the load average."""
         c0 = srv.cpu_s()
@@ -370,7 +367,13 @@ def main() -> None:
         r["load_1min"] = os.getloadavg()[0]
         return r
 
-    for rate in [float(x) for x in args.rates.split(",")]:
+    # search load
+    sample = table1_profiles(min(FILL_STEP, args.profiles), seed=1)[:2000]  # the first chunk fill published
+    bodies = [json.dumps({"query": query4(p, rng), "mode": "subset", "verify": True, "limit": 100}).encode()
+              for p in sample]
+    if "search" in phases:
+        arun(open_loop(srv.port, bodies, 100.0, 2.0, args.conns))  # warm-up
+    for rate in [float(x) for x in args.rates.split(",")] if "search" in phases else []:
         runs = [timed(open_loop(srv.port, bodies, rate, args.seconds, args.conns), "requests") for _ in range(args.repeats)]
         for i, r in enumerate(runs):
             rows.append({"phase": f"search 4 attrs verify, {rate:g}/s, run {i + 1}", "profiles": st["profiles"], **r})
@@ -379,22 +382,19 @@ def main() -> None:
                      "p99_ms": statistics.median(r["p99_ms"] for r in runs),
                      "achieved_rps": statistics.median(r["achieved_rps"] for r in runs)})
         print(markdown_table(rows[-len(runs) - 1:]), flush=True)
-    if args.search_only:
-        srv.stop()
-        print(markdown_table(rows))
-        return
 
     # correctness against the database
-    scan = Scan(db)
-    queries = [query4(sample[int(rng.integers(len(sample)))], rng) if i % 2 else random_query(rng)
-               for i in range(args.queries)]
-    rows.append({"phase": "correctness vs brute force", "profiles": int(scan.ids.size),
-                 **arun(correctness(srv.port, scan, queries))})
-    print(markdown_table(rows[-1:]), flush=True)
+    if "correctness" in phases:
+        scan = Scan(db)
+        queries = [query4(sample[int(rng.integers(len(sample)))], rng) if i % 2 else random_query(rng)
+                   for i in range(args.queries)]
+        rows.append({"phase": "correctness vs brute force", "profiles": int(scan.ids.size),
+                     **arun(correctness(srv.port, scan, queries))})
+        print(markdown_table(rows[-1:]), flush=True)
 
     # publish throughput
     fresh = iter(table1_profiles(int(args.seconds * 20_000 * (args.repeats + 1) * 2), seed=10**9))
-    for clients, batch in ((args.clients, 1), (4, 250)):
+    for clients, batch in ((args.clients, 1), (4, 250)) if "publish" in phases else ():
         w0 = srv.get("/stats")["writes"]
         take = [next(fresh) for _ in range(2000)]
         arun(publish_load(srv.port, take, 1.0, clients, batch))  # warm-up
