@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Annotated, Any, Literal, TypeVar
@@ -93,7 +94,20 @@ async def _parse(model: type[M], request: Request) -> M:
     try:
         return model.model_validate_json(await request.body())
     except ValidationError as e:
-        raise RequestValidationError([{**err, "loc": ("body", *err["loc"])} for err in e.errors(include_url=False)]) from None
+        raise RequestValidationError([{**err, "loc": ("body", *err["loc"]), "input": _echo(err.get("input"))}
+                                      for err in e.errors(include_url=False)]) from None
+
+
+def _echo(value: Any) -> Any:
+    """The ``input`` a 422 echoes, as JSON can carry it: a body that is not UTF-8 with
+    replacement characters, a value holding NaN or inf as its repr (not a 500)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    try:
+        json.dumps(value, allow_nan=False)
+    except (ValueError, TypeError):
+        return repr(value)
+    return value
 
 
 def _bearer(authorization: str | None) -> str:
