@@ -121,10 +121,11 @@ def _bearer(authorization: str | None) -> str:
 
 def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, close_service: bool = False) -> Front:
     """The ASGI application of ``service``: the :class:`~.front.Front` (body limit, the lean
-    ``POST /search`` and ``POST /profiles``) before the FastAPI application (``.app``). With ``close_service`` the application closes
-    the service when the server shuts down (queued writes finish, a last snapshot is written):
-    uvicorn re-raises SIGTERM / SIGINT after its graceful shutdown, so code after
-    ``uvicorn.run`` may never run."""
+    ``POST /search`` and ``POST /profiles``) before the FastAPI application (its ``app``).
+
+    With ``close_service`` the application closes the service when the server shuts down
+    (queued writes finish, a last snapshot is written): uvicorn re-raises SIGTERM / SIGINT
+    after its graceful shutdown, so code after ``uvicorn.run`` may never run."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

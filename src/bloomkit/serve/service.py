@@ -191,7 +191,8 @@ class MatchingService:
         self._id_to_slot[slot_to_id[live]] = live
 
     def _rebuild(self) -> None:
-        """The index from the database: every live profile in id order."""
+        """The index from the database: every live profile, read in id order in chunks, each
+        chunk added as tables (one per attribute set: slots follow ids within a set)."""
         live = self._db.count()
         self.index = self._new_index(live + live // 16)  # sized once: no doubling copies while it fills
         self._set_maps(np.zeros(0, dtype=np.int64))
