@@ -178,6 +178,29 @@ def test_search_candidates_equals_search_both_ways() -> None:
     idx._check()
 
 
+def test_search_ands_rows_sparsest_first_with_the_same_answers() -> None:
+    """ProfileIndex ANDs a query's rows sparsest first (row densities recounted as profiles come
+    and go): through adds and removes, every search equals the profiles whose stored filter
+    holds every row of BF(query)."""
+    sf = schema_from_json(GOOD)
+    d = sf.design()
+    idx = ProfileIndex(sf.schema, d.num_bits, d.config, store_records=True)
+    recs = _mixed_records(3000, 11)
+    rng = np.random.default_rng(12)
+    queries = [{k: (v if not isinstance(v, list) else v[0]) for k, v in r.items()} for r in _mixed_records(40, 13)]
+    live: list[int] = []
+    for step in range(6):
+        live += idx.add_many(recs[step * 500:(step + 1) * 500]).tolist()
+        for pid in rng.choice(live, 120, replace=False).tolist():
+            idx.remove(pid)
+            live.remove(pid)
+        filters = {pid: set(np.flatnonzero(np.unpackbits(idx.get_filter(pid).bits.words.astype("<u8").view(np.uint8),
+                                                         bitorder="little")).tolist()) for pid in live}
+        for q in queries:
+            rows = set(idx.query_rows(q).tolist())
+            assert idx.search(q).tolist() == sorted(p for p, f in filters.items() if rows <= f), (step, q)
+
+
 def test_search_candidates_refusals() -> None:
     idx = ProfileIndex(Schema([Integer("Age", 0, 120)]), 64, 4)
     idx.add({"Age": 3})
