@@ -233,6 +233,27 @@ async def publish_load(port: int, profiles: list[dict[str, Any]], seconds: float
     return {"clients": clients, "batch": batch, "published": done, "seconds": wall, "profiles_per_s": done / wall, "errors": errors}
 
 
+def empty_rss(work: Path, schema: Path) -> float:
+    """RSS (MB) of ``bloomkit serve`` on an empty database of the schema after one publish and
+    one search (the kernels these use compiled): the runtime without profiles."""
+    db = work / "empty.sqlite"
+    for f in work.glob("empty.sqlite*"):
+        f.unlink()
+    srv = Server(db, schema, work / "serve-empty.log", ["--snapshot-interval", "0"])
+    srv.start()
+
+    async def go() -> None:
+        c = await Conn("127.0.0.1", srv.port).open()
+        await c.request("POST", "/profiles", {"attributes": table1_profiles(1, seed=3)[0]})
+        await c.request("POST", "/search", {"query": {"Age": 30}})
+        c.close()
+
+    arun(go())
+    rss = srv.rss_mb()
+    srv.stop()
+    return rss
+
+
 # -- brute force --------------------------------------------------------------------------------
 class Scan:
     """Every live record of the database as numpy columns (scaled integers, texts)."""
@@ -293,8 +314,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profiles", type=int, default=100_000)
     ap.add_argument("--rates", default="500", help="search rates (requests/s), comma-separated")
-    ap.add_argument("--phases", default="startup,search,correctness,publish",
-                    help="comma-separated subset of startup,search,correctness,publish (default: all)")
+    ap.add_argument("--phases", default="startup,memory,search,correctness,publish",
+                    help="comma-separated subset of startup,memory,search,correctness,publish (default: all)")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--clients", type=int, default=64)
@@ -357,6 +378,10 @@ def main() -> None:
     rows.append({"phase": "memory", "profiles": st["profiles"], "rss_mb": rss, "index_mb": mem["index_bytes"] / 2**20,
                  "records_mb": mem["records_bytes"] / 2**20, "maps_mb": mem["maps_bytes"] / 2**20,
                  "rss_over_index_records": rss * 2**20 / payload})
+    if "memory" in phases:  # the same server with no profiles: the runtime's own share of the RSS
+        empty = empty_rss(work, schema)
+        rows.append({"phase": "memory of an empty server (one publish, one search)", "rss_mb": empty,
+                     "rss_minus_empty_over_index_records": (rss - empty) * 2**20 / payload})
     print(markdown_table(rows), flush=True)
 
     def timed(coro: Any, count: str) -> dict[str, Any]:
@@ -382,6 +407,9 @@ def main() -> None:
                      "p99_ms": statistics.median(r["p99_ms"] for r in runs),
                      "achieved_rps": statistics.median(r["achieved_rps"] for r in runs)})
         print(markdown_table(rows[-len(runs) - 1:]), flush=True)
+    if "memory" in phases and "search" in phases:
+        rows.append({"phase": "memory after the searches", "profiles": st["profiles"], "rss_mb": srv.rss_mb(),
+                     "rss_over_index_records": srv.rss_mb() * 2**20 / payload})
 
     # correctness against the database
     if "correctness" in phases:
