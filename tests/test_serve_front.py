@@ -96,3 +96,23 @@ def test_front_body_limit_and_other_routes(apps: Any) -> None:
     big = json.dumps({"query": {"Name": "y" * 5000}}).encode()
     assert _ask(front, "/search", [big])[0][0] == 413
     assert _ask(front, "/profiles/batch", [json.dumps({"profiles": [{"attributes": {"Age": 1}}]}).encode()])[0][0] == 201
+
+
+@pytest.mark.parametrize("parts", [[b" " * 5000], [b" " * 1000] * 5, [b" " * 4096, b" "]])
+def test_front_413_for_a_streamed_body_however_it_arrives(apps: Any, parts: list[bytes]) -> None:
+    """No Content-Length: the size read is counted whether the body comes in one message (a
+    streamed body the server had whole already) or in several."""
+    front, _ = apps
+    msgs = [{"type": "http.request", "body": p, "more_body": i + 1 < len(parts)} for i, p in enumerate(parts)]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return msgs.pop(0) if msgs else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/search", "headers": [(b"content-type", b"application/json")],
+             "query_string": b"", "http_version": "1.1", "scheme": "http", "server": ("t", 80), "root_path": ""}
+    asyncio.run(front(scope, receive, send))
+    assert sent[0]["status"] == 413 and b"larger than 4096" in sent[1]["body"]

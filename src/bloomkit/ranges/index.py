@@ -86,7 +86,9 @@ class ProfileIndex(LayoutProperties, Persistable):
     ids are unique. A profile becomes visible to searches only once its columns and record are
     complete (its active bit is set last; removal clears it first). Searches take a snapshot of
     the arrays and run the AND kernel without the GIL; a search racing an add or a remove sees
-    that profile or not. ``clear`` while other threads add can lose those adds.
+    that profile or not. ``clear`` while other threads add can lose those adds. The bits-per-row
+    counts that order a search's ANDs are a cache a search replaces whole (a stale one only
+    orders the rows less well).
 
     Examples
     --------

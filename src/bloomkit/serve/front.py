@@ -145,8 +145,9 @@ class Front:
                     return None
         msg = await receive()
         if msg["type"] == "http.request" and not msg.get("more_body", False):  # the usual case: one message
-            body: bytes = msg.get("body", b"")
-            return body
+            body: bytes = msg.get("body", b"")  # (a streamed body that arrived whole is one message too)
+            if len(body) <= limit:
+                return body
         chunks: list[bytes] = []
         size = 0
         while msg["type"] == "http.request":  # otherwise the client went away
