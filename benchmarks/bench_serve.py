@@ -6,12 +6,17 @@
 2. Start-up: from the database (snapshot removed: the index is rebuilt) and from the snapshot
    (written at the previous shutdown); time until ``/healthz`` answers, and the server's own
    ``startup.seconds`` (schema design + index load).
-3. Memory: the server's RSS against the index + records it reports (``/stats``).
+3. Memory: the server's RSS against the index + records it reports (``/stats``), and the RSS
+   of the same server on an empty database (the runtime's share: Python, numba, pyarrow, ...).
 4. Search: 4-attribute queries (a point and three small ranges, ``verify`` on) sent open-loop
    at each of ``--rates`` requests/s for ``--seconds`` (latency measured from each request's scheduled
-   time, so queueing counts), after a warm-up, ``--repeats`` times: p50 / p99 / achieved rate.
+   time, so queueing counts), after a warm-up, ``--repeats`` times: p50 / p99 / achieved rate,
+   the server's CPU time per request and the load average.
 5. Publish: ``--clients`` concurrent keep-alive connections posting new profiles for
-   ``--seconds``: profiles/s acknowledged (each acknowledged after its commit).
+   ``--seconds``: profiles/s acknowledged (each acknowledged after its commit), CPU per profile.
+
+``--phases`` runs a subset (e.g. ``--phases search --dir D`` on the database a previous run
+left in ``D``).
 6. Correctness: ``--queries`` random queries (half derived from stored profiles, so they match
    something; both modes) against a brute-force scan of the database (numpy over every record):
    no false negatives without verify, exactly the brute-force answer with verify.
@@ -19,8 +24,9 @@
     python benchmarks/bench_serve.py --profiles 1000000     # the issue's targets
     python benchmarks/bench_serve.py --quick                 # 20,000 profiles, short phases
 
-The load generator is a minimal asyncio HTTP/1.1 client (keep-alive, no parsing beyond status
-and Content-Length) running on the same 2-core machine as the server: both share the cores.
+The load generator is a minimal asyncio HTTP/1.1 client (uvloop when installed; bodies encoded
+ahead; keep-alive, no parsing beyond status and Content-Length) running on the same 2-core
+machine as the server: both share the cores.
 """
 
 from __future__ import annotations
@@ -443,7 +449,7 @@ def main() -> None:
     meta = {"profiles": args.profiles, "rates": args.rates, "seconds": args.seconds, "repeats": args.repeats,
             "clients": args.clients, "conns": args.conns, "load": os.getloadavg(),
             "note": "server and load generator share this 2-core machine (and other jobs run on it)",
-            "versions": versions(["bloomkit", "numpy", "numba", "fastapi", "uvicorn", "starlette", "pydantic"])}
+            "versions": versions(["bloomkit", "numpy", "numba", "fastapi", "uvicorn", "starlette", "pydantic", "orjson", "uvloop"])}
     path = write_results(f"bench_serve_{args.profiles}", rows, meta, args.out)
     print(markdown_table(rows))
     print(f"results: {path}")
