@@ -6,12 +6,17 @@
 2. Start-up: from the database (snapshot removed: the index is rebuilt) and from the snapshot
    (written at the previous shutdown); time until ``/healthz`` answers, and the server's own
    ``startup.seconds`` (schema design + index load).
-3. Memory: the server's RSS against the index + records it reports (``/stats``).
+3. Memory: the server's RSS against the index + records it reports (``/stats``), and the RSS
+   of the same server on an empty database (the runtime's share: Python, numba, pyarrow, ...).
 4. Search: 4-attribute queries (a point and three small ranges, ``verify`` on) sent open-loop
    at each of ``--rates`` requests/s for ``--seconds`` (latency measured from each request's scheduled
-   time, so queueing counts), after a warm-up, ``--repeats`` times: p50 / p99 / achieved rate.
+   time, so queueing counts), after a warm-up, ``--repeats`` times: p50 / p99 / achieved rate,
+   the server's CPU time per request and the load average.
 5. Publish: ``--clients`` concurrent keep-alive connections posting new profiles for
-   ``--seconds``: profiles/s acknowledged (each acknowledged after its commit).
+   ``--seconds``: profiles/s acknowledged (each acknowledged after its commit), CPU per profile.
+
+``--phases`` runs a subset (e.g. ``--phases search --dir D`` on the database a previous run
+left in ``D``).
 6. Correctness: ``--queries`` random queries (half derived from stored profiles, so they match
    something; both modes) against a brute-force scan of the database (numpy over every record):
    no false negatives without verify, exactly the brute-force answer with verify.
@@ -19,8 +24,9 @@
     python benchmarks/bench_serve.py --profiles 1000000     # the issue's targets
     python benchmarks/bench_serve.py --quick                 # 20,000 profiles, short phases
 
-The load generator is a minimal asyncio HTTP/1.1 client (keep-alive, no parsing beyond status
-and Content-Length) running on the same 2-core machine as the server: both share the cores.
+The load generator is a minimal asyncio HTTP/1.1 client (uvloop when installed; bodies encoded
+ahead; keep-alive, no parsing beyond status and Content-Length) running on the same 2-core
+machine as the server: both share the cores.
 """
 
 from __future__ import annotations
@@ -61,7 +67,8 @@ class Conn:
         return self
 
     async def request(self, method: str, path: str, payload: Any = None) -> tuple[int, bytes]:
-        body = b"" if payload is None else json.dumps(payload).encode()
+        """``payload``: JSON-able, or bytes sent as they are (encoded ahead: less client CPU)."""
+        body = b"" if payload is None else payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\n\r\n").encode()
         self.writer.write(head + body)
@@ -113,7 +120,7 @@ class Server:
             st, body = await c.request("GET", path)
             c.close()
             return json.loads(body)
-        return asyncio.run(go())
+        return arun(go())
 
     def rss_mb(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as fh:
@@ -122,12 +129,27 @@ class Server:
                     return int(line.split()[1]) / 1024
         return float("nan")
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) the server process has used so far."""
+        with open(f"/proc/{self.proc.pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(600)
 
 
 # -- load ---------------------------------------------------------------------------------------
+def arun(coro: Any) -> Any:
+    """Run a coroutine on uvloop when it is installed (a cheaper client: it shares the cores)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
 def query4(rec: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     """A 4-attribute query (a point and three small ranges) inside profile ``rec``."""
     age, inc, lon, lat = rec["Age"], rec["Income"], rec["Longitude"], rec["Latitude"]
@@ -147,7 +169,7 @@ def random_query(rng: np.random.Generator) -> dict[str, Any]:
             "Latitude": [lat / 1e4, (lat + 30) / 1e4]}
 
 
-async def open_loop(port: int, bodies: list[dict[str, Any]], rate: float, seconds: float, conns: int) -> dict[str, Any]:
+async def open_loop(port: int, bodies: list[bytes], rate: float, seconds: float, conns: int) -> dict[str, Any]:
     """Send ``rate`` searches/s for ``seconds`` over ``conns`` connections (open loop)."""
     pool = [await Conn("127.0.0.1", port).open() for _ in range(conns)]
     free: asyncio.Queue[Conn] = asyncio.Queue()
@@ -188,22 +210,24 @@ async def publish_load(port: int, profiles: list[dict[str, Any]], seconds: float
                        batch: int = 1) -> dict[str, Any]:
     """``clients`` connections publishing for ``seconds``: one profile per ``POST /profiles``
     (``batch`` = 1) or ``batch`` per ``POST /profiles/batch``."""
+    if batch == 1:
+        bodies = [json.dumps({"attributes": p}).encode() for p in profiles]
+    else:
+        bodies = [json.dumps({"profiles": [{"attributes": p} for p in profiles[lo:lo + batch]]}).encode()
+                  for lo in range(0, len(profiles) - batch + 1, batch)]
     conns = [await Conn("127.0.0.1", port).open() for _ in range(clients)]
     done = 0
     errors = 0
     stop = time.perf_counter() + seconds
-    it = iter(range(0, len(profiles) - batch + 1, batch))
+    it = iter(bodies)
+    path = "/profiles" if batch == 1 else "/profiles/batch"
 
     async def worker(c: Conn) -> None:
         nonlocal done, errors
-        for lo in it:
+        for body in it:
             if time.perf_counter() >= stop:
                 return
-            if batch == 1:
-                st, _ = await c.request("POST", "/profiles", {"attributes": profiles[lo]})
-            else:
-                st, _ = await c.request("POST", "/profiles/batch",
-                                        {"profiles": [{"attributes": p} for p in profiles[lo:lo + batch]]})
+            st, _ = await c.request("POST", path, body)
             done += batch * (st == 201)
             errors += st != 201
 
@@ -213,6 +237,27 @@ async def publish_load(port: int, profiles: list[dict[str, Any]], seconds: float
     for c in conns:
         c.close()
     return {"clients": clients, "batch": batch, "published": done, "seconds": wall, "profiles_per_s": done / wall, "errors": errors}
+
+
+def empty_rss(work: Path, schema: Path) -> float:
+    """RSS (MB) of ``bloomkit serve`` on an empty database of the schema after one publish and
+    one search (the kernels these use compiled): the runtime without profiles."""
+    db = work / "empty.sqlite"
+    for f in work.glob("empty.sqlite*"):
+        f.unlink()
+    srv = Server(db, schema, work / "serve-empty.log", ["--snapshot-interval", "0"])
+    srv.start()
+
+    async def go() -> None:
+        c = await Conn("127.0.0.1", srv.port).open()
+        await c.request("POST", "/profiles", {"attributes": table1_profiles(1, seed=3)[0]})
+        await c.request("POST", "/search", {"query": {"Age": 30}})
+        c.close()
+
+    arun(go())
+    rss = srv.rss_mb()
+    srv.stop()
+    return rss
 
 
 # -- brute force --------------------------------------------------------------------------------
@@ -275,8 +320,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profiles", type=int, default=100_000)
     ap.add_argument("--rates", default="500", help="search rates (requests/s), comma-separated")
-    ap.add_argument("--search-only", action="store_true",
-                    help="no start-up phases (an existing --dir's server starts once); stop after the searches")
+    ap.add_argument("--phases", default="startup,memory,search,correctness,publish",
+                    help="comma-separated subset of startup,memory,search,correctness,publish (default: all)")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--clients", type=int, default=64)
@@ -305,7 +350,8 @@ def main() -> None:
 
     # start-up from the database (no snapshot), then from the snapshot that start wrote
     starts: dict[str, list[dict[str, Any]]] = {"database": [], "snapshot": []}
-    for how in () if args.search_only else ("database", "snapshot", "database", "snapshot"):
+    phases = set(args.phases.split(","))
+    for how in ("database", "snapshot", "database", "snapshot") if "startup" in phases else ():
         if how == "database":
             snap.unlink(missing_ok=True)
         else:
@@ -338,14 +384,28 @@ def main() -> None:
     rows.append({"phase": "memory", "profiles": st["profiles"], "rss_mb": rss, "index_mb": mem["index_bytes"] / 2**20,
                  "records_mb": mem["records_bytes"] / 2**20, "maps_mb": mem["maps_bytes"] / 2**20,
                  "rss_over_index_records": rss * 2**20 / payload})
+    if "memory" in phases:  # the same server with no profiles: the runtime's own share of the RSS
+        empty = empty_rss(work, schema)
+        rows.append({"phase": "memory of an empty server (one publish, one search)", "rss_mb": empty,
+                     "rss_minus_empty_over_index_records": (rss - empty) * 2**20 / payload})
     print(markdown_table(rows), flush=True)
+
+    def timed(coro: Any, count: str) -> dict[str, Any]:
+        """The load's result with the server's CPU time per request (or profile) and the load average."""
+        c0 = srv.cpu_s()
+        r: dict[str, Any] = arun(coro)
+        r["server_cpu_ms_each"] = (srv.cpu_s() - c0) * 1e3 / max(r[count], 1)
+        r["load_1min"] = os.getloadavg()[0]
+        return r
 
     # search load
     sample = table1_profiles(min(FILL_STEP, args.profiles), seed=1)[:2000]  # the first chunk fill published
-    bodies = [{"query": query4(p, rng), "mode": "subset", "verify": True, "limit": 100} for p in sample]
-    asyncio.run(open_loop(srv.port, bodies, 100.0, 2.0, args.conns))  # warm-up
-    for rate in [float(x) for x in args.rates.split(",")]:
-        runs = [asyncio.run(open_loop(srv.port, bodies, rate, args.seconds, args.conns)) for _ in range(args.repeats)]
+    bodies = [json.dumps({"query": query4(p, rng), "mode": "subset", "verify": True, "limit": 100}).encode()
+              for p in sample]
+    if "search" in phases:
+        arun(open_loop(srv.port, bodies, 100.0, 2.0, args.conns))  # warm-up
+    for rate in [float(x) for x in args.rates.split(",")] if "search" in phases else []:
+        runs = [timed(open_loop(srv.port, bodies, rate, args.seconds, args.conns), "requests") for _ in range(args.repeats)]
         for i, r in enumerate(runs):
             rows.append({"phase": f"search 4 attrs verify, {rate:g}/s, run {i + 1}", "profiles": st["profiles"], **r})
         rows.append({"phase": f"search {rate:g}/s (median of runs)", "profiles": st["profiles"],
@@ -353,29 +413,29 @@ def main() -> None:
                      "p99_ms": statistics.median(r["p99_ms"] for r in runs),
                      "achieved_rps": statistics.median(r["achieved_rps"] for r in runs)})
         print(markdown_table(rows[-len(runs) - 1:]), flush=True)
-    if args.search_only:
-        srv.stop()
-        print(markdown_table(rows))
-        return
+    if "memory" in phases and "search" in phases:
+        rows.append({"phase": "memory after the searches", "profiles": st["profiles"], "rss_mb": srv.rss_mb(),
+                     "rss_over_index_records": srv.rss_mb() * 2**20 / payload})
 
     # correctness against the database
-    scan = Scan(db)
-    queries = [query4(sample[int(rng.integers(len(sample)))], rng) if i % 2 else random_query(rng)
-               for i in range(args.queries)]
-    rows.append({"phase": "correctness vs brute force", "profiles": int(scan.ids.size),
-                 **asyncio.run(correctness(srv.port, scan, queries))})
-    print(markdown_table(rows[-1:]), flush=True)
+    if "correctness" in phases:
+        scan = Scan(db)
+        queries = [query4(sample[int(rng.integers(len(sample)))], rng) if i % 2 else random_query(rng)
+                   for i in range(args.queries)]
+        rows.append({"phase": "correctness vs brute force", "profiles": int(scan.ids.size),
+                     **arun(correctness(srv.port, scan, queries))})
+        print(markdown_table(rows[-1:]), flush=True)
 
     # publish throughput
     fresh = iter(table1_profiles(int(args.seconds * 20_000 * (args.repeats + 1) * 2), seed=10**9))
-    for clients, batch in ((args.clients, 1), (4, 250)):
+    for clients, batch in ((args.clients, 1), (4, 250)) if "publish" in phases else ():
         w0 = srv.get("/stats")["writes"]
         take = [next(fresh) for _ in range(2000)]
-        asyncio.run(publish_load(srv.port, take, 1.0, clients, batch))  # warm-up
+        arun(publish_load(srv.port, take, 1.0, clients, batch))  # warm-up
         pubs = []
         for _ in range(args.repeats):
             take = [next(fresh) for _ in range(int(args.seconds * 20_000))]
-            pubs.append(asyncio.run(publish_load(srv.port, take, args.seconds, clients, batch)))
+            pubs.append(timed(publish_load(srv.port, take, args.seconds, clients, batch), "published"))
         for i, r in enumerate(pubs):
             rows.append({"phase": f"publish, {clients} clients x {batch} per request, run {i + 1}", **r})
         w1 = srv.get("/stats")["writes"]
@@ -389,7 +449,7 @@ def main() -> None:
     meta = {"profiles": args.profiles, "rates": args.rates, "seconds": args.seconds, "repeats": args.repeats,
             "clients": args.clients, "conns": args.conns, "load": os.getloadavg(),
             "note": "server and load generator share this 2-core machine (and other jobs run on it)",
-            "versions": versions(["bloomkit", "numpy", "numba", "fastapi", "uvicorn", "starlette", "pydantic"])}
+            "versions": versions(["bloomkit", "numpy", "numba", "fastapi", "uvicorn", "starlette", "pydantic", "orjson", "uvloop"])}
     path = write_results(f"bench_serve_{args.profiles}", rows, meta, args.out)
     print(markdown_table(rows))
     print(f"results: {path}")

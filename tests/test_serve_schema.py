@@ -178,6 +178,29 @@ def test_search_candidates_equals_search_both_ways() -> None:
     idx._check()
 
 
+def test_search_ands_rows_sparsest_first_with_the_same_answers() -> None:
+    """ProfileIndex ANDs a query's rows sparsest first (row densities recounted as profiles come
+    and go): through adds and removes, every search equals the profiles whose stored filter
+    holds every row of BF(query)."""
+    sf = schema_from_json(GOOD)
+    d = sf.design()
+    idx = ProfileIndex(sf.schema, d.num_bits, d.config, store_records=True)
+    recs = _mixed_records(3000, 11)
+    rng = np.random.default_rng(12)
+    queries = [{k: (v if not isinstance(v, list) else v[0]) for k, v in r.items()} for r in _mixed_records(40, 13)]
+    live: list[int] = []
+    for step in range(6):
+        live += idx.add_many(recs[step * 500:(step + 1) * 500]).tolist()
+        for pid in rng.choice(live, 120, replace=False).tolist():
+            idx.remove(pid)
+            live.remove(pid)
+        filters = {pid: set(np.flatnonzero(np.unpackbits(idx.get_filter(pid).bits.words.astype("<u8").view(np.uint8),
+                                                         bitorder="little")).tolist()) for pid in live}
+        for q in queries:
+            rows = set(idx.query_rows(q).tolist())
+            assert idx.search(q).tolist() == sorted(p for p, f in filters.items() if rows <= f), (step, q)
+
+
 def test_search_candidates_refusals() -> None:
     idx = ProfileIndex(Schema([Integer("Age", 0, 120)]), 64, 4)
     idx.add({"Age": 3})
@@ -205,6 +228,121 @@ def test_canonical_record() -> None:
         assert e.value.loc == loc and e.value.detail()[0]["loc"] == ["body", *loc]
 
 
+def _reference(schema: Schema, name: str, value: Any) -> Any:
+    """What the attribute's own validation makes of ``value`` (the general path), or the
+    error message."""
+    attr = schema[name]
+    try:
+        if isinstance(attr, Text):
+            return attr.check_text(value)
+        if isinstance(value, list) and not all(type(v) in (int, float) for v in value):
+            return "error"
+        if type(value) not in (int, float, list):
+            return "error"
+        a, b = attr.to_interval(value)
+        return [attr.unscale(a), attr.unscale(b)]
+    except InvalidParameterError:
+        return "error"
+
+
+def test_canonical_record_fast_path_equals_the_attributes_validation() -> None:
+    """The fast path of canonical_record (plain ints / floats / ASCII texts) answers as the
+    attribute's ``to_interval`` / ``check_text`` for random values, ties at the 5th decimal,
+    the scope's ends and just beyond, huge numbers, bools, NaN and inf, reversed and odd pairs."""
+    s = schema_from_json(GOOD).schema
+    rng = np.random.default_rng(5)
+    lat = [float(x) for x in rng.uniform(-91, 91, 400)] + [round(float(x), 4) + 0.00005 for x in rng.uniform(-90, 90, 200)]
+    lat += [90.0, -90.0, 90.00004, 90.00005, -90.00005, 89.99995, 0.00005, -0.00005, 1e300, -1e-300, 5e-5,
+            float("nan"), float("inf"), 90, -90, 91, 0, True, 2**70]
+    age = [int(x) for x in rng.integers(-5, 130, 200)] + [1, 120, 0, 121, 3.0, 3.5, False, True, 2**80, -(2**80)]
+    values: list[tuple[str, Any]] = [("Latitude", v) for v in lat] + [("Age", v) for v in age]
+    values += [("Latitude", sorted([float(a), float(b)])) for a, b in rng.uniform(-90.5, 90.5, (300, 2))]
+    values += [("Age", [int(a), int(b)]) for a, b in rng.integers(-2, 125, (300, 2))]  # some reversed
+    values += [("Age", [1, 2, 3]), ("Age", [1]), ("Age", []), ("Age", [1, True]), ("Latitude", [1, 2.5]),
+               ("Name", "ming"), ("Name", "Zoë"), ("Name", ""), ("Name", 5), ("Name", "\ud800")]
+    for name, v in values:
+        want = _reference(s, name, v)
+        try:
+            got = canonical_record(s, {name: v}, "q")[name]
+        except FieldError as e:
+            assert e.loc == ("q", name)
+            got = "error"
+        assert got == want or (got != got and want != want), (name, v, got, want)
+
+
 def test_schema_file_is_a_dataclass() -> None:
     f = schema_from_json(GOOD)
     assert isinstance(f, SchemaFile) and f == schema_from_json(json.loads(json.dumps(f.to_json())))
+
+
+# -- rebuilding the index from the database ------------------------------------------------------
+
+def _mixed_records(n: int, seed: int, names: tuple[str, str, str] = ("Name", "Age", "Latitude")) -> list[dict[str, Any]]:
+    """Records leaving attributes out (several attribute sets), points and ranges, unicode texts."""
+    rng = np.random.default_rng(seed)
+    text, age, lat = names
+    out = []
+    for i in range(n):
+        r: dict[str, Any] = {}
+        if rng.random() < 0.8:
+            r[text] = str(rng.choice(["ming", "wei", "Zoë", "hua"]))
+        if rng.random() < 0.8:
+            a = int(rng.integers(1, 110))
+            r[age] = a if rng.random() < 0.3 else [a, a + int(rng.integers(0, 10))]
+        if rng.random() < 0.7 or not r:
+            la = int(rng.integers(249_000, 252_000))
+            r[lat] = [la / 1e4, (la + int(rng.integers(0, 100))) / 1e4]
+        out.append(dict(reversed(list(r.items()))) if i % 5 == 0 else r)  # key order varies too
+    return out
+
+
+@pytest.mark.parametrize("names", [("Name", "Age", "Latitude"), ("Name.lo", "Age", "Latitude.hi")])
+def test_rebuild_from_the_database_answers_as_the_live_index(tmp_path: Path, names: tuple[str, str, str]) -> None:
+    """Profiles published in batches (tables per attribute set) and one by one, some deleted;
+    the index rebuilt from the database (no snapshot) answers every query as the live one did,
+    also for a schema whose names end in ".lo" / ".hi" (not given as tables)."""
+    from bloomkit.serve import MatchingService
+
+    spec = json.loads(json.dumps(GOOD))
+    for a, n in zip(spec["attributes"], names, strict=True):
+        a["name"] = n
+    sf = schema_from_json(spec)
+    recs = _mixed_records(700, 3, names)
+    svc = MatchingService(tmp_path / "p.sqlite", sf, snapshot_interval=0)
+    got = [f.result() for f in [svc.publish(r) for r in recs[:600]]]  # queued together: large batches
+    got += [svc.publish(r).result() for r in recs[600:]]
+    for pid, token in got[::7]:
+        svc.delete(pid, token).result()
+    rng = np.random.default_rng(4)
+    queries = [{k: v for k, v in r.items() if rng.random() < 0.7} or r for r in _mixed_records(150, 9, names)]
+    before = [(svc.search(q, mode=m, verify=v).ids, svc.search(q, mode=m, verify=v).candidates)
+              for q in queries for m in ("subset", "intersect") for v in (True, False)]
+    svc.close(snapshot=False)
+    again = MatchingService(tmp_path / "p.sqlite", sf, snapshot_interval=0)
+    try:
+        assert again.stats()["startup"]["source"] == "database" and len(again.index) == 700 - len(got[::7])
+        after = [(again.search(q, mode=m, verify=v).ids, again.search(q, mode=m, verify=v).candidates)
+                 for q in queries for m in ("subset", "intersect") for v in (True, False)]
+        assert after == before
+        assert sum(bool(ids) for ids, _ in before) > 100
+    finally:
+        again.close(snapshot=False)
+
+
+def test_rebuild_refuses_a_record_that_is_not_canonical(tmp_path: Path) -> None:
+    """A record edited in the database behind the service's back: start-up names what is wrong."""
+    import sqlite3
+
+    from bloomkit.serve import MatchingService
+
+    sf = schema_from_json(GOOD)
+    svc = MatchingService(tmp_path / "p.sqlite", sf, snapshot_interval=0)
+    for f in [svc.publish({"Name": "x", "Age": [20, 29]}) for _ in range(100)]:
+        f.result()
+    svc.close(snapshot=False)
+    con = sqlite3.connect(str(tmp_path / "p.sqlite"))
+    con.execute("UPDATE profiles SET record = ? WHERE id = 50", (json.dumps({"Name": "x", "Age": [20, 29, 30]}),))
+    con.commit()
+    con.close()
+    with pytest.raises(InvalidParameterError, match="Age"):
+        MatchingService(tmp_path / "p.sqlite", sf, snapshot_interval=0)

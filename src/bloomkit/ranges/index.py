@@ -40,6 +40,7 @@ from .store import RECORD_ARRAYS, RecordStore
 __all__ = ["ProfileIndex"]
 
 _BLOCK = 8  # words per early-exit block (512 profiles); measured best of 4..256 at N = 1e6
+_RECOUNT = 16  # the row densities are counted again once adds + removes reach 1/16 of the profiles
 MAX_PROFILES = 1 << 36
 CAPACITY = Int(1, MAX_PROFILES)
 MODE = Options("subset", "intersect")
@@ -85,7 +86,9 @@ class ProfileIndex(LayoutProperties, Persistable):
     ids are unique. A profile becomes visible to searches only once its columns and record are
     complete (its active bit is set last; removal clears it first). Searches take a snapshot of
     the arrays and run the AND kernel without the GIL; a search racing an add or a remove sees
-    that profile or not. ``clear`` while other threads add can lose those adds.
+    that profile or not. ``clear`` while other threads add can lose those adds. The bits-per-row
+    counts that order a search's ANDs are a cache a search replaces whole (a stale one only
+    orders the rows less well).
 
     Examples
     --------
@@ -138,6 +141,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         self._next = next_id  # ids are slot numbers, never reused
         self._count = count
         self._set_bits = set_bits  # bits set in all live columns (the observed fill)
+        self._density: tuple[int, int, np.ndarray] | None = None  # (changes, count, set bits per row): _sparse_first
         # per attribute: [profiles that gave it, values, expected hashed positions], over the profiles added
         self._inserted = {a.name: list((inserted or {}).get(a.name, [0.0, 0.0, 0.0])) for a in layout.schema}
 
@@ -417,7 +421,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         if isinstance(query, RangeBloomFilter):
             if how == "intersect" or verify:
                 raise InvalidParameterError(f"search({'verify=True' if verify else 'mode=intersect'}) needs a query record, not a filter")
-            words = K.sliced_and_blocks(st.slices, self.query_rows(query), st.active, _BLOCK)
+            words = K.sliced_and_blocks(st.slices, self._sparse_first(st, self.query_rows(query)), st.active, _BLOCK)
             return _unpack_ids(words)
         batch = self._query_batch(query, owner)
         ids = self._candidates(st, batch, how)
@@ -449,17 +453,36 @@ class ProfileIndex(LayoutProperties, Persistable):
         intersect: per ranged attribute an OR over its groups of ANDs)."""
         if how == "subset":
             rows = np.unique(self._layout.positions(batch)[0])
-            words = K.sliced_and_blocks(st.slices, rows, st.active, _BLOCK)
+            words = K.sliced_and_blocks(st.slices, self._sparse_first(st, rows), st.active, _BLOCK)
         else:
             is_range = [c.a is not None and c.b is not None and bool(c.b[0] > c.a[0]) for c in batch.columns]
             ranged = [c for c, r in zip(batch.columns, is_range, strict=True) if r]
             points = RecordBatch(1, tuple(c for c, r in zip(batch.columns, is_range, strict=True) if not r))
-            words = K.sliced_and_blocks(st.slices, np.unique(self._layout.positions(points)[0]), st.active, _BLOCK)
+            rows = np.unique(self._layout.positions(points)[0])
+            words = K.sliced_and_blocks(st.slices, self._sparse_first(st, rows), st.active, _BLOCK)
             for c in ranged:
                 assert c.a is not None and c.b is not None
                 rows, offsets = self._layout.range_rows(self._layout.plans[c.name], int(c.a[0]), int(c.b[0]))
                 words = K.or_of_ands(st.slices, rows, offsets, words, _BLOCK)
         return _unpack_ids(words)
+
+    def _sparse_first(self, st: _State, rows: np.ndarray) -> np.ndarray:
+        """``rows`` with the rows of fewest set bits first. The AND kernel stops a block of
+        profiles once it is all zero, so the sparsest rows first end it soonest: on a million of
+        Table 1's profiles (rows from 18% to 92% set) a 4-attribute search reads about half the
+        words (0.80 -> 0.42 ms). Only the order of the ANDs changes, not the answer. The bits
+        per row are counted (O(m N / 64)) at most once per 1/16 change of the profiles (adds +
+        removes), by whichever search finds them stale.
+
+        Complexity: O(len(rows) log len(rows)), plus the occasional count."""
+        changes = 2 * self._next - self._count  # adds + removes since the last clear
+        dens = self._density
+        if dens is None or abs(changes - dens[0]) * _RECOUNT > max(dens[1], 1024):
+            nw = min(st.slices.shape[1], (self._next + 63) // 64)
+            counts = np.array([core.popcount_words(st.slices[j, :nw]) for j in range(st.slices.shape[0])], dtype=np.int64)
+            self._density = dens = (changes, self._count, counts)
+        out: np.ndarray = rows[np.argsort(dens[2][rows], kind="stable")]
+        return out
 
     # -- model ------------------------------------------------------------------------------------
     def fill_ratio(self) -> float:

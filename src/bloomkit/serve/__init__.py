@@ -7,7 +7,8 @@ report). The pieces:
 * :mod:`.service` — :class:`MatchingService`: SQLite (WAL) as the system of record, a
   :class:`~bloomkit.ranges.ProfileIndex` configured by the two-phase optimizer and rebuilt at
   start (or loaded from a checked snapshot), group commit of writes;
-* :mod:`.app` — the HTTP API (FastAPI) and the web page (``static/``);
+* :mod:`.app` — the HTTP API (FastAPI) and the web page (``static/``), behind
+  :mod:`.front` — the body limit and the lean path of ``POST /search`` / ``POST /profiles``;
 * :mod:`.db` — the database; :mod:`.records` — validation of records and queries;
 * :mod:`.demo` — Table 1 profiles for ``--demo``; :mod:`.cli` — the command.
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Annotated, Any, Literal, TypeVar
@@ -29,9 +30,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
+from .front import MAX_LIMIT, Front
 from .records import FieldError
 from .service import MatchingService, WriteError
 
@@ -39,7 +40,6 @@ __all__ = ["DEFAULT_MAX_BODY", "create_app"]
 
 DEFAULT_MAX_BODY = 1 << 20
 """Largest request body accepted (bytes); larger ones get 413."""
-MAX_LIMIT = 10_000
 MAX_BATCH_PROFILES = 1000
 
 
@@ -82,60 +82,6 @@ class SearchOut(BaseModel):
                                              "which does not match is a candidate")
 
 
-class BodyLimit:
-    """ASGI middleware: a request body over ``max_body`` bytes (declared or streamed) is 413."""
-
-    def __init__(self, app: ASGIApp, max_body: int) -> None:
-        self.app, self.max_body = app, max_body
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        for name, value in scope.get("headers", []):
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    declared = self.max_body + 1
-                if declared > self.max_body:
-                    await _too_large(self.max_body, send)
-                    return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            msg = await receive()
-            if msg["type"] != "http.request":  # the client went away
-                break
-            chunks.append(msg.get("body", b""))
-            size += len(chunks[-1])
-            if size > self.max_body:
-                await _too_large(self.max_body, send)
-                return
-            if not msg.get("more_body", False):
-                break
-        body = b"".join(chunks)
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-
-async def _too_large(limit: int, send: Send) -> None:
-    resp = JSONResponse({"detail": f"request body larger than {limit} bytes"}, status_code=413)
-    await resp({"type": "http"}, _no_receive, send)
-
-
-async def _no_receive() -> Message:  # pragma: no cover - a response never reads
-    return {"type": "http.disconnect"}
-
-
 def _body_doc(model: type[BaseModel]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
 
@@ -148,7 +94,20 @@ async def _parse(model: type[M], request: Request) -> M:
     try:
         return model.model_validate_json(await request.body())
     except ValidationError as e:
-        raise RequestValidationError([{**err, "loc": ("body", *err["loc"])} for err in e.errors(include_url=False)]) from None
+        raise RequestValidationError([{**err, "loc": ("body", *err["loc"]), "input": _echo(err.get("input"))}
+                                      for err in e.errors(include_url=False)]) from None
+
+
+def _echo(value: Any) -> Any:
+    """The ``input`` a 422 echoes, as JSON can carry it: a body that is not UTF-8 with
+    replacement characters, a value holding NaN or inf as its repr (not a 500)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    try:
+        json.dumps(value, allow_nan=False)
+    except (ValueError, TypeError):
+        return repr(value)
+    return value
 
 
 def _bearer(authorization: str | None) -> str:
@@ -160,11 +119,13 @@ def _bearer(authorization: str | None) -> str:
     return token.strip()
 
 
-def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, close_service: bool = False) -> FastAPI:
-    """The FastAPI application of ``service``. With ``close_service`` the application closes
-    the service when the server shuts down (queued writes finish, a last snapshot is written):
-    uvicorn re-raises SIGTERM / SIGINT after its graceful shutdown, so code after
-    ``uvicorn.run`` may never run."""
+def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, close_service: bool = False) -> Front:
+    """The ASGI application of ``service``: the :class:`~.front.Front` (body limit, the lean
+    ``POST /search`` and ``POST /profiles``) before the FastAPI application (its ``app``).
+
+    With ``close_service`` the application closes the service when the server shuts down
+    (queued writes finish, a last snapshot is written): uvicorn re-raises SIGTERM / SIGINT
+    after its graceful shutdown, so code after ``uvicorn.run`` may never run."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -175,7 +136,6 @@ def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, cl
     app = FastAPI(title="bloomkit matching service", version=__version__, lifespan=lifespan,
                   description="Publish profiles and search them by attributes and numeric ranges "
                               "(document 000: grouping / overlapping Bloom filters, the MFPGC job).")
-    app.add_middleware(BodyLimit, max_body=max_body)
     static = resources.files("bloomkit.serve") / "static"
 
     @app.exception_handler(FieldError)
@@ -187,9 +147,8 @@ def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, cl
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         return JSONResponse({"detail": str(exc)}, status_code=exc.status, headers=headers)
 
-    # The two hot endpoints read their body themselves (pydantic's JSON validation, no FastAPI
-    # dependency solving or response-model pass: ~0.5 ms less CPU per request here); the
-    # OpenAPI page still documents the body and the answers.
+    # The two hot endpoints: the Front serves their well-formed requests; these routes document
+    # them and answer what the Front passes on (pydantic's 422 for a malformed envelope).
     @app.post("/profiles", status_code=201, response_model=ProfileOut, openapi_extra=_body_doc(ProfileIn))
     async def publish(request: Request) -> JSONResponse:
         body = await _parse(ProfileIn, request)
@@ -218,12 +177,10 @@ def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, cl
         await asyncio.wrap_future(service.delete(profile_id, token))
         return Response(status_code=204)
 
-    # searches run on the event loop: about a millisecond of work each, less than a hop to the
-    # thread pool and back costs on a busy 2-core machine
     @app.post("/search", response_model=SearchOut, openapi_extra=_body_doc(SearchIn))
     async def search(request: Request) -> JSONResponse:
         body = await _parse(SearchIn, request)
-        r = await asyncio.to_thread(service.search, body.query, mode=body.mode, verify=body.verify, limit=body.limit)
+        r = service.search(body.query, mode=body.mode, verify=body.verify, limit=body.limit)
         return JSONResponse({"ids": r.ids, "candidates": r.candidates, "matches": r.matches,
                              "predicted_fpr": r.predicted_fpr})
 
@@ -247,4 +204,4 @@ def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, cl
         return FileResponse(str(static / "index.html"), media_type="text/html")
 
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
-    return app
+    return Front(app, service, max_body)

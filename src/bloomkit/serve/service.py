@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures as cf
+import gc
 import hashlib
 import json
 import logging
@@ -39,10 +40,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from ..errors import BloomkitError, FormatError
-from ..ranges import Design, ProfileIndex, SchemaFile
-from .db import ProfileDB, hash_token
+from ..ranges import Design, Integer, ProfileIndex, Schema, SchemaFile
+from .db import ProfileDB, hash_token, loads
 from .records import FieldError, canonical_record
 
 __all__ = ["MatchingService", "SearchResult", "WriteError"]
@@ -176,9 +178,9 @@ class MatchingService:
         self._writer.start()
 
     # -- index construction -----------------------------------------------------------------------
-    def _new_index(self) -> ProfileIndex:
+    def _new_index(self, capacity: int = 1024) -> ProfileIndex:
         d = self.design
-        return ProfileIndex(self.schema, d.num_bits, d.config, capacity=1024, store_records=True)
+        return ProfileIndex(self.schema, d.num_bits, d.config, capacity=max(capacity, 1024), store_records=True)
 
     def _set_maps(self, slot_to_id: np.ndarray) -> None:
         """Install ``slot_to_id`` (-1 for gone slots) and derive ``id_to_slot``."""
@@ -189,11 +191,27 @@ class MatchingService:
         self._id_to_slot[slot_to_id[live]] = live
 
     def _rebuild(self) -> None:
-        """The index from the database: every live profile in id order."""
-        self.index = self._new_index()
+        """The index from the database: every live profile, read in id order in chunks, each
+        chunk added as tables (one per attribute set: slots follow ids within a set)."""
+        live = self._db.count()
+        self.index = self._new_index(live + live // 16)  # sized once: no doubling copies while it fills
         self._set_maps(np.zeros(0, dtype=np.int64))
-        for rows in self._db.live(_REBUILD_CHUNK):
-            self._add([r[0] for r in rows], [json.loads(r[1]) for r in rows])
+        # A million records make tens of millions of short-lived objects: without the cyclic
+        # collector running over them again and again, decoding takes a third of the time.
+        # (Start-up runs alone: the writer thread starts after.)
+        gc_was = gc.isenabled()
+        gc.disable()
+        chunks = self._db.live(_REBUILD_CHUNK)
+        try:  # the next chunk is read while this one is added (SQLite reads without the GIL)
+            with cf.ThreadPoolExecutor(1, thread_name_prefix="bloomkit-serve-rebuild") as ex:
+                ahead = ex.submit(next, chunks, None)
+                while (rows := ahead.result()) is not None:
+                    ahead = ex.submit(next, chunks, None)
+                    self._add([r[0] for r in rows], [loads(r[1]) for r in rows])
+                    del rows
+        finally:
+            if gc_was:
+                gc.enable()
 
     def _load_snapshot(self) -> str:
         """Load the snapshot and replay the database's later writes; '' on success, else why
@@ -264,16 +282,19 @@ class MatchingService:
             self._id_to_slot = new
 
     def _add(self, pids: list[int], records: list[dict[str, Any]]) -> None:
-        """Add profiles (database ids ``pids``) to the index; their slots' ids first."""
+        """Add profiles (database ids ``pids``, canonical records) to the index, as tables of
+        columns (:func:`_tables`); each slot's id is written before the index shows the slot."""
         if not pids:
             return
-        first = self.index.next_id
-        self._grow(first + len(pids), max(pids))
-        slots = np.arange(first, first + len(pids), dtype=np.int64)
-        self._slot_to_id[slots] = pids
-        got = self.index.add_many(records)
-        assert got[0] == first
-        self._id_to_slot[np.asarray(pids, dtype=np.int64)] = slots
+        ids = np.asarray(pids, dtype=np.int64)
+        self._grow(self.index.next_id + len(pids), int(ids.max()))
+        for rows, columns, names in _tables(self.schema, records):
+            first = self.index.next_id
+            slots = np.arange(first, first + len(rows), dtype=np.int64)
+            self._slot_to_id[slots] = ids[rows]
+            got = self.index.add_many(columns, attributes=names) if names is not None else self.index.add_many(columns)
+            assert got[0] == first
+            self._id_to_slot[ids[rows]] = slots
 
     def _apply(self, changes: list[tuple[int, dict[str, Any] | None]]) -> None:
         """Bring the index to the database's state for ``changes`` (id, record or None):
@@ -513,6 +534,47 @@ def _head_hash(head: dict[str, Any]) -> str:
 def _check_id(pid: int) -> None:
     if not 1 <= pid < 1 << 63:  # SQLite ids are positive int64: anything else names no profile
         raise WriteError(404, "no such profile")
+
+
+def _tables(schema: Schema, records: list[dict[str, Any]]) -> list[tuple[np.ndarray, Any, list[str] | None]]:
+    """Canonical records as tables for :meth:`ProfileIndex.add_many` (validated by column,
+    vectorised: ~10 us per profile in large batches, against ~50 us as a list of records):
+    one table per set of attributes the records give, as ``(positions in records, columns by
+    name — a text as a list of str or an arrow array, a numeric attribute as "<name>.lo" /
+    "<name>.hi" arrays —, attribute names)``. Records that do not make such a table (not
+    canonical, or a schema whose names end in ".lo" / ".hi") are given as they are, with names
+    None: ``add_many`` validates them one by one and names what is wrong."""
+    n_attrs = len(schema.names)
+    if all(len(r) == n_attrs for r in records):  # the usual case: every attribute given
+        groups: dict[frozenset[str], list[int]] = {frozenset(schema.names): list(range(len(records)))}
+    else:
+        groups = {}
+        for i, r in enumerate(records):
+            groups.setdefault(frozenset(r), []).append(i)
+    plain = any(n.endswith((".lo", ".hi")) for n in schema.names)
+    out: list[tuple[np.ndarray, Any, list[str] | None]] = []
+    for given, rows in groups.items():
+        part = records if len(rows) == len(records) else [records[i] for i in rows]
+        pos = np.asarray(rows, dtype=np.int64)
+        try:
+            if plain:
+                raise ValueError("the table form would be ambiguous")
+            columns: dict[str, Any] = {}
+            for a in schema:
+                if a.name not in given:
+                    continue
+                values = [r[a.name] for r in part]
+                if not a.is_numeric:
+                    columns[a.name] = pa.array(values, type=pa.string()) if len(values) > 64 else values
+                    continue
+                ends = np.array(values)  # canonical: [lo, hi] of ints (Integer) or floats (Decimal)
+                if ends.ndim != 2 or ends.shape[1] != 2 or ends.dtype.kind not in ("i" if isinstance(a, Integer) else "if"):
+                    raise ValueError("not canonical")
+                columns[f"{a.name}.lo"], columns[f"{a.name}.hi"] = ends[:, 0].copy(), ends[:, 1].copy()
+            out.append((pos, columns, [a.name for a in schema if a.name in given]))
+        except (ValueError, TypeError, KeyError, pa.ArrowException):
+            out.append((pos, part, None))
+    return out
 
 
 def _last_per_id(changes: list[tuple[int, dict[str, Any] | None]]) -> list[tuple[int, dict[str, Any] | None]]:
