@@ -23,6 +23,7 @@ from bloomkit.errors import InvalidParameterError
 from bloomkit.multiattr import ParallelBloomFilter
 from bloomkit.multiattr.table import MAX_ITEMS
 from bloomkit.ranges import Decimal, Integer, RangeBloomFilter, RangeConfig, Schema, Text
+from bloomkit.ranges.records import record_batch
 
 # -- ParallelBloomFilter -----------------------------------------------------------------------
 
@@ -422,3 +423,49 @@ def test_range_queries_of_every_window_equal_the_vectorised_paths() -> None:
                 hi = min(700, lo + width)
                 assert f.might_intersect("Age", lo, hi) is f._intersect_groups("Age", lo, hi), (i, h, lo, hi)
                 assert f.might_cover("Age", lo, hi) is f._cover_record("Age", lo, hi), (i, h, lo, hi)
+
+
+def _record_insert(f: RangeBloomFilter, record: Any) -> None:
+    """insert by the record path (what insert did for every record before the plain-value path)."""
+    owner = "RangeBloomFilter.insert"
+    f._insert_batch(record_batch(f.schema, [f.schema.check_record(record, owner)], owner))
+
+
+def _state(f: RangeBloomFilter) -> tuple[Any, ...]:
+    return f.bits.words.tobytes(), {k: list(v) for k, v in f._inserted.items()}, f._count
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+@example(data=None)
+def test_single_inserts_equal_the_record_path(data: Any) -> None:
+    """insert of a dict of plain values (entry + fill per value) leaves exactly the bits,
+    statistics and count of the record path; anything else is refused alike, nothing inserted."""
+    widths = {"Age": st.integers(-2, 40), "Lat": st.floats(-0.001, 0.05), "Price": st.integers(-2, 40)}
+    if data is None:
+        records = [{}, {"Age": 5}, {"Age": (5, 9), "Name": "n1"}, {"Age": [700, 700], "Lat": (-90, -89.99)},
+                   {"Name": "\udc80"}, {"Age": (9, 5)}, {"Age": (1, 2, 3)}, {"Nope": 1}, {"Age": range(3, 5)},
+                   {"Price": np.float64(999.5), "Age": np.int8(-3), "Lat": [np.int64(1), 2.5]}]
+    else:
+        records = []
+        for _ in range(3):
+            rec: dict[str, Any] = {}
+            for a in data.draw(st.lists(st.sampled_from(POINTS), unique=True, max_size=4)):
+                v = data.draw(VALUES[a])
+                if a in widths and data.draw(st.booleans()) and type(v) in (int, float):
+                    v = data.draw(st.sampled_from([tuple, list]))((v, v + data.draw(widths[a])))
+                rec[a] = v
+            records.append(rec)
+    for key, f in FILTERS.items():
+        for rec in records:
+            fast, slow = f.copy(), f.copy()
+            before = _state(fast)
+            try:
+                _record_insert(slow, rec)
+            except InvalidParameterError as e:
+                with pytest.raises(InvalidParameterError) as got:
+                    fast.insert(rec)
+                assert str(got.value) == str(e) and _state(fast) == before, rec  # nothing inserted
+                continue
+            fast.insert(rec)
+            assert _state(fast) == _state(slow), (key, rec)

@@ -1566,6 +1566,46 @@ static int point_interval(const PointTest *p, PyObject *const *args, int64_t *a,
            *b <= p->hi && point_group(p, *b) - point_group(p, *a) < POINT_MAX_GROUPS;
 }
 
+/* The UTF-8 of a plain text value (an exact str without lone surrogates, which the record path
+ * refuses): 1, else 0 (the record path takes it). */
+static int point_text(PyObject *value, const uint8_t **text, Py_ssize_t *tlen) {
+    if (!PyUnicode_CheckExact(value) || BK_READY(value) < 0) return 0;
+    int kind = PyUnicode_KIND(value);
+    if (kind != PyUnicode_1BYTE_KIND) {
+        const void *src = PyUnicode_DATA(value);
+        for (Py_ssize_t i = 0, n = PyUnicode_GET_LENGTH(value); i < n; i++) {
+            Py_UCS4 ch = PyUnicode_READ(kind, src, i);
+            if (ch >= 0xD800 && ch <= 0xDFFF) return 0;
+        }
+    }
+    *text = (const uint8_t *)PyUnicode_AsUTF8AndSize(value, tlen);
+    if (*text == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
+/* h1 of the text key "name:" + text; -1 with an exception set (no memory). */
+static int text_hash(const PointTest *p, const uint8_t *text, Py_ssize_t tlen, uint64_t *h) {
+    Buf b;
+    buf_init(&b);
+    if (buf_put(&b, p->prefix, (size_t)p->plen) < 0 || buf_put(&b, text, (size_t)tlen) < 0) {
+        buf_free(&b);
+        return -1;
+    }
+    *h = xxh64(b.p, b.len, p->seed);
+    buf_free(&b);
+    return 0;
+}
+
+static inline void probes_fill(uint64_t *w, uint64_t h, int count, uint64_t m, uint64_t M) {
+    for (int i = 0; i < count; i++) {
+        uint64_t x = fastmod(splitmix64(h + (uint64_t)(i + 1) * GOLDEN), m, M);
+        w[x >> 6] |= 1ULL << (x & 63);
+    }
+}
+
 /* test(words, value, where) -> True / False, or None for the record path (where is unused:
  * the record path raises its own errors for the values returned to it). */
 static PyObject *point_test(PointTest *p, PyObject *const *args, Py_ssize_t nargs) {
@@ -1578,20 +1618,7 @@ static PyObject *point_test(PointTest *p, PyObject *const *args, Py_ssize_t narg
     const uint8_t *text = NULL;
     Py_ssize_t tlen = 0;
     if (p->text) {
-        if (!PyUnicode_CheckExact(value) || BK_READY(value) < 0) Py_RETURN_NONE;
-        int kind = PyUnicode_KIND(value);
-        if (kind != PyUnicode_1BYTE_KIND) { /* lone surrogates: refused by the record path */
-            const void *src = PyUnicode_DATA(value);
-            for (Py_ssize_t i = 0, n = PyUnicode_GET_LENGTH(value); i < n; i++) {
-                Py_UCS4 ch = PyUnicode_READ(kind, src, i);
-                if (ch >= 0xD800 && ch <= 0xDFFF) Py_RETURN_NONE;
-            }
-        }
-        text = (const uint8_t *)PyUnicode_AsUTF8AndSize(value, &tlen);
-        if (text == NULL) {
-            PyErr_Clear();
-            Py_RETURN_NONE;
-        }
+        if (!point_text(value, &text, &tlen)) Py_RETURN_NONE;
     } else {
         if (!point_scaled(p, value, &a) || a < p->lo || a > p->hi) Py_RETURN_NONE;
     }
@@ -1600,15 +1627,12 @@ static PyObject *point_test(PointTest *p, PyObject *const *args, Py_ssize_t narg
     const uint64_t *w = (const uint64_t *)view.buf;
     int found;
     if (text != NULL) {
-        Buf b;
-        buf_init(&b);
-        if (buf_put(&b, p->prefix, (size_t)p->plen) < 0 || buf_put(&b, text, (size_t)tlen) < 0) {
-            buf_free(&b);
+        uint64_t h;
+        if (text_hash(p, text, tlen, &h) < 0) {
             PyBuffer_Release(&view);
             return NULL;
         }
-        found = probes_set(w, xxh64(b.p, b.len, p->seed), p->k, p->m, p->M);
-        buf_free(&b);
+        found = probes_set(w, h, p->k, p->m, p->M);
     } else {
         int64_t g = point_group(p, a);
         found = cover_groups(p, w, g, g);
@@ -1660,6 +1684,68 @@ static PyObject *point_intersect(PointTest *p, PyObject *const *args, Py_ssize_t
     return PyBool_FromLong(found);
 }
 
+/* entry(value) -> the entry a record's value makes, or None for the record path: a text's str,
+ * or (a, b), the scaled interval of a plain number or a plain [lo, hi] pair (tuple or list). */
+static PyObject *point_entry(PointTest *p, PyObject *value) {
+    if (p->text) {
+        const uint8_t *text;
+        Py_ssize_t tlen;
+        if (!point_text(value, &text, &tlen)) Py_RETURN_NONE;
+        Py_INCREF(value);
+        return value;
+    }
+    PyObject *ends[3] = {NULL, value, value};
+    if (PyTuple_CheckExact(value) || PyList_CheckExact(value)) {
+        if (PySequence_Fast_GET_SIZE(value) != 2) Py_RETURN_NONE;
+        ends[1] = PySequence_Fast_GET_ITEM(value, 0);
+        ends[2] = PySequence_Fast_GET_ITEM(value, 1);
+    }
+    int64_t a, b;
+    if (!point_interval(p, ends, &a, &b)) Py_RETURN_NONE;
+    return Py_BuildValue("(LL)", (long long)a, (long long)b);
+}
+
+/* fill(words, entry): set the bits of an entry() (the record path's keys and positions); the GIL
+ * is held throughout, as in the jit_mut kernels. */
+static PyObject *point_fill(PointTest *p, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "fill(words, entry)");
+        return NULL;
+    }
+    uint64_t h = 0;
+    long long a = 0, b = 0;
+    if (p->text) {
+        const uint8_t *text;
+        Py_ssize_t tlen;
+        if (!point_text(args[1], &text, &tlen)) {
+            PyErr_SetString(PyExc_ValueError, "PointTest.fill: not an entry of this text attribute");
+            return NULL;
+        }
+        if (text_hash(p, text, tlen, &h) < 0) return NULL;
+    } else if (!PyArg_ParseTuple(args[1], "LL", &a, &b)) {
+        return NULL;
+    } else if (a > b || a < p->lo || b > p->hi || point_group(p, b) - point_group(p, a) >= POINT_MAX_GROUPS) {
+        PyErr_SetString(PyExc_ValueError, "PointTest.fill: not an entry of this attribute");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if ((uint64_t)view.len / 8 < (p->m + 63) / 64) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "PointTest: the words array is smaller than m bits");
+        return NULL;
+    }
+    uint64_t *w = (uint64_t *)view.buf;
+    if (p->text) {
+        probes_fill(w, h, p->k, p->m, p->M);
+    } else {
+        int64_t ga = point_group(p, a), end = point_group(p, b) + p->nkeys - 1;
+        for (int64_t g = ga; g <= end; g++) probes_fill(w, group_hash(p, g), g < end ? p->s : p->last, p->m, p->M);
+    }
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef point_methods[] = {
     {"test", (PyCFunction)(void (*)(void))point_test, METH_FASTCALL,
      "test(words, value, where) -> True / False, or None for a value the record path must take."},
@@ -1667,6 +1753,9 @@ static PyMethodDef point_methods[] = {
      "cover(words, lo, hi) -> might every value of [lo, hi] be in the set; None: the record path."},
     {"intersect", (PyCFunction)(void (*)(void))point_intersect, METH_FASTCALL,
      "intersect(words, lo, hi) -> might some value of [lo, hi] be in the set; None: the record path."},
+    {"entry", (PyCFunction)point_entry, METH_O,
+     "entry(value) -> the entry of a plain record value (a str, or the scaled (a, b)); None: the record path."},
+    {"fill", (PyCFunction)(void (*)(void))point_fill, METH_FASTCALL, "fill(words, entry): set the bits of an entry."},
     {NULL, NULL, 0, NULL},
 };
 

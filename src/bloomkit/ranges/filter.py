@@ -26,6 +26,7 @@ from . import _kernels as K
 from ._keys import HASH_NAMES, HASH_SHA512
 from .config import CONFIG, AttributeConfig, RangeConfig, design
 from .layout import NUM_BITS, Layout, LayoutProperties, Plan, statistics_spec
+from .points import PointQuery
 from .records import RecordBatch, record_batch
 from .schema import SCHEMA, Numeric, Schema
 
@@ -227,10 +228,44 @@ class RangeBloomFilter(LayoutProperties, Persistable):
         attributes, values of the wrong type, values outside the scope, reversed or empty
         ranges, NaN/inf for decimals; nothing is inserted then.
 
+        A dict of plain values (as :meth:`might_contain` takes them, numeric ones also as
+        ``(lo, hi)`` / ``[lo, hi]``) of an ``"xxh64"`` filter is inserted without building a
+        record batch (one compiled call per value with the compiled boundary); anything else
+        takes the record path (same bits, statistics and errors).
+
         Complexity: O(sum over numeric entries of ((b - a)/d + r) s + k) hash evaluations.
         """
-        owner = "RangeBloomFilter.insert"
-        self._insert_batch(record_batch(self.schema, [self.schema.check_record(record, owner)], owner))
+        if not self._insert_plain(record):
+            owner = "RangeBloomFilter.insert"
+            self._insert_batch(record_batch(self.schema, [self.schema.check_record(record, owner)], owner))
+
+    def _insert_plain(self, record: Any) -> bool:
+        """Insert a dict of plain values through the attributes' point queries
+        (:mod:`bloomkit.ranges.points`): every value's entry first, then the bits and the
+        statistics under the lock. False (nothing done) for anything else."""
+        points = self._layout.points
+        if type(record) is not dict or not points:
+            return False
+        entries: list[tuple[str, PointQuery, Any]] = []
+        for name, value in record.items():
+            point = points.get(name) if type(name) is str else None
+            if point is None:
+                return False
+            entry = point.entry(value)
+            if entry is None:
+                return False
+            entries.append((name, point, entry))
+        lay = self._layout
+        with self._lock:
+            words = self.bits.words
+            for name, point, entry in entries:
+                point.fill(words, entry)
+                values = 1 if type(entry) is str else entry[1] - entry[0] + 1
+                st = self._inserted[name]
+                st[0] += values
+                st[1] += lay.expected_positions(name, 1, values)
+            self._count += 1
+        return True
 
     def insert_many(self, records: Any, *, attributes: Sequence[str] | None = None) -> None:
         """Insert many records at once: an iterable of records, or a table read by column name

@@ -41,15 +41,28 @@ NUMPY_FLOATS: tuple[type, ...] = (np.float64,)
 """The numpy float scalar types (subclasses of ``float``) a point query takes as a ``float``."""
 
 
+def _encodable(text: str) -> bool:
+    """Whether a str has UTF-8 (no lone surrogates, which the record path refuses)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class PointQuery(Protocol):
     """What a layout holds for each attribute: ``test(words, value, where)`` is whether every
     bit the single value sets is set in ``words``; ``cover(words, lo, hi)`` and
     ``intersect(words, lo, hi)`` answer ``might_cover`` / ``might_intersect`` of a plain
-    (lo, hi) pair. Each returns None for what the record path must take."""
+    (lo, hi) pair; ``entry(value)`` / ``fill(words, entry)`` insert a plain record value in two
+    steps (every value checked before any bit is set). Each returns None for what the record
+    path must take."""
 
     def test(self, words: np.ndarray, value: Any, where: str) -> bool | None: ...
     def cover(self, words: np.ndarray, lo: Any, hi: Any) -> bool | None: ...
     def intersect(self, words: np.ndarray, lo: Any, hi: Any) -> bool | None: ...
+    def entry(self, value: Any) -> Any: ...
+    def fill(self, words: np.ndarray, entry: Any) -> None: ...
 
 
 class PointProbe:
@@ -114,6 +127,53 @@ class PointProbe:
             return None
         return a if a is not None and self.lo <= a <= self.hi else None
 
+    def _interval(self, lo: Any, hi: Any) -> tuple[int, int] | None:
+        """The scaled interval of plain numbers lo <= hi in the scope of a numeric attribute,
+        of at most :data:`MAX_GROUPS` groups, else None."""
+        if isinstance(self.attr, Text):
+            return None
+        a, b = self._scaled(lo), self._scaled(hi)
+        if a is None or b is None or a > b or (b - self.base) // self.d - (a - self.base) // self.d >= MAX_GROUPS:
+            return None
+        return a, b
+
+    def _keys(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """(h1, positions) of the keys the entry [a, b] sets: groups g(a) .. g(b) + r, s
+        positions each, the last one k - r s."""
+        ga, gb = (a - self.base) // self.d, (b - self.base) // self.d
+        n = gb - ga + self.nkeys
+        h = K.int_key_hashes(self.prefix_bytes, self.base + (ga + np.arange(n, dtype=np.int64)) * self.d,
+                             self.str_seed, K.DIGIT_PAIRS)
+        counts = np.full(n, self.s, dtype=np.int64)
+        counts[-1] = self.last
+        return h, counts
+
+    def entry(self, value: Any) -> Any:
+        """The entry a record's plain value makes (a text's str; the scaled ``(a, b)`` of a
+        number or of a ``(lo, hi)`` / ``[lo, hi]`` pair), or None for the record path.
+
+        Complexity: O(1) (O(len) for a text).
+        """
+        if isinstance(self.attr, Text):
+            if type(value) is not str or not (value.isascii() or _encodable(value)):
+                return None
+            return value
+        if type(value) in (tuple, list):
+            return self._interval(*value) if len(value) == 2 else None
+        return self._interval(value, value)
+
+    def fill(self, words: np.ndarray, entry: Any) -> None:
+        """Set the bits of an :meth:`entry` in ``words`` (one kernel call).
+
+        Complexity: O(((b - a)/d + r) s) positions, or k for a text.
+        """
+        if isinstance(self.attr, Text):
+            h = np.array([hash64(self.prefix + entry, self.seed)], dtype=np.uint64)
+            counts = np.array([self.k], dtype=np.int64)
+        else:
+            h, counts = self._keys(*entry)
+        K.set_bits_counts(words, h, counts, np.uint64(self.m))
+
     def _cover(self, words: np.ndarray, a: int, b: int) -> bool:
         """Every position the entry [a, b] sets is set: the keys of groups g(a) .. g(b) + r,
         s positions each, the last one k - r s (the record path's keys)."""
@@ -128,12 +188,8 @@ class PointProbe:
 
         Complexity: O(((hi - lo)/d + r) s) probes in one kernel.
         """
-        if isinstance(self.attr, Text):
-            return None
-        a, b = self._scaled(lo), self._scaled(hi)
-        if a is None or b is None or a > b or (b - self.base) // self.d - (a - self.base) // self.d >= MAX_GROUPS:
-            return None
-        return self._cover(words, a, b)
+        ab = self._interval(lo, hi)
+        return None if ab is None else self._cover(words, *ab)
 
     def intersect(self, words: np.ndarray, lo: Any, hi: Any) -> bool | None:
         """None: on the numba path ``might_intersect`` tests the groups of the range in its
