@@ -329,7 +329,7 @@ def test_rebuild_from_the_database_answers_as_the_live_index(tmp_path: Path, nam
         again.close(snapshot=False)
 
 
-def test_rebuild_refuses_a_record_that_is_not_canonical(tmp_path: Path) -> None:
+def test_rebuild_refuses_a_record_that_is_not_canonical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A record edited in the database behind the service's back: start-up names what is wrong."""
     import sqlite3
 
@@ -344,5 +344,16 @@ def test_rebuild_refuses_a_record_that_is_not_canonical(tmp_path: Path) -> None:
     con.execute("UPDATE profiles SET record = ? WHERE id = 50", (json.dumps({"Name": "x", "Age": [20, 29, 30]}),))
     con.commit()
     con.close()
+    from bloomkit.serve.db import ProfileDB
+
+    closed: list[ProfileDB] = []
+    real_close = ProfileDB.close
+
+    def close(db: ProfileDB) -> None:
+        closed.append(db)
+        real_close(db)
+
+    monkeypatch.setattr(ProfileDB, "close", close)
     with pytest.raises(InvalidParameterError, match="Age"):
         MatchingService(tmp_path / "p.sqlite", sf, snapshot_interval=0)
+    assert len(closed) == 1  # the failed start-up left no connection open

@@ -159,10 +159,14 @@ class MatchingService:
         self._last_snap = time.monotonic()
         source = "snapshot"
         t1 = time.perf_counter()
-        reason = self._load_snapshot()
-        if reason:
-            source = "database"
-            self._rebuild()
+        try:
+            reason = self._load_snapshot()
+            if reason:
+                source = "database"
+                self._rebuild()
+        except BaseException:  # a record the rebuild refuses, no memory, Ctrl-C: no connection left open
+            self._db.close()
+            raise
         self._stats.startup = {"source": source, "seconds": time.perf_counter() - t0, "design_seconds": t_design,
                                "load_seconds": time.perf_counter() - t1, "snapshot_refused": reason or None,
                                "profiles": len(self.index)}
