@@ -118,7 +118,9 @@ def test_single_key_fast_paths_match_batches():
     # a storage array the kernels cannot use is refused, never read out of bounds
     for bad in (np.zeros(3, np.uint64), a.bits.words.astype(np.int64), a.bits.words[::-1]):
         c = BloomFilter(num_bits=4099, num_hashes=4)
-        c.bits.words = bad
+        with pytest.raises(InvalidParameterError, match="'words' parameter of BitArray"):
+            c.bits.words = bad  # refused on assignment
+        c.bits._words = bad  # and behind the property's back: refused before any bit is read
         with pytest.raises(InvalidParameterError):
             c.add("k")
         with pytest.raises(InvalidParameterError):

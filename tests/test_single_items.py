@@ -316,12 +316,16 @@ def test_single_items_follow_replaced_storage(tmp_path: Any) -> None:
 
 @needs_c
 def test_bad_storage_is_refused_by_single_items() -> None:
-    """The compiled path checks the storage it binds (the numba kernels take the counters as
-    they are)."""
+    """The compiled path checks the storage it binds (a read-only counter array is refused;
+    a wrong-sized one cannot be assigned at all)."""
     f = ParallelBloomFilter(2, 3, 64)
     f.add(("a", 1))
     good = f._counters.data
-    f._counters.data = np.zeros(3, np.uint8)
+    with pytest.raises(InvalidParameterError, match="'data' parameter of CounterArray"):
+        f._counters.data = np.zeros(3, np.uint8)  # refused on assignment (both paths)
+    ro = good.copy()
+    ro.flags.writeable = False
+    f._counters.data = ro
     for op in (f.add, f.__contains__):
         with pytest.raises(InvalidParameterError, match="storage of this ParallelBloomFilter"):
             op(("k", 1))

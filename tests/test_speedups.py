@@ -306,9 +306,16 @@ def test_swapped_and_bad_words_arrays() -> None:
     c.counters.data = c.counters.data.copy()
     c.add("y")
     assert "y" in c and c.contains_many(["y"]).tolist() == [True]
-    if C is not None:  # (the numba kernels take the counters as they are)
-        bad = CountingBloomFilter(num_bits=100, num_hashes=3)
-        bad.counters.data = np.zeros(3, np.uint8)
+    bad = CountingBloomFilter(num_bits=100, num_hashes=3)
+    for arr in (np.zeros(3, np.uint8), np.zeros(50, np.uint16), np.zeros(100, np.uint8)[::2], [0] * 50):
+        with pytest.raises(InvalidParameterError, match="'data' parameter of CounterArray"):
+            bad.counters.data = arr  # type: ignore[assignment]  # both paths: checked on assignment
+    with pytest.raises(InvalidParameterError, match="'words' parameter of BitArray"):
+        f.bits.words = np.zeros(3, np.uint64)
+    if C is not None:  # a read-only array: the compiled path refuses to write it
+        ro = bad.counters.data.copy()
+        ro.flags.writeable = False
+        bad.counters.data = ro
         with pytest.raises(InvalidParameterError, match="storage of this CountingBloomFilter"):
             bad.add("k")
         with pytest.raises(InvalidParameterError, match="storage of this CountingBloomFilter"):
