@@ -1810,7 +1810,7 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     s_item_rebind = PyUnicode_InternFromString("_core_rebind");
     s_acquire = PyUnicode_InternFromString("acquire");
     s_release = PyUnicode_InternFromString("release");
-    s_data = PyUnicode_InternFromString("_data");
+    s_data = PyUnicode_InternFromString("data");
     s_slots = PyUnicode_InternFromString("_slots");
     s_stats = PyUnicode_InternFromString("_stats");
     item_names = PySet_New(NULL);

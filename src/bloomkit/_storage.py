@@ -161,7 +161,7 @@ class BitArray:
         Number of bits m (>= 1). Memory is ``ceil(m / 64)`` words exactly.
     """
 
-    __slots__ = ("_words", "m64", "num_bits")
+    __slots__ = ("m64", "num_bits", "words")
 
     def __init__(self, num_bits: int, words: np.ndarray | None = None) -> None:
         self.num_bits = check_int(num_bits, "num_bits", "BitArray", lo=1)
@@ -169,22 +169,19 @@ class BitArray:
         nw = (self.num_bits + 63) // 64
         self.words = aligned_zeros(nw, np.uint64, f"a BitArray of {self.num_bits} bits") if words is None else words
 
-    @property
-    def words(self) -> np.ndarray:
-        """The ``ceil(m / 64)`` uint64 words. Assigning another array checks its dtype, shape and
-        layout first (the kernels index it by m: a smaller array would be written out of bounds)."""
-        return self._words
-
-    @words.setter
-    def words(self, words: np.ndarray) -> None:
-        nw = (self.num_bits + 63) // 64
-        if not (isinstance(words, np.ndarray) and words.dtype == np.uint64 and words.shape == (nw,)
-                and words.flags.c_contiguous):
-            raise InvalidParameterError(
-                f"The 'words' parameter of BitArray must be a C-contiguous uint64 array of shape ({nw},). "
-                f"Got {getattr(words, 'dtype', type(words).__name__)} {getattr(words, 'shape', '')} instead."
-            )
-        self._words = words
+    def __setattr__(self, name: str, value: Any) -> None:
+        """``words`` (the ``ceil(m / 64)`` uint64 words) is checked when assigned: dtype, shape
+        and layout (the kernels index it by m: a smaller array would be written out of bounds).
+        Reads stay plain slot reads."""
+        if name == "words":
+            nw = (self.num_bits + 63) // 64
+            if not (isinstance(value, np.ndarray) and value.dtype == np.uint64 and value.shape == (nw,)
+                    and value.flags.c_contiguous):
+                raise InvalidParameterError(
+                    f"The 'words' parameter of BitArray must be a C-contiguous uint64 array of shape ({nw},). "
+                    f"Got {getattr(value, 'dtype', type(value).__name__)} {getattr(value, 'shape', '')} instead."
+                )
+        object.__setattr__(self, name, value)
 
     def __len__(self) -> int:
         return self.num_bits
@@ -310,7 +307,7 @@ class CounterArray:
         Bits per counter; the maximum value is ``2**width - 1``.
     """
 
-    __slots__ = ("_data", "m64", "overflowed", "size", "width")
+    __slots__ = ("data", "m64", "overflowed", "size", "width")
 
     def __init__(self, size: int, width: int = 4, data: np.ndarray | None = None) -> None:
         self.size = check_int(size, "size", "CounterArray", lo=1)
@@ -322,22 +319,19 @@ class CounterArray:
         self.data = data
         self.overflowed = False
 
-    @property
-    def data(self) -> np.ndarray:
-        """The counters' storage (4-bit counters two per byte). Assigning another array checks
-        its dtype, shape and layout first (the kernels index it by the size: a smaller array
-        would be written out of bounds)."""
-        return self._data
-
-    @data.setter
-    def data(self, data: np.ndarray) -> None:
-        n, dtype = self.storage_shape(self.size, self.width)
-        if not (isinstance(data, np.ndarray) and data.dtype == dtype and data.shape == (n,) and data.flags.c_contiguous):
-            raise InvalidParameterError(
-                f"The 'data' parameter of CounterArray must be a C-contiguous {dtype} array of shape ({n},). "
-                f"Got {getattr(data, 'dtype', type(data).__name__)} {getattr(data, 'shape', '')} instead."
-            )
-        self._data = data
+    def __setattr__(self, name: str, value: Any) -> None:
+        """``data`` (the counters' storage, 4-bit counters two per byte) is checked when
+        assigned: dtype, shape and layout (the kernels index it by the size: a smaller array would
+        be written out of bounds). Reads stay plain slot reads."""
+        if name == "data":
+            n, dtype = self.storage_shape(self.size, self.width)
+            if not (isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == (n,)
+                    and value.flags.c_contiguous):
+                raise InvalidParameterError(
+                    f"The 'data' parameter of CounterArray must be a C-contiguous {dtype} array of shape ({n},). "
+                    f"Got {getattr(value, 'dtype', type(value).__name__)} {getattr(value, 'shape', '')} instead."
+                )
+        object.__setattr__(self, name, value)
 
     @staticmethod
     def storage_shape(size: int, width: int) -> tuple[int, Any]:

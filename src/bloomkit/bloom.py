@@ -271,7 +271,7 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         by them whenever the words array is not the one bound (a new BitArray or a new words
         array), checked as :meth:`_words_ref` checks it."""
         ref = self._words_ref()
-        self._core_bind(KIND_BITS, self._bits, ref[0], ref[3], self._num_hashes, self.seed, 0, "_words")
+        self._core_bind(KIND_BITS, self._bits, ref[0], ref[3], self._num_hashes, self.seed, 0, "words")
 
     def _py_add(self, key: Any) -> None:
         """Insert one key. Complexity: O(k)."""
@@ -684,7 +684,7 @@ class CountingBloomFilter(BloomFilter):
         c = self._counters
         n, dtype = CounterArray.storage_shape(c.size, c.width)
         check_storage(type(self).__name__, c.data, dtype, n, "counter bytes" if c.width == 4 else "counters")
-        self._core_bind(KIND_COUNTERS, c, c.data, c.size, self._num_hashes, self.seed, c.width, "_data")
+        self._core_bind(KIND_COUNTERS, c, c.data, c.size, self._num_hashes, self.seed, c.width, "data")
 
     def _py_add(self, key: Any) -> None:
         """Insert one key. Complexity: O(k)."""
