@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from typing import Any
 
 import numpy as np
 import pytest
@@ -983,3 +984,27 @@ def test_optimizer_results_compare_and_print():
     a, b = optimize_multi(attrs, 256), optimize_multi(attrs, 256)
     assert a == b and a.by_k[a.k] is a and "by_k" not in repr(a)
     assert a != optimize_multi(attrs, 512)
+
+
+def test_filters_of_one_design_share_their_layout() -> None:
+    """Equal constructor arguments give one (immutable) Layout: a new filter of a known design
+    builds no plans; arguments the constructor refuses are still refused (a bool seed is not
+    the seed 1), and unhashable ones (a configuration mapping) build their own, equal, layout."""
+    from bloomkit.ranges import Integer, RangeBloomFilter, RangeConfig, Schema
+
+    def make(**kw: Any) -> RangeBloomFilter:
+        args = {"schema": Schema([Integer("Age", 0, 100)]), "num_bits": 512,
+                "config": RangeConfig(7, {"Age": (2, 2)}), "seed": 1, **kw}
+        return RangeBloomFilter(args.pop("schema"), args.pop("num_bits"), args.pop("config"), **args)
+
+    a, b = make(), make()
+    assert a.layout is b.layout and make(seed=2).layout is not a.layout
+    assert hash(RangeConfig(7, {"Age": (2, 2)})) == hash(RangeConfig(7, {"Age": [2, 2]}))
+    for bad in ({"seed": True}, {"seed": 1.0}, {"num_bits": 512.0}, {"num_bits": True}):
+        with pytest.raises(InvalidParameterError):
+            make(**bad)
+    c = make(config={"num_hashes": 7, "attributes": {"Age": [2, 2, None]}})
+    assert c.layout is not a.layout and not c.layout.differences(a.layout)
+    a.insert({"Age": 5})
+    c |= a
+    assert c.might_contain("Age", 5) and not b.might_contain("Age", 5)  # contents stay per filter

@@ -165,7 +165,8 @@ class RangeConfig:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RangeConfig) and self.to_dict() == other.to_dict()
 
-    __hash__ = None  # type: ignore[assignment]
+    def __hash__(self) -> int:  # immutable: equal configurations (equal to_dict) hash alike
+        return hash((self.num_hashes, frozenset(self._attrs.items())))
 
     def __repr__(self) -> str:
         return f"RangeConfig({self.num_hashes}, {self._attrs!r})"

@@ -25,7 +25,7 @@ from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterErro
 from . import _kernels as K
 from ._keys import HASH_NAMES, HASH_SHA512
 from .config import CONFIG, AttributeConfig, RangeConfig, design
-from .layout import NUM_BITS, Layout, LayoutProperties, Plan, statistics_spec
+from .layout import NUM_BITS, Layout, LayoutProperties, Plan, shared_layout, statistics_spec
 from .points import PointQuery
 from .records import RecordBatch, record_batch
 from .schema import SCHEMA, Numeric, Schema
@@ -133,7 +133,7 @@ class RangeBloomFilter(LayoutProperties, Persistable):
         hash: str = "xxh64",
         seed: int = 0,
     ) -> None:
-        layout = Layout(schema, num_bits, config, hash, seed, "RangeBloomFilter")
+        layout = shared_layout(schema, num_bits, config, hash, seed, "RangeBloomFilter")
         self._init(layout, BitArray(layout.num_bits))
 
     def _init(self, layout: Layout, bits: BitArray, inserted: Mapping[str, list[float]] | None = None,

@@ -22,6 +22,7 @@ and error messages are the record path's by construction.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Protocol
 
 import numpy as np
@@ -197,11 +198,16 @@ class PointProbe:
         return None
 
 
+@functools.lru_cache(maxsize=1024)
 def point_query(attr: Any, k: int, d: int, s: int, r: int, last: int, base: int, num_bits: int,
                 seed: int) -> PointQuery:
     """The point query of one attribute of an ``"xxh64"`` layout (parameters as
     :class:`PointProbe`): the extension's ``PointTest`` when the compiled boundary is active
-    and the plan's values fit its 64-bit arithmetic, else a :class:`PointProbe`."""
+    and the plan's values fit its 64-bit arithmetic, else a :class:`PointProbe`.
+
+    Both are immutable (the words are an argument of every call), so filters of equal layouts
+    share them: cached by the (hashable, frozen) attribute and the plan, a new filter of a
+    known layout costs no point construction (document 000 builds one filter per profile)."""
     probe = PointProbe(attr, k, d, s, r, last, base, num_bits, seed)
     if PointTest is None:
         return probe
