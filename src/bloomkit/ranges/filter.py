@@ -321,12 +321,15 @@ class RangeBloomFilter(LayoutProperties, Persistable):
 
         Complexity: O(((hi - lo)/d + r) s + k).
         """
+        found = self._range_point(attribute, "cover", lo, hi)
+        return self._cover_record(attribute, lo, hi) if found is None else found
+
+    def _range_point(self, attribute: Any, op: str, lo: Any, hi: Any) -> bool | None:
+        """``cover`` / ``intersect`` of the attribute's point query (:mod:`.points`), or None
+        for the record path."""
         point = self._layout.points.get(attribute) if type(attribute) is str else None
-        if point is not None:
-            found = point.cover(self.bits.words, lo, hi)
-            if found is not None:
-                return found
-        return self._cover_record(attribute, lo, hi)
+        found: bool | None = None if point is None else getattr(point, op)(self.bits.words, lo, hi)
+        return found
 
     def _cover_record(self, attribute: str, lo: Any, hi: Any) -> bool:
         """:meth:`might_cover` by the positions of the entry (lo, hi) as a record (every value
@@ -343,12 +346,8 @@ class RangeBloomFilter(LayoutProperties, Persistable):
 
         Complexity: O(((hi - lo)/d + r) s).
         """
-        point = self._layout.points.get(attribute) if type(attribute) is str else None
-        if point is not None:
-            found = point.intersect(self.bits.words, lo, hi)
-            if found is not None:
-                return found
-        return self._intersect_groups(attribute, lo, hi)
+        found = self._range_point(attribute, "intersect", lo, hi)
+        return self._intersect_groups(attribute, lo, hi) if found is None else found
 
     def _intersect_groups(self, attribute: str, lo: Any, hi: Any) -> bool:
         """:meth:`might_intersect` by the vectorised test of the groups of [lo, hi] (every value
