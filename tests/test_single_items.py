@@ -473,3 +473,38 @@ def test_single_inserts_equal_the_record_path(data: Any) -> None:
                 continue
             fast.insert(rec)
             assert _state(fast) == _state(slow), (key, rec)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+@example(data=None)
+def test_single_profiles_equal_the_record_path(data: Any) -> None:
+    """ProfileIndex.add of a dict of plain values leaves exactly the file (columns, records,
+    statistics) of the record path; anything else is refused alike, nothing added."""
+    from bloomkit.ranges import ProfileIndex
+
+    if data is None:
+        records = [{}, {"Age": 5, "Name": "n1"}, {"Name": "x", "Age": (5, 9), "Lat": [1, 2.5], "Price": 7},
+                   {"Name": "\udc80"}, {"Age": (9, 5)}, {"Nope": 1}, {"Age": np.int16(3), "Price": np.float64(2.0)}]
+    else:
+        records = []
+        for _ in range(4):
+            rec: dict[str, Any] = {}
+            for a in data.draw(st.lists(st.sampled_from(POINTS), unique=True, max_size=4)):
+                rec[a] = data.draw(VALUES[a])
+            records.append(rec)
+    for i, config in enumerate(CONFIGS):
+        for store in (True, False):
+            fast = ProfileIndex(SCHEMA, 1 << 11, config, seed=5, store_records=store)
+            slow = ProfileIndex(SCHEMA, 1 << 11, config, seed=5, store_records=store)
+            for rec in records:
+                owner = "ProfileIndex.add"
+                try:
+                    slow._add_batch(record_batch(slow.schema, [slow.schema.check_record(rec, owner)], owner))
+                except InvalidParameterError as e:
+                    with pytest.raises(InvalidParameterError) as got:
+                        fast.add(rec)
+                    assert str(got.value) == str(e)
+                    continue
+                fast.add(rec)
+            assert fast.to_bytes() == slow.to_bytes(), (i, store, records)
