@@ -26,7 +26,6 @@ from . import _kernels as K
 from ._keys import HASH_NAMES, HASH_SHA512
 from .config import CONFIG, AttributeConfig, RangeConfig, design
 from .layout import NUM_BITS, Layout, LayoutProperties, Plan, shared_layout, statistics_spec
-from .points import PointQuery
 from .records import RecordBatch, record_batch
 from .schema import SCHEMA, Numeric, Schema
 
@@ -243,19 +242,10 @@ class RangeBloomFilter(LayoutProperties, Persistable):
         """Insert a dict of plain values through the attributes' point queries
         (:mod:`bloomkit.ranges.points`): every value's entry first, then the bits and the
         statistics under the lock. False (nothing done) for anything else."""
-        points = self._layout.points
-        if type(record) is not dict or not points:
-            return False
-        entries: list[tuple[str, PointQuery, Any]] = []
-        for name, value in record.items():
-            point = points.get(name) if type(name) is str else None
-            if point is None:
-                return False
-            entry = point.entry(value)
-            if entry is None:
-                return False
-            entries.append((name, point, entry))
         lay = self._layout
+        entries = lay.plain_entries(record)
+        if entries is None:
+            return False
         with self._lock:
             words = self.bits.words
             for name, point, entry in entries:

@@ -263,23 +263,13 @@ class ProfileIndex(LayoutProperties, Persistable):
         through the attributes' point queries (:mod:`bloomkit.ranges.points`): every value's
         entry first, then its bits in a scratch filter, its columns and record as the record
         path writes them. None (nothing done) for anything else."""
-        points = self._layout.points
-        if type(profile) is not dict or not points:
+        entries = self._layout.plain_entries(profile)
+        if entries is None:
             return None
-        schema = self.schema
-        entries = []
-        for name, value in profile.items():
-            point = points.get(name) if type(name) is str else None
-            if point is None:
-                return None
-            entry = point.entry(value)
-            if entry is None:
-                return None
-            entries.append((schema.index(name), name, point, entry))
-        entries.sort(key=lambda e: e[0])  # schema order, as the record path's batch
+        entries.sort(key=lambda e: self.schema.index(e[0]))  # schema order, as the record path's batch
         words = np.zeros((self.num_bits + 63) // 64, dtype=np.uint64)
         cols = []
-        for _, name, point, entry in entries:
+        for name, point, entry in entries:
             point.fill(words, entry)
             if type(entry) is str:
                 cols.append(Column(name, _ROW0, text=[entry]))

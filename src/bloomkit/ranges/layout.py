@@ -261,6 +261,24 @@ class Layout:
         return pos, (np.repeat(rows, counts) if with_rows else None)
 
 
+    def plain_entries(self, record: Any) -> list[tuple[str, PointQuery, Any]] | None:
+        """``(name, point query, entry)`` of every value of a dict of plain values (as the point
+        queries take them: :meth:`bloomkit.ranges.points.PointProbe.entry`), in the record's
+        order; None for anything else (the record path). Complexity: O(attributes)."""
+        points = self.points
+        if type(record) is not dict or not points:
+            return None
+        out: list[tuple[str, PointQuery, Any]] = []
+        for name, value in record.items():
+            point = points.get(name) if type(name) is str else None
+            if point is None:
+                return None
+            entry = point.entry(value)
+            if entry is None:
+                return None
+            out.append((name, point, entry))
+        return out
+
     def group_positions(self, plan: Plan, g0: int, g1: int) -> np.ndarray:
         """(g1 - g0 + 1, s) positions of the groups g0..g1 of a numeric attribute."""
         g = np.arange(g0, g1 + 1, dtype=np.int64)
