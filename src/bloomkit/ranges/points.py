@@ -1,4 +1,5 @@
-"""Point queries of one scalar value, without building a record batch (document 000).
+"""Point queries, range queries and inserts of plain values, without building a record batch
+(document 000).
 
 A point query ``might_contain(attribute, x)`` tests what inserting the single value ``x``
 would set (:mod:`bloomkit.ranges.layout`): for a numeric attribute with group size ``d``, ``s``
@@ -7,12 +8,15 @@ groups ``g(x) .. g(x) + r - 1`` and the first ``k - r s`` of group ``g(x) + r``;
 the k probe bits of its key. Keys are ``"name:value"``, ``value`` the scaled first number of
 the group.
 
-:class:`PointProbe` answers the plain cases in one compiled call: an ``int`` or a numpy integer
-scalar (Integer, Decimal) or a ``float`` or ``numpy.float64`` (Decimal) within the scope, a ``str``
-(Text), with the ``"xxh64"`` hash (numpy scalars, e.g. the values of an array or a Series, have
-the record path's answers of the equal Python numbers: tested). Everything else (other types, values out of scope, NaN, a float near a rounding tie,
-``hash="sha512"``) returns None and is answered, or refused, by the record path, so answers
-and error messages are the record path's by construction.
+:class:`PointProbe` answers the plain cases in one compiled call: an ``int`` or a numpy
+integer scalar (Integer, Decimal) or a ``float`` or ``numpy.float64`` (Decimal) within the
+scope, a ``str`` (Text), with the ``"xxh64"`` hash (numpy scalars, e.g. the values of an array
+or a Series, have the record path's answers of the equal Python numbers: tested). The same
+values as ``(lo, hi)`` pairs answer ``might_cover`` / ``might_intersect`` (``cover``,
+``intersect``) and are inserted (``entry``, then ``fill``). Everything else (other types,
+values out of scope, NaN, a float near a rounding tie, ranges of more than :data:`MAX_GROUPS`
+groups, ``hash="sha512"``) returns None and is answered, or refused, by the record path, so
+answers and error messages are the record path's by construction.
 
 :func:`point_query` gives each attribute its query: with the compiled boundary
 (:mod:`bloomkit._boundary`) the extension's ``PointTest``, the same algorithm in one C call
@@ -36,10 +40,10 @@ __all__ = ["MAX_GROUPS", "NUMPY_FLOATS", "NUMPY_INTS", "PointProbe", "PointQuery
 
 NUMPY_INTS: tuple[type, ...] = tuple({np.dtype(c).type for c in "bhilqBHILQ"})
 """The numpy integer scalar types a point query takes as an ``int``."""
-MAX_GROUPS = 1 << 20
-"""Ranges of more groups than this take the record path (the compiled ``PointTest`` the same)."""
 NUMPY_FLOATS: tuple[type, ...] = (np.float64,)
 """The numpy float scalar types (subclasses of ``float``) a point query takes as a ``float``."""
+MAX_GROUPS = 1 << 20
+"""Ranges of more groups than this take the record path (the compiled ``PointTest`` the same)."""
 
 
 def _encodable(text: str) -> bool:
