@@ -26,7 +26,7 @@ from . import _kernels as K
 from ._keys import HASH_NAMES, HASH_SHA512
 from .config import CONFIG, AttributeConfig, RangeConfig, design
 from .layout import NUM_BITS, Layout, LayoutProperties, Plan, shared_layout, statistics_spec
-from .records import RecordBatch, record_batch
+from .records import RecordBatch, entry_values, record_batch
 from .schema import SCHEMA, Numeric, Schema
 
 __all__ = ["AttributeConfig", "AttributeRates", "RangeBloomFilter", "RangeConfig"]
@@ -214,11 +214,15 @@ class RangeBloomFilter(LayoutProperties, Persistable):
             else:  # large: hashed part by part, so the scratch memory stays bounded
                 for part in parts:
                     self._bit_setter(part)()
-            for name, _, values, positions in sums:
-                st = self._inserted[name]
-                st[0] += values
-                st[1] += positions
-            self._count += batch.size
+            self._note_inserted(sums, batch.size)
+
+    def _note_inserted(self, sums: list[tuple[str, int, int, float]], records: int) -> None:
+        """Under the lock: the statistics of inserted records (:meth:`Layout.batch_stats`)."""
+        for name, _, values, positions in sums:
+            st = self._inserted[name]
+            st[0] += values
+            st[1] += positions
+        self._count += records
 
     def insert(self, record: Mapping[str, Any]) -> None:
         """Insert a record: ``{name: text | number | (lo, hi) | range}``.
@@ -246,15 +250,15 @@ class RangeBloomFilter(LayoutProperties, Persistable):
         entries = lay.plain_entries(record)
         if entries is None:
             return False
+        # the statistics of Layout.batch_stats for one record, without building its batch (which
+        # costs ~50 us, five times the rest of the insert)
+        sums = [(name, 1, v, lay.expected_positions(name, 1, v)) for name, _, entry in entries
+                for v in (entry_values(entry),)]
         with self._lock:
             words = self.bits.words
-            for name, point, entry in entries:
+            for _, point, entry in entries:
                 point.fill(words, entry)
-                values = 1 if type(entry) is str else entry[1] - entry[0] + 1
-                st = self._inserted[name]
-                st[0] += values
-                st[1] += lay.expected_positions(name, 1, values)
-            self._count += 1
+            self._note_inserted(sums, 1)
         return True
 
     def insert_many(self, records: Any, *, attributes: Sequence[str] | None = None) -> None:

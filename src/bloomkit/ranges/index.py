@@ -33,7 +33,7 @@ from ._keys import HASH_NAMES, HASH_SHA512
 from .config import CONFIG, RangeConfig, design
 from .filter import CHUNK, FILL, RangeBloomFilter
 from .layout import NUM_BITS, Layout, LayoutProperties, statistics_spec
-from .records import Column, RecordBatch, record_batch
+from .records import Column, RecordBatch, one_record, record_batch
 from .schema import SCHEMA, Numeric, Schema, Text
 from .store import RECORD_ARRAYS, RecordStore
 
@@ -266,17 +266,12 @@ class ProfileIndex(LayoutProperties, Persistable):
         entries = self._layout.plain_entries(profile)
         if entries is None:
             return None
-        entries.sort(key=lambda e: self.schema.index(e[0]))  # schema order, as the record path's batch
         words = np.zeros((self.num_bits + 63) // 64, dtype=np.uint64)
-        cols = []
-        for name, point, entry in entries:
+        for _, point, entry in entries:
             point.fill(words, entry)
-            if type(entry) is str:
-                cols.append(Column(name, _ROW0, text=[entry]))
-            else:
-                cols.append(Column(name, _ROW0, np.array([entry[0]], dtype=np.int64), np.array([entry[1]], dtype=np.int64)))
         pos = np.flatnonzero(_bit_vector(words, self.num_bits)).astype(np.int64)
-        ids = self._add(RecordBatch(1, tuple(cols)), lambda sl, first: int(K.set_columns(sl, pos, np.full(pos.size, first, np.int64))), 1)
+        batch = one_record(self.schema, [(name, entry) for name, _, entry in entries])
+        ids = self._add(batch, lambda sl, first: int(K.set_columns(sl, pos, np.full(pos.size, first, np.int64))), 1)
         return int(ids[0])
 
     def _column_setter(self, batch: RecordBatch) -> Callable[[np.ndarray, int], int]:
@@ -629,10 +624,6 @@ def _is_active(active: np.ndarray, pid: int, next_id: int) -> bool:
 def _live_mask(active: np.ndarray, slots: int) -> np.ndarray:
     """Bool mask of the first ``slots`` slots: active or not."""
     return np.unpackbits(active.astype("<u8").view(np.uint8), bitorder="little")[:slots].astype(bool)
-
-
-_ROW0 = np.zeros(1, dtype=np.int64)
-_ROW0.flags.writeable = False
 
 
 def _bit_vector(words: np.ndarray, m: int) -> np.ndarray:

@@ -31,7 +31,7 @@ from .._validation import param_error
 from ..errors import InvalidParameterError
 from .schema import Numeric, Schema, Text
 
-__all__ = ["Column", "RecordBatch", "is_table", "record_batch"]
+__all__ = ["Column", "RecordBatch", "entry_values", "is_table", "one_record", "record_batch"]
 
 _MISSING = object()
 _ROW0 = np.zeros(1, dtype=np.int64)
@@ -161,15 +161,32 @@ def _from_records(schema: Schema, records: Any, owner: str) -> RecordBatch:
 def _from_one(schema: Schema, rec: Mapping[str, Any], owner: str) -> RecordBatch:
     """One record (names already checked): the columns without the batch machinery."""
     where = f"record 0 of {owner}"
-    cols = []
-    for name in sorted(rec, key=schema.index):
+    entries: list[tuple[str, Any]] = []
+    for name in rec:
         attr = schema[name]
         if isinstance(attr, Text):
-            cols.append(Column(name, _ROW0, text=[attr.check_text(rec[name], where)]))
+            entries.append((name, attr.check_text(rec[name], where)))
         else:
             assert isinstance(attr, Numeric)
-            a, b = attr.to_interval(rec[name], where)
-            cols.append(Column(name, _ROW0, np.array([a], dtype=np.int64), np.array([b], dtype=np.int64)))
+            entries.append((name, attr.to_interval(rec[name], where)))
+    return one_record(schema, entries)
+
+
+def entry_values(entry: Any) -> int:
+    """The number of values of one entry (a text's str: 1, a scaled ``(a, b)``: b - a + 1), as
+    :meth:`Column.values` counts them. Complexity: O(1)."""
+    return 1 if isinstance(entry, str) else int(entry[1]) - int(entry[0]) + 1
+
+
+def one_record(schema: Schema, entries: Sequence[tuple[str, Any]]) -> RecordBatch:
+    """The batch of one record from its validated entries ``(name, text)`` / ``(name, (a, b))``
+    (scaled ends), columns in schema order. Complexity: O(attributes)."""
+    cols = []
+    for name, entry in sorted(entries, key=lambda e: schema.index(e[0])):
+        if isinstance(entry, str):
+            cols.append(Column(name, _ROW0, text=[entry]))
+        else:
+            cols.append(Column(name, _ROW0, np.array([entry[0]], dtype=np.int64), np.array([entry[1]], dtype=np.int64)))
     return RecordBatch(1, tuple(cols))
 
 
