@@ -1526,9 +1526,10 @@ static size_t point_key(const PointTest *p, int64_t v, uint8_t *buf) {
     return n;
 }
 
-/* The words of a filter of m bits (a buffer view to release), -1 with an exception set. */
-static int point_words(const PointTest *p, PyObject *obj, Py_buffer *view) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+/* The words of a filter of m bits (a buffer view to release; flags: PyBUF_WRITABLE to write),
+ * -1 with an exception set. */
+static int point_words(const PointTest *p, PyObject *obj, Py_buffer *view, int flags) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | flags) < 0) return -1;
     if ((uint64_t)view->len / 8 < (p->m + 63) / 64) {
         PyBuffer_Release(view);
         PyErr_SetString(PyExc_ValueError, "PointTest: the words array is smaller than m bits");
@@ -1623,7 +1624,7 @@ static PyObject *point_test(PointTest *p, PyObject *const *args, Py_ssize_t narg
         if (!point_scaled(p, value, &a) || a < p->lo || a > p->hi) Py_RETURN_NONE;
     }
     Py_buffer view;
-    if (point_words(p, args[0], &view) < 0) return NULL;
+    if (point_words(p, args[0], &view, 0) < 0) return NULL;
     const uint64_t *w = (const uint64_t *)view.buf;
     int found;
     if (text != NULL) {
@@ -1651,7 +1652,7 @@ static PyObject *point_cover(PointTest *p, PyObject *const *args, Py_ssize_t nar
     }
     if (!point_interval(p, args, &a, &b)) Py_RETURN_NONE;
     Py_buffer view;
-    if (point_words(p, args[0], &view) < 0) return NULL;
+    if (point_words(p, args[0], &view, 0) < 0) return NULL;
     int found = cover_groups(p, (const uint64_t *)view.buf, point_group(p, a), point_group(p, b));
     PyBuffer_Release(&view);
     return PyBool_FromLong(found);
@@ -1669,7 +1670,7 @@ static PyObject *point_intersect(PointTest *p, PyObject *const *args, Py_ssize_t
     }
     if (!point_interval(p, args, &a, &b)) Py_RETURN_NONE;
     Py_buffer view;
-    if (point_words(p, args[0], &view) < 0) return NULL;
+    if (point_words(p, args[0], &view, 0) < 0) return NULL;
     const uint64_t *w = (const uint64_t *)view.buf;
     int64_t ga = point_group(p, a), gb = point_group(p, b), r = p->nkeys - 1, run = 0;
     int found = 0;
@@ -1729,12 +1730,7 @@ static PyObject *point_fill(PointTest *p, PyObject *const *args, Py_ssize_t narg
         return NULL;
     }
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if ((uint64_t)view.len / 8 < (p->m + 63) / 64) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "PointTest: the words array is smaller than m bits");
-        return NULL;
-    }
+    if (point_words(p, args[0], &view, PyBUF_WRITABLE) < 0) return NULL;
     uint64_t *w = (uint64_t *)view.buf;
     if (p->text) {
         probes_fill(w, h, p->k, p->m, p->M);
