@@ -514,3 +514,192 @@ def test_a_roomy_index_with_many_attributes_loads_within_the_load_budget() -> No
     back._check()
     assert back.record(2) == idx.record(2) and back.add({"a0": 1}) == 3 and back.record(3) == {"a0": 1}
     back._check()
+
+
+# -- compaction and the per-query model (issues 26 and 27) ------------------------------------------
+
+
+def test_compacted_keeps_live_profiles_answers_and_records() -> None:
+    rng = np.random.default_rng(26)
+    idx = ProfileIndex(SCHEMA, 128, CFG, capacity=64, store_records=True)
+    profiles = _profiles(rng, 500)
+    idx.add_many(profiles)
+    gone = set(rng.choice(500, 350, replace=False).tolist())
+    for pid in sorted(gone):
+        idx.remove(pid)
+    idx.add({"City": "late", "Age": 30})  # id 500
+    before = idx.to_bytes()
+    new, old_ids = idx.compacted()
+    new._check()
+    assert idx.to_bytes() == before  # the source index is left as it was
+    assert old_ids.tolist() == sorted(set(range(501)) - gone)
+    assert len(new) == new.next_id == 151 and new.capacity == 192  # 3 words of 64 slots
+    assert new.fill_ratio() == idx.fill_ratio() and new.attribute_fprs() == idx.attribute_fprs()
+    for j, old in enumerate(old_ids.tolist()):
+        assert new.record(j) == idx.record(old)
+    assert new.info()["nbytes"]["records"] < idx.info()["nbytes"]["records"]
+    assert len(new._st.records.text) < len(idx._st.records.text) or new._st.records.used < idx._st.records.used
+    for i in range(60):
+        p = profiles[int(rng.integers(500))]
+        q = {"City": p["City"], "Age": int(rng.integers(0, 121)), "X": (p["X"][0], p["X"][0] + int(rng.integers(0, 50)))}
+        for mode in ("subset", "intersect"):
+            for verify in (False, True):
+                a = idx.search(q, mode=mode, verify=verify)
+                b = new.search(q, mode=mode, verify=verify)
+                assert old_ids[b].tolist() == a.tolist(), (q, mode, verify)
+            assert idx.expected_false_candidates(q, mode=mode) == new.expected_false_candidates(q, mode=mode)
+    back = ProfileIndex.from_bytes(new.to_bytes())
+    back._check()
+    assert back.add({"City": "x"}) == 151
+    empty, ids = ProfileIndex(SCHEMA, 128, CFG, store_records=True).compacted(capacity=10)
+    assert len(empty) == 0 and ids.size == 0 and empty.capacity == 64
+    with pytest.raises(InvalidParameterError, match="capacity"):
+        idx.compacted(capacity=-1)
+
+
+def _model_by_hand(idx: ProfileIndex, query: dict[str, object], mode: str) -> tuple[float, int]:
+    """The per-query model computed profile by profile from the model functions of
+    bloomkit.ranges.model (no kernel): sum over non-matching profiles of q^J times the
+    intersect-range pass probabilities."""
+    from bloomkit.ranges import model as M
+
+    lay, st = idx.layout, idx._st
+    m = idx.num_bits
+    total, nonmatch = 0.0, 0
+    live = np.flatnonzero(np.unpackbits(st.active.view(np.uint8), bitorder="little")[: idx.next_id])
+    for slot in live.tolist():
+        rec = idx.record(slot)
+        q = st.fills[slot] / m
+        J, mult, match = 0, 1.0, True
+        for name, v in query.items():
+            plan = lay.plans[name]
+            attr = idx.schema[name]
+            if isinstance(v, str):
+                if rec.get(name) != v:
+                    match, J = False, J + plan.k
+                continue
+            qa, qb = attr.to_interval(v)
+            ga, gb = lay.groups(plan, qa, qb)
+            pv = rec.get(name)
+            ranged = mode == "intersect" and qb > qa
+            if pv is None:
+                match = False
+                if ranged:
+                    mult *= M.intersect_pass_probability(gb - ga + 1, plan.s, plan.k, q, 0)
+                else:
+                    J += M.query_words(ga, gb, plan.s, plan.r, plan.last)
+                continue
+            pa, pb = attr.to_interval(pv)
+            g0, g1 = lay.groups(plan, pa, pb)
+            if not ranged:
+                match = match and pa <= qa and qb <= pb
+                J += M.uncovered_words(ga, gb, g0, g1, plan.s, plan.r, plan.last)
+                continue
+            if pa <= qb and qa <= pb:
+                continue
+            match = False
+            if g1 >= ga and g0 <= gb:
+                continue
+            off = ga - g1 if g1 < ga else g0 - gb
+            mult *= M.intersect_pass_probability(gb - ga + 1, plan.s, plan.k, q, off if off <= plan.r else 0)
+        if not match:
+            nonmatch += 1
+            total += mult * M.pass_probability(q, J)
+    return total, nonmatch
+
+
+@pytest.mark.parametrize("mode", ["subset", "intersect"])
+def test_expected_false_candidates_is_the_model_profile_by_profile(mode: str) -> None:
+    """The kernel computes exactly what the model functions give profile by profile: texts,
+    points, ranges, profiles without the attribute, grouping and overlapping neighbours."""
+    rng = np.random.default_rng(27)
+    idx = ProfileIndex(SCHEMA, 128, CFG, capacity=64, store_records=True)
+    profiles = _profiles(rng, 300)
+    for p in profiles[::7]:
+        del p["X"]  # some profiles do not give X
+    idx.add_many(profiles[:200])
+    for p in profiles[200:]:
+        idx.add(p)
+    for pid in range(0, 300, 11):
+        idx.remove(pid)
+    for i in range(40):
+        p = profiles[int(rng.integers(300))]
+        a = int(rng.integers(0, 121))
+        x0 = int(rng.integers(0, 9900)) if i % 3 else p.get("X", (5000, 0))[0] + int(rng.integers(-30, 30))
+        x0 = min(max(x0, 0), 9900)
+        q: dict[str, object] = {"Age": a if i % 2 else (a, min(120, a + int(rng.integers(0, 12)))),
+                                "X": (x0, x0 + int(rng.integers(0, 90)))}
+        if i % 4 == 0:
+            q["City"] = p["City"]
+        fc = idx.expected_false_candidates(q, mode=mode)
+        want, nonmatch = _model_by_hand(idx, q, mode)
+        assert fc.nonmatching == nonmatch and fc.priced == len(idx) and fc.reason is None
+        assert fc.expected == pytest.approx(want, rel=1e-9, abs=1e-12), (q, mode)
+        assert fc.fpr == pytest.approx(want / nonmatch) and 0 <= fc.variance <= fc.expected + 1e-12
+        cand, match = idx.search_candidates(q, mode=mode)
+        assert len(idx) - match.size == nonmatch
+
+
+def test_expected_false_candidates_bad_input_and_unpriced_queries() -> None:
+    idx = ProfileIndex(SCHEMA, 128, CFG, capacity=64, store_records=True)
+    fc = idx.expected_false_candidates({"Age": 5})
+    assert fc.expected == fc.fpr == 0.0 and fc.nonmatching == 0 and fc.reason == "no profile is stored"
+    idx.add({"City": "a", "Age": (0, 120)})
+    fc = idx.expected_false_candidates({"Age": 5}, mode="intersect")
+    assert fc.expected == fc.fpr == 0.0 and fc.reason == "every profile stored matches the query"
+    fc = idx.expected_false_candidates({"X": 5})  # an attribute no profile gives: priced, finite
+    assert fc.nonmatching == 1 and 0 < fc.expected < 1 and np.isfinite(fc.fpr) and fc.reason is None
+    with pytest.raises(InvalidParameterError, match="store_records"):
+        ProfileIndex(SCHEMA, 128, CFG).expected_false_candidates({"Age": 5})
+    with pytest.raises(InvalidParameterError, match="mode"):
+        idx.expected_false_candidates({"Age": 5}, mode="superset")
+    with pytest.raises(InvalidParameterError, match="Age"):
+        idx.expected_false_candidates({"Age": 500})
+    with pytest.raises(InvalidParameterError, match="max_profiles"):
+        idx.expected_false_candidates({"Age": 5}, max_profiles=0)
+
+
+def test_expected_false_candidates_of_a_sample_estimates_the_whole() -> None:
+    rng = np.random.default_rng(5)
+    idx = ProfileIndex(SCHEMA, 128, CFG, capacity=64, store_records=True)
+    idx.add_many(_profiles(rng, 6400))
+    for mode in ("subset", "intersect"):
+        q = {"Age": 40, "X": (3000, 3050)}
+        full = idx.expected_false_candidates(q, mode=mode)
+        part = idx.expected_false_candidates(q, mode=mode, max_profiles=1600)
+        assert full.priced == 6400 and 1500 <= part.priced <= 1700
+        assert abs(part.expected - full.expected) < 5 * part.variance**0.5
+        assert abs(part.nonmatching - full.nonmatching) < 200
+
+
+def test_intersect_pass_probability_equals_enumeration() -> None:
+    """Model of an intersect range (an OR of the range's keys, which share words): every set
+    of words enumerated, for profiles sharing no word with the query and for the r offsets."""
+    import itertools
+
+    from bloomkit.ranges import model as M
+
+    def enumerate_(groups: int, s: int, k: int, q: float, covered: set[int]) -> float:
+        length = (groups - 1) * s + k
+        free = [x for x in range(length) if x not in covered]
+        total = 0.0
+        for bits in itertools.product((0, 1), repeat=len(free)):
+            on = covered | {x for x, b in zip(free, bits, strict=True) if b}
+            if any(all(g * s + t in on for t in range(k)) for g in range(groups)):
+                total += float(np.prod([q if b else 1 - q for b in bits]))
+        return total
+
+    for groups, s, k in [(3, 1, 3), (4, 2, 5), (2, 3, 7), (5, 1, 2), (3, 4, 4), (1, 2, 3)]:
+        r = int(M.r(k, s))
+        for q in (0.0, 0.3, 0.7, 1.0):
+            assert M.intersect_pass_probability(groups, s, k, q) == pytest.approx(enumerate_(groups, s, k, q, set()))
+            for j in range(1, r + 1):
+                tail = set(range((groups - 1 + j) * s, (groups - 1) * s + k))
+                want = enumerate_(groups, s, k, q, tail)
+                assert M.intersect_pass_probability(groups, s, k, q, j) == pytest.approx(want, abs=1e-12)
+                head = set(range(k - j * s))  # a range just below the query's: symmetric
+                assert enumerate_(groups, s, k, q, head) == pytest.approx(want, abs=1e-12)
+    many = M.intersect_pass_probability(2000, 1, 6, np.array([0.3, 0.5]), np.array([[0], [3]]))
+    assert many.shape == (2, 2) and np.all((0 < many) & (many < 1))
+    with pytest.raises(ValueError, match="offset"):
+        M.intersect_pass_probability(3, 1, 4, 0.5, 4)

@@ -81,8 +81,15 @@ def test_publish_search_update_delete(client: httpx.Client, server: Server) -> N
     me = publish(client, {"Name": "ming", "Age": [20, 29], "Latitude": [25.0, 25.0999]})
     assert set(me) == {"id", "token"} and isinstance(me["id"], int) and len(me["token"]) >= 32
     r = search(client, {"Age": 22, "Latitude": [25.01, 25.02], "Name": "ming"})
-    assert me["id"] in r["ids"] and r["candidates"] >= 1 and 0 < r["predicted_fpr"] < 1
-    assert set(r) == {"ids", "candidates", "matches", "predicted_fpr"}  # no attributes of anyone
+    assert me["id"] in r["ids"] and r["candidates"] >= 1
+    m = r["model"]  # the per-query model; with every stored profile matching there is nothing to price
+    assert (m["reason"] is None) == (m["nonmatching"] > 0)
+    assert m["reason"] is None or (r["predicted_fpr"] == r["expected_false_candidates"] == 0.0)
+    other = search(client, {"Age": 90, "Name": "ming"})
+    assert other["ids"] == [] and other["model"]["reason"] is None and other["model"]["nonmatching"] >= 1
+    assert 0 < other["predicted_fpr"] < 1 and other["expected_false_candidates"] > 0
+    assert set(r) == {"ids", "candidates", "matches", "next", "predicted_fpr", "expected_false_candidates",
+                      "model"}  # no attributes of anyone unless asked ("records")
     # the database holds the canonical record and the token's hash only
     con = sqlite3.connect(str(server.db))
     tok, rec = con.execute("SELECT token, record FROM profiles WHERE id = ?", (me["id"],)).fetchone()

@@ -354,6 +354,10 @@ def test_rebuild_refuses_a_record_that_is_not_canonical(tmp_path: Path, monkeypa
         real_close(db)
 
     monkeypatch.setattr(ProfileDB, "close", close)
-    with pytest.raises(InvalidParameterError, match="Age"):
+    from bloomkit.serve.service import RecordError
+
+    with pytest.raises(RecordError, match=r"p.sqlite', table profiles, row id 50, column record, attribute 'Age': "
+                                          r".*\[20, 29, 30\].*fix the row .*WHERE id = 50") as e:
         MatchingService(tmp_path / "p.sqlite", sf, snapshot_interval=0)
+    assert (e.value.pid, e.value.field) == (50, "Age")
     assert len(closed) == 1  # the failed start-up left no connection open

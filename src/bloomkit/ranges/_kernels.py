@@ -630,3 +630,252 @@ def or_of_ands(slices: np.ndarray, rows: np.ndarray, offsets: np.ndarray, base: 
             for w in range(width):
                 out[start + w] |= acc[w]
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# per-profile fill, compaction and the per-query model of ProfileIndex
+
+
+@jit_read
+def column_fills(slices: np.ndarray, first: int, n: int) -> np.ndarray:
+    """The number of set bits of columns ``first .. first + n - 1`` of a bit-sliced index (the
+    fill ``c`` of each profile's filter, ``1 - p = c / m``): per column word a bit-sliced
+    counter (a carry-save adder over the m rows: ~2 word operations per row), then the
+    counts read out of its bit planes. Complexity: O(m n / 64 + n log m)."""
+    m = slices.shape[0]
+    out = np.zeros(n, dtype=np.int64)
+    if n <= 0:
+        return out
+    nplanes = 1
+    while (1 << nplanes) <= m:
+        nplanes += 1
+    planes = np.zeros(nplanes, dtype=np.uint64)
+    last = first + n - 1
+    for w in range(first >> 6, (last >> 6) + 1):
+        planes[:] = 0
+        for j in range(m):
+            carry = slices[j, w]
+            b = 0
+            while carry != 0:
+                t = planes[b] & carry
+                planes[b] ^= carry
+                carry = t
+                b += 1
+        for slot in range(max(first, w * 64), min(last, w * 64 + 63) + 1):
+            t = np.uint64(slot & 63)
+            c = 0
+            for b in range(nplanes):
+                c |= int((planes[b] >> t) & np.uint64(1)) << b
+            out[slot - first] = c
+    return out
+
+
+@jit_read
+def gather_columns_into(slices: np.ndarray, src: np.ndarray, out: np.ndarray) -> None:
+    """Write into ``out`` (a new, private (m, words) array) the columns ``src`` of ``slices``:
+    column ``t`` of ``out`` is column ``src[t]`` (the compaction of a ProfileIndex: its live
+    columns, in order, packed from slot 0). Complexity: O(m len(src))."""
+    m = slices.shape[0]
+    n = src.shape[0]
+    one = np.uint64(1)
+    for w in range((n + 63) // 64):
+        hi = min(n, w * 64 + 64)
+        for j in range(m):
+            acc = np.uint64(0)
+            for t in range(w * 64, hi):
+                s = src[t]
+                acc |= ((slices[j, s >> 6] >> np.uint64(s & 63)) & one) << np.uint64(t & 63)
+            out[j, w] = acc
+
+
+@jit_read
+def intersect_pass_tables(groups: int, s: int, k: int, fills: np.ndarray, span: int) -> np.ndarray:
+    """P(some key of a query range passes) for the intersect search of one numeric attribute:
+    ``out[j, c]`` for a profile filter of fill ``q = fills[c]`` (each word it does not cover
+    is set with probability q), row 0 for a profile none of whose keys shares a word with the
+    query's, row ``j`` (1 .. r) for a profile whose keys cover the query's last (or, by
+    symmetry, first) words from group ``j`` past its range on (see
+    :func:`bloomkit.ranges.model.intersect_pass_probability`).
+
+    The query's ``groups`` keys are windows of k words starting every s words of a sequence of
+    ``L = (groups - 1) s + k`` words; a forward pass over the words keeps, per c, the
+    distribution of the run of consecutive set words (0 .. k) with the mass of runs that
+    completed a key removed. A range of more than ``span`` groups runs ``span`` periods of s
+    words exactly, then jumps by the per-period survival ratio (the run distribution is
+    stationary by then). Complexity: O(min(groups, span) s k len(fills))."""
+    r = (k + s - 1) // s - 1
+    last = k - r * s
+    nc = fills.shape[0]
+    out = np.zeros((r + 1, nc), dtype=np.float64)
+    dist = np.zeros((nc, k + 1), dtype=np.float64)
+    prev_total = np.ones(nc, dtype=np.float64)
+    for c in range(nc):
+        dist[c, 0] = 1.0
+    L = (groups - 1) * s + k
+    # key g ends at word r s + last - 1 + g s; record j is taken after word (groups - 1 + j) s - 1
+    x = 0
+    while x < L:
+        period = x // s
+        if x % s == 0 and period > r + span and period + 2 < groups:
+            # jump: the run distribution is stationary; every period multiplies it by lam
+            target = groups - 2
+            for c in range(nc):
+                tot = 0.0
+                for t in range(k + 1):
+                    tot += dist[c, t]
+                lam = tot / prev_total[c] if prev_total[c] > 0.0 else 0.0
+                f = lam ** (target - period) if lam > 0.0 else 0.0
+                for t in range(k + 1):
+                    dist[c, t] *= f
+            x = target * s
+            continue
+        if x % s == 0:
+            for c in range(nc):
+                tot = 0.0
+                for t in range(k + 1):
+                    tot += dist[c, t]
+                prev_total[c] = tot
+        for c in range(nc):
+            q = fills[c]
+            stay = 0.0
+            for t in range(k + 1):
+                stay += dist[c, t]
+            top = dist[c, k] + dist[c, k - 1]  # (k = 1: top = stay, and the loop below is empty)
+            for t in range(k - 1, 0, -1):
+                dist[c, t] = q * dist[c, t - 1]
+            dist[c, k] = q * top  # runs of k or more stay in state k
+            dist[c, 0] = (1.0 - q) * stay
+        end = x - (r * s + last - 1)
+        if end >= 0 and end % s == 0 and end // s < groups:  # a key ends here: a run of k passes it
+            for c in range(nc):
+                dist[c, k] = 0.0
+        if (x + 1) % s == 0:
+            j = (x + 1) // s - (groups - 1)
+            if 1 <= j <= r:
+                for c in range(nc):
+                    keep = 0.0
+                    for t in range(j * s):
+                        keep += dist[c, t]
+                    out[j, c] = 1.0 - keep
+        x += 1
+    for c in range(nc):
+        tot = 0.0
+        for t in range(k + 1):
+            tot += dist[c, t]
+        out[0, c] = 1.0 - tot
+    return out
+
+
+@jit_read
+def _text_equal(text: np.ndarray, start: int, length: int, qtext: np.ndarray, qstart: int) -> bool:
+    for i in range(length):
+        if text[start + i] != qtext[qstart + i]:
+            return False
+    return True
+
+
+@jit_read
+def false_candidates(active: np.ndarray, nslots: int, fills: np.ndarray, present: np.ndarray, lo: np.ndarray,
+                     hi: np.ndarray, tstart: np.ndarray, tlen: np.ndarray, text: np.ndarray, spec: np.ndarray,
+                     qtext: np.ndarray, qpow: np.ndarray, tables: np.ndarray,
+                     step: int) -> tuple[float, float, float, int, int]:
+    """(sum of p, sum of p (1 - p), sum of p^2, profiles not matching, profiles visited) of
+    one query over the live profiles of a ProfileIndex with records (the profiles of every
+    ``step``-th column word: 1 prices them all), where p is the probability that a profile is a
+    false candidate: per profile, the exact verification
+    decides whether it matches; a profile that does not is a candidate with probability
+    ``q^J`` times the pass probabilities of its intersect-range attributes, where ``q = c / m``
+    is its own fill and J the query words its keys do not cover
+    (:func:`bloomkit.ranges.model.uncovered_words`).
+
+    ``spec`` has one row per query attribute: kind (0 text, 1 numeric ANDed: a point, or a
+    range in subset mode, 2 a range in intersect mode), present column, record column, query
+    ends qa, qb (scaled), base, d, s, r, last, k, query words (Q1 - Q0), Q0 (= ga s), table
+    row, query text start, query text length, then ga, gb and the value bounds outside which a
+    profile's range shares no word with the query's (below ``base + (ga - r) d``, from
+    ``base + (gb + r + 1) d`` on). ``qpow[J, c] = (c / m)^J`` for small J; ``tables`` the rows
+    of :func:`intersect_pass_tables`. Complexity: O(live profiles x query attributes).
+    """
+    na = spec.shape[0]
+    jcap = qpow.shape[0] - 1
+    m = qpow.shape[1] - 1
+    total = 0.0
+    var = 0.0
+    sq = 0.0
+    nonmatch = 0
+    visited = 0
+    one = np.uint64(1)
+    for w in range(0, (nslots + 63) >> 6, step):
+        word = active[w]
+        if word == 0:
+            continue
+        for bit in range(64):
+            if (word >> np.uint64(bit)) & one == 0:
+                continue
+            slot = w * 64 + bit
+            visited += 1
+            c = fills[slot]
+            J = 0
+            mult = 1.0
+            match = True
+            for a in range(na):
+                kind = spec[a, 0]
+                col = spec[a, 2]
+                if not present[slot, spec[a, 1]]:
+                    match = False
+                    if kind == 2:
+                        mult *= tables[spec[a, 13], c]
+                    else:
+                        J += spec[a, 11]
+                    continue
+                if kind == 0:
+                    qlen = spec[a, 15]
+                    if tlen[slot, col] != qlen or not _text_equal(text, tstart[slot, col], qlen, qtext, spec[a, 14]):
+                        match = False
+                        J += spec[a, 10]
+                    continue
+                plo = lo[slot, col]
+                phi = hi[slot, col]
+                far = phi < spec[a, 18] or plo >= spec[a, 19]  # no word of the profile's keys is the query's
+                if kind == 1:
+                    if plo > spec[a, 3] or spec[a, 4] > phi:
+                        match = False
+                    if far:
+                        J += spec[a, 11]
+                        continue
+                    base = spec[a, 5]
+                    d = spec[a, 6]
+                    s = spec[a, 7]
+                    p0 = ((plo - base) // d) * s
+                    p1 = ((phi - base) // d + spec[a, 8]) * s + spec[a, 9]
+                    q0 = spec[a, 12]
+                    q1 = q0 + spec[a, 11]
+                    ov = min(p1, q1) - max(p0, q0)
+                    J += spec[a, 11] - (ov if ov > 0 else 0)
+                    continue
+                if plo <= spec[a, 4] and spec[a, 3] <= phi:
+                    continue  # overlaps the query range: matches, and one of its keys is the query's
+                match = False
+                if far:
+                    mult *= tables[spec[a, 13], c]
+                    continue
+                base = spec[a, 5]
+                d = spec[a, 6]
+                g0 = (plo - base) // d
+                g1 = (phi - base) // d
+                ga = spec[a, 16]
+                gb = spec[a, 17]
+                if g1 >= ga and g0 <= gb:
+                    continue  # shares a group with the query range: a grouping false positive
+                mult *= tables[spec[a, 13] + (ga - g1 if g1 < ga else g0 - gb), c]
+            if match:
+                continue
+            nonmatch += 1
+            if J <= jcap:
+                p = mult * qpow[J, c]
+            else:
+                p = mult * math.exp(J * math.log(c / m)) if c > 0 else 0.0
+            total += p
+            var += p * (1.0 - p)
+            sq += p * p
+    return total, var, sq, nonmatch, visited

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, NamedTuple, Self
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from .._storage import aligned_zeros
 from .._validation import Bool, Int, Options, param_error
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as K
+from . import model as M
 from ._keys import HASH_NAMES, HASH_SHA512
 from .config import CONFIG, RangeConfig, design
 from .filter import CHUNK, FILL, RangeBloomFilter
@@ -37,11 +38,14 @@ from .records import Column, RecordBatch, one_record, record_batch
 from .schema import SCHEMA, Numeric, Schema, Text
 from .store import RECORD_ARRAYS, RecordStore
 
-__all__ = ["ProfileIndex"]
+__all__ = ["FalseCandidates", "ProfileIndex"]
 
 _BLOCK = 8  # words per early-exit block (512 profiles); measured best of 4..256 at N = 1e6
 _RECOUNT = 16  # the row densities are counted again once adds + removes reach 1/16 of the profiles
 MAX_PROFILES = 1 << 36
+MODEL_MAX_BITS = 1 << 16
+"""Largest m for which :meth:`ProfileIndex.expected_false_candidates` prices a query (its tables
+have m + 1 columns)."""
 CAPACITY = Int(1, MAX_PROFILES)
 MODE = Options("subset", "intersect")
 
@@ -51,12 +55,41 @@ INSERTED = statistics_spec("profiles giving it", "values", "expected hashed posi
 
 class _State:
     """The arrays of an index, replaced as a whole when the index grows (a reader that took
-    ``index._st`` keeps a consistent view)."""
+    ``index._st`` keeps a consistent view). ``fills`` holds the set bits of each slot's
+    filter (c, the fill ``1 - p = c / m`` the per-query model uses; 0 for free slots)."""
 
-    __slots__ = ("active", "records", "slices")
+    __slots__ = ("active", "fills", "records", "slices")
 
-    def __init__(self, slices: np.ndarray, active: np.ndarray, records: RecordStore | None) -> None:
+    def __init__(self, slices: np.ndarray, active: np.ndarray, records: RecordStore | None,
+                 fills: np.ndarray | None = None) -> None:
         self.slices, self.active, self.records = slices, active, records
+        if fills is None:
+            fills = K.column_fills(slices, 0, slices.shape[1] * 64).astype(_fill_dtype(slices.shape[0]))
+        self.fills = fills
+
+
+def _fill_dtype(m: int) -> type:
+    return np.int32 if m < 1 << 31 else np.int64
+
+
+class FalseCandidates(NamedTuple):
+    """The model of one query against the stored profiles
+    (:meth:`ProfileIndex.expected_false_candidates`)."""
+
+    expected: float
+    """Expected number of profiles that do not match the query but pass its filter test."""
+    variance: float
+    """Variance of that number: the sum of p (1 - p) over the profiles (as if independent),
+    plus the sampling variance of the estimate when only a sample was priced."""
+    nonmatching: int
+    """Live profiles that do not match the query (exactly, from their records; estimated from
+    the sample when one was priced)."""
+    fpr: float
+    """``expected / nonmatching`` (0 when no profile fails to match, with ``reason`` saying so)."""
+    reason: str | None
+    """Why the query is not priced (``fpr`` and ``expected`` are then 0), else None."""
+    priced: int
+    """The profiles priced (all live profiles unless ``max_profiles`` asked for a sample)."""
 
 
 class ProfileIndex(LayoutProperties, Persistable):
@@ -131,7 +164,8 @@ class ProfileIndex(LayoutProperties, Persistable):
         nwords = (capacity + 63) // 64
         slices = aligned_zeros((layout.num_bits, nwords), np.uint64, "a ProfileIndex")
         records = RecordStore(layout.schema, nwords * 64) if store_records else None
-        return _State(slices, aligned_zeros(nwords, np.uint64, "a ProfileIndex"), records)
+        return _State(slices, aligned_zeros(nwords, np.uint64, "a ProfileIndex"), records,
+                      np.zeros(nwords * 64, dtype=_fill_dtype(layout.num_bits)))
 
     def _init(self, layout: Layout, store_records: bool, state: _State, next_id: int = 0, count: int = 0,
               inserted: Mapping[str, list[float]] | None = None, set_bits: int = 0) -> None:
@@ -198,15 +232,17 @@ class ProfileIndex(LayoutProperties, Persistable):
         records_ok = st.records is None or st.records.capacity >= need
         if need <= nwords * 64 and records_ok:
             return st
-        slices, active = st.slices, st.active
+        slices, active, fills = st.slices, st.active, st.fills
         if need > nwords * 64:
             new_words = max((need + 63) // 64, 2 * nwords)
             slices = aligned_zeros((self.num_bits, new_words), np.uint64, "a ProfileIndex")
             slices[:, :nwords] = st.slices
             active = aligned_zeros(new_words, np.uint64, "a ProfileIndex")
             active[:nwords] = st.active
+            fills = np.zeros(new_words * 64, dtype=st.fills.dtype)
+            fills[: st.fills.size] = st.fills
         records = None if st.records is None else st.records.grown(slices.shape[1] * 64)
-        self._st = _State(slices, active, records)
+        self._st = _State(slices, active, records, fills)
         return self._st
 
     def _add(self, batch: RecordBatch | None, set_columns: Callable[[np.ndarray, int], int], n: int) -> np.ndarray:
@@ -220,11 +256,13 @@ class ProfileIndex(LayoutProperties, Persistable):
                 if st.records is not None and batch is not None:
                     st.records.write(first, batch)
                 new = set_columns(st.slices, first)
+                st.fills[first : first + n] = K.column_fills(st.slices, first, n)
             except BaseException:  # e.g. MemoryError while hashing a part: leave no trace in the slots
                 for slot in range(first, first + n):
                     K.clear_column(st.slices, slot)
                     if st.records is not None:
                         st.records.clear(slot)
+                st.fills[first : first + n] = 0
                 raise
             K.set_bit_range(st.active, first, first + n)  # visible to searches from here on
             self._next += n
@@ -334,6 +372,7 @@ class ProfileIndex(LayoutProperties, Persistable):
             first = self._next
             st = self._ensure(first + n)
             K.transpose_into(st.slices, np.ascontiguousarray(w), first, self.num_bits)
+            st.fills[first : first + n] = K.column_fills(st.slices, first, n)
             K.set_bit_range(st.active, first, first + n)
             self._next += n
             self._count += n
@@ -351,6 +390,7 @@ class ProfileIndex(LayoutProperties, Persistable):
                 raise param_error("profile_id", "ProfileIndex.remove", "the id of a profile in the index", profile_id)
             st.active[pid >> 6] &= ~(np.uint64(1) << np.uint64(pid & 63))  # invisible from here on
             self._set_bits -= int(K.clear_column(st.slices, pid))
+            st.fills[pid] = 0
             if st.records is not None:
                 st.records.clear(pid)
             self._count -= 1
@@ -371,9 +411,41 @@ class ProfileIndex(LayoutProperties, Persistable):
                 rec = st.records.grown(st.records.capacity)
                 rec.text = rec.text.copy()
             out = object.__new__(type(self))
-            out._init(self._layout, self.store_records, _State(st.slices.copy(), st.active.copy(), rec),
+            out._init(self._layout, self.store_records, _State(st.slices.copy(), st.active.copy(), rec, st.fills.copy()),
                       self._next, self._count, self._inserted, self._set_bits)
         return out
+
+    def compacted(self, capacity: int | None = None) -> tuple[ProfileIndex, np.ndarray]:
+        """A new index holding this one's live profiles in slots ``0 .. len - 1`` (in id order),
+        and ``old_ids``: the id each of its profiles has here (``old_ids[new_id]``).
+
+        Ids are never reused within one index; a long-running owner that removes and adds
+        (updates) compacts instead: memory is then O(live profiles) however many updates were
+        made. This index is left as it was (searches running on it finish unaffected);
+        filters, records (texts of removed profiles dropped), fills and the per-attribute
+        statistics of :meth:`attribute_fprs` are carried over. ``capacity``: slots of the new
+        index (default: the live profiles, at least 64).
+
+        Complexity: O(m x live / 64) word writes (a bit gather of the live columns) + the
+        records of the live profiles; holds this index's lock meanwhile.
+        """
+        cap = 64 if capacity is None else CAPACITY(capacity, "capacity", "ProfileIndex.compacted")
+        with self._lock:
+            st = self._st
+            live = _unpack_ids(st.active)
+            n = int(live.size)
+            nwords = (max(cap, n) + 63) // 64
+            slices = aligned_zeros((self.num_bits, nwords), np.uint64, "a ProfileIndex")
+            K.gather_columns_into(st.slices, live, slices)
+            active = aligned_zeros(nwords, np.uint64, "a ProfileIndex")
+            K.set_bit_range(active, 0, n)
+            fills = np.zeros(nwords * 64, dtype=st.fills.dtype)
+            fills[:n] = st.fills[live]
+            rec = None if st.records is None else st.records.gathered(live, nwords * 64)
+            out = object.__new__(type(self))
+            out._init(self._layout, self.store_records, _State(slices, active, rec, fills), n, n, self._inserted,
+                      self._set_bits)
+        return out, live
 
     def get_filter(self, profile_id: int) -> RangeBloomFilter:
         """The stored filter of a profile (rebuilt from its column). Complexity: O(m)."""
@@ -537,6 +609,99 @@ class ProfileIndex(LayoutProperties, Persistable):
         names = rates if attributes is None else [self.schema[a].name for a in attributes]
         return min(1.0, float(sum(rates[n] for n in names)))
 
+    def expected_false_candidates(self, query: Mapping[str, Any], *, mode: str = "subset",
+                                  max_profiles: int | None = None) -> FalseCandidates:
+        """The model of ``query`` against the profiles stored: how many profiles that do not
+        match it are expected to pass its filter test (the Bloom false positives that
+        ``search(..., verify=True)`` removes), with its variance, the number of profiles that
+        do not match, and their ratio (needs ``store_records``).
+
+        Unlike :meth:`predicted_fpr` (Eq. 14 averaged over a random point outside a typical
+        range, at the mean fill), this prices the query actually asked against each profile
+        actually stored: its record decides (exactly) whether it matches, and which of the
+        query's key words its own keys cover (:func:`~bloomkit.ranges.model.uncovered_words`:
+        a value in a group the profile inserted is a grouping false positive, certain; one
+        ``i`` groups past the profile's range has ``i s`` words of its own, Eq. 13-14's
+        overlapping terms; anything farther has all its words: Eq. 14's last term); each word
+        the profile does not cover is set with probability ``q = c / m``, the profile's own
+        fill (``c`` set bits). So a non-matching profile passes with probability ``q^J``
+        (subset mode, and points in either mode: one AND over J uncovered words), times, for
+        each range of an intersect query, the chance that one of the range's keys passes
+        (:func:`~bloomkit.ranges.model.intersect_pass_probability`). The sum over profiles
+        is the expectation; the variance assumes the profiles independent (they share the
+        query's positions and, where they publish equal values, some bits, so counts spread
+        somewhat more). A query that cannot be priced gives zeros with ``reason`` set (no
+        profile that fails to match; m over :data:`MODEL_MAX_BITS`), never NaN.
+
+        ``max_profiles`` bounds the work: an index with more live profiles prices those of
+        every j-th column word (64 slots each, j chosen so about ``max_profiles`` are priced)
+        and scales up (``priced`` says how many; the sampling variance is in ``variance``).
+
+        Complexity: O(live profiles x query attributes) in one kernel without the GIL (about
+        15-25 ns per profile and attribute here), or O(max_profiles x ...); plus for an
+        intersect range of G groups a table of O(min(G, 256) s k m) (cached per design and G).
+        """
+        owner = "ProfileIndex.expected_false_candidates"
+        how = MODE(mode, "mode", owner)
+        cap = None if max_profiles is None else CAPACITY(max_profiles, "max_profiles", owner)
+        if not self.store_records:
+            raise InvalidParameterError("expected_false_candidates() needs an index built with store_records=True")
+        batch = self._query_batch(query, owner)
+        if self.num_bits > MODEL_MAX_BITS:
+            return FalseCandidates(0.0, 0.0, 0, 0.0, f"the per-query model prices filters of at most "
+                                                     f"{MODEL_MAX_BITS} bits (m = {self.num_bits})", 0)
+        st = self._st
+        records = st.records
+        assert records is not None
+        lay = self._layout
+        spec = np.zeros((len(batch.columns), 20), dtype=np.int64)
+        qtext: list[bytes] = []
+        tables: list[np.ndarray] = []
+        at = 0
+        for i, col in enumerate(batch.columns):
+            plan = lay.plans[col.name]
+            pcol, rcol = records.columns(col.name)
+            row = spec[i]
+            row[1], row[2], row[10] = pcol, rcol, plan.k
+            if col.text is not None:
+                t = col.text[0]
+                data = (t.as_py() if hasattr(t, "as_py") else t).encode("utf-8")
+                row[0], row[14], row[15] = 0, at, len(data)
+                qtext.append(data)
+                at += len(data)
+                continue
+            assert col.a is not None and col.b is not None
+            qa, qb = int(col.a[0]), int(col.b[0])
+            ga, gb = lay.groups(plan, qa, qb)
+            row[3:10] = qa, qb, plan.base, plan.d, plan.s, plan.r, plan.last
+            row[11] = M.query_words(ga, gb, plan.s, plan.r, plan.last)
+            row[12] = ga * plan.s
+            row[16:20] = ga, gb, plan.base + (ga - plan.r) * plan.d, plan.base + (gb + plan.r + 1) * plan.d
+            if how == "intersect" and qb > qa:
+                row[0] = 2
+                row[13] = sum(t.shape[0] for t in tables)
+                tables.append(_pass_tables(gb - ga + 1, plan.s, plan.k, self.num_bits))
+            else:
+                row[0] = 1
+        m = self.num_bits
+        tab = np.concatenate(tables) if tables else np.zeros((1, m + 1))
+        live = self._count
+        step = 1 if cap is None or live <= cap else -(-live // cap)
+        total, var, sq, nonmatch, visited = K.false_candidates(
+            st.active, self._next, st.fills, records.present, records.lo, records.hi, records.tstart, records.tlen,
+            records.text, spec, np.frombuffer(b"".join(qtext) or b"\0", dtype=np.uint8), _fill_powers(m), tab, step)
+        if nonmatch == 0:
+            reason = ("no profile is stored" if not live else "every profile stored matches the query" if step == 1
+                      else "every profile of the sample matches the query")
+            return FalseCandidates(0.0, 0.0, 0, 0.0, reason, int(visited))
+        if visited >= live:
+            return FalseCandidates(float(total), float(var), int(nonmatch), float(total) / nonmatch, None, int(visited))
+        scale = live / visited  # a sample: scaled up; its variance as a simple random sample's
+        s2 = max(sq - total * total / visited, 0.0) / max(visited - 1, 1)
+        sampling = live * live * s2 / visited * (1.0 - visited / live)
+        expected, nonmatching = scale * total, max(1, round(scale * nonmatch))
+        return FalseCandidates(expected, scale * var + sampling, nonmatching, expected / nonmatching, None, int(visited))
+
     def info(self) -> dict[str, Any]:
         """Parameters, sizes, fill and predicted rates (JSON-able; what ``bloomkit info`` prints).
 
@@ -550,7 +715,7 @@ class ProfileIndex(LayoutProperties, Persistable):
             "count_is_exact": True, "next_id": self._next, "capacity": self.capacity,
             "store_records": self.store_records, "fill_ratio": self.fill_ratio(),
             "predicted_fpr": min(1.0, float(sum(rates.values()))), "attribute_fprs": rates,
-            "nbytes": {"filters": int(st.slices.nbytes + st.active.nbytes),
+            "nbytes": {"filters": int(st.slices.nbytes + st.active.nbytes + st.fills.nbytes),
                        "records": 0 if st.records is None else st.records.nbytes},
         }
 
@@ -568,6 +733,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         assert not _unpack_ids(st.active).size or int(_unpack_ids(st.active)[-1]) < self._next
         assert not np.any(st.slices & ~st.active[None, :]), "bits set for inactive slots"
         assert self._set_bits == int(core.popcount_words(st.slices.reshape(-1)))
+        assert st.fills.shape == (nw * 64,) and np.array_equal(st.fills, K.column_fills(st.slices, 0, nw * 64))
         assert (st.records is not None) == self.store_records
         if st.records is not None:
             live = _live_mask(st.active, st.records.capacity)
@@ -615,6 +781,23 @@ class ProfileIndex(LayoutProperties, Persistable):
         obj._init(layout, store, _State(slices, active, records), nxt, cnt, params["inserted"],
                   int(core.popcount_words(slices.reshape(-1))))
         return obj
+
+
+@functools.lru_cache(maxsize=8)
+def _fill_powers(m: int) -> np.ndarray:
+    """``(c / m)^J`` for J = 0 .. 127 and c = 0 .. m (read-only; larger J are computed)."""
+    out = (np.arange(m + 1, dtype=np.float64) / m)[None, :] ** np.arange(128, dtype=np.float64)[:, None]
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _pass_tables(groups: int, s: int, k: int, m: int) -> np.ndarray:
+    """:func:`~bloomkit.ranges.model.intersect_pass_probability` for every fill c = 0 .. m
+    (read-only; cached: a search of the same size and design reuses it)."""
+    out: np.ndarray = M.intersect_pass_probability(groups, s, k, np.arange(m + 1) / m, np.arange(int(M.r(k, s)) + 1)[:, None])
+    out.flags.writeable = False
+    return out
 
 
 def _is_active(active: np.ndarray, pid: int, next_id: int) -> bool:

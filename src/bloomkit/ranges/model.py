@@ -39,11 +39,15 @@ __all__ = [
     "g",
     "go",
     "go_total",
+    "intersect_pass_probability",
     "o",
     "p_g",
     "p_go",
     "p_o",
+    "pass_probability",
+    "query_words",
     "r",
+    "uncovered_words",
 ]
 
 ArrayLike = Any
@@ -243,3 +247,110 @@ def a1(h: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
     return _out(np.asarray(m, dtype=np.float64) * (1.0 - _zero_prob(h, m, exact)))
 
 
+
+
+# ---------------------------------------------------------------------------------------------
+# the model of one query against one stored profile (ProfileIndex.expected_false_candidates)
+
+
+def query_words(ga: ArrayLike, gb: ArrayLike, s: ArrayLike, r: ArrayLike, last: ArrayLike) -> Any:
+    """Words (hashed positions, counted with repeats) of the keys of a query range whose first
+    and last values lie in groups ``ga`` and ``gb``: the s words of groups ``ga .. gb + r - 1``
+    and the first ``last = k - r s`` of group ``gb + r``, i.e. ``(gb - ga) s + k`` (Eq. 11 for
+    a range of known alignment; ``k`` for a point, Eq. 7 with n = 1).
+
+    Numbered ``g s + w`` (word w of group g), a range's words are one interval
+    ``[ga s, (gb + r) s + last)``.
+
+    >>> query_words(3, 3, 6, 2, 3), query_words(0, 9, 1, 14, 1)
+    (15, 24)
+    """
+    return _int_out((np.asarray(gb) - np.asarray(ga) + np.asarray(r)) * np.asarray(s) + np.asarray(last))
+
+
+def uncovered_words(ga: ArrayLike, gb: ArrayLike, g0: ArrayLike | None, g1: ArrayLike | None, s: ArrayLike,
+                    r: ArrayLike, last: ArrayLike) -> Any:
+    """Words of a query range's keys (groups ``ga .. gb``) that a profile's keys (its range in
+    groups ``g0 .. g1``; None: the profile does not give the attribute) do not set.
+
+    The profile's keys set the interval of words ``[g0 s, (g1 + r) s + last)`` and the query
+    needs ``[ga s, (gb + r) s + last)`` (:func:`query_words`), so the count is the query's
+    words minus the overlap of the two intervals. The cases of Eqs. (13)-(14) for a point
+    query (``ga = gb = g``, k words): 0 when ``g0 <= g <= g1`` (a value inside the range, or
+    outside it in a group the range touches: Eq. 14's grouping false positives), ``i s`` when
+    g is ``i <= r`` groups before g0 or after g1 (the overlapping false positives of Eq. 13's r
+    groups at each end), k beyond. A filter of fill ``1 - p`` then passes the query with
+    probability ``(1 - p)^J`` (:func:`pass_probability`).
+
+    >>> uncovered_words(5, 5, 5, 9, 6, 2, 3), uncovered_words(4, 4, 5, 9, 6, 2, 3)
+    (0, 6)
+    >>> uncovered_words(11, 11, 5, 9, 6, 2, 3), uncovered_words(12, 12, 5, 9, 6, 2, 3), uncovered_words(3, 3, None, None, 6, 2, 3)
+    (12, 15, 15)
+    """
+    q0 = np.asarray(ga) * np.asarray(s)
+    q1 = (np.asarray(gb) + np.asarray(r)) * np.asarray(s) + np.asarray(last)
+    if g0 is None or g1 is None:
+        return _int_out(q1 - q0)
+    p0 = np.asarray(g0) * np.asarray(s)
+    p1 = (np.asarray(g1) + np.asarray(r)) * np.asarray(s) + np.asarray(last)
+    overlap = np.maximum(np.minimum(p1, q1) - np.maximum(p0, q0), 0)
+    return _int_out(q1 - q0 - overlap)
+
+
+def pass_probability(fill: ArrayLike, uncovered: ArrayLike) -> Any:
+    """Probability that a filter of fill ``1 - p`` has all of ``uncovered`` words set:
+    ``(1 - p)^J``, Eq. (2) with the words the filter does not hold by construction (each is an
+    independent uniform position, set with probability ``1 - p``; words the filter holds are
+    set for sure). With ``J = k`` it is Eq. (2) itself, with ``J = i s`` the i-th overlapping
+    term of Eq. (14).
+
+    >>> pass_probability(0.5, 15), pass_probability(0.5, 0)
+    (3.0517578125e-05, 1.0)
+    """
+    return _out(np.asarray(fill, dtype=np.float64) ** np.asarray(uncovered, dtype=np.float64))
+
+
+def intersect_pass_probability(groups: int, s: int, k: int, fill: ArrayLike, offset: ArrayLike = 0) -> Any:
+    """Probability that some key of a query range of ``groups`` groups passes a filter of fill
+    ``1 - p`` that holds none of the query's values (the intersect search: an OR over the
+    range's groups of the AND of each group's k words).
+
+    ``offset`` 0: the filter's keys share no word with the query's (every word is set with
+    probability ``1 - p``); ``offset = j`` (1 .. r): the filter's range ends j groups before
+    the query's first group (or starts j groups after its last), so its keys cover the words
+    of the query's first (last) keys but ``j s`` of them, the overlapping case of Eq. (13).
+    Neighbouring keys share ``k - s`` words, so the keys' events are dependent: a pass over
+    the ``(groups - 1) s + k`` words keeps the distribution of the run of set words, and a key
+    passes when the run reaches k at its last word (a range of more than 256 groups is
+    extrapolated from the stationary per-group survival). For one group (a point) it is
+    :func:`pass_probability` of k words at offset 0 and of ``j s`` words at offset j.
+
+    Parameters
+    ----------
+    groups, s, k : the query range's groups, s and k of the attribute.
+    fill : ``1 - p`` (scalar or array).
+    offset : scalar or array broadcast against ``fill``.
+
+    >>> round(intersect_pass_probability(1, 6, 15, 0.5), 12) == round(pass_probability(0.5, 15), 12)
+    True
+    >>> intersect_pass_probability(3, 1, 4, 0.0), intersect_pass_probability(3, 1, 4, 1.0)
+    (0.0, 1.0)
+
+    Complexity: O(min(groups, 256) s k len(fill)), in a numba kernel.
+    """
+    from . import _kernels as K
+
+    q = np.asarray(fill, dtype=np.float64)
+    off = np.asarray(offset, dtype=np.int64)
+    rr = int(r(k, s))
+    if np.any((off < 0) | (off > rr)):
+        raise ValueError(f"offset must be in 0 .. r = {rr}")
+    table = K.intersect_pass_tables(int(groups), int(s), int(k), np.ascontiguousarray(q.ravel()), 256)
+    shape = np.broadcast_shapes(q.shape, off.shape)
+    cols = np.broadcast_to(np.arange(q.size).reshape(q.shape), shape)
+    return _out(table[np.broadcast_to(off, shape), cols])
+
+
+def _int_out(x: Any) -> Any:
+    x = np.asarray(x, dtype=np.int64)
+    return int(x) if x.ndim == 0 else x

@@ -16,7 +16,7 @@ array              shape / dtype                contents
 
 A removed profile's row and text bytes are zeroed (its attributes do not survive in a saved
 file). Texts of removed profiles keep their (zeroed) bytes in ``rec_text`` until the index is
-rebuilt.
+rebuilt or compacted (:meth:`RecordStore.gathered`, :meth:`ProfileIndex.compacted`).
 """
 
 from __future__ import annotations
@@ -90,6 +90,29 @@ class RecordStore:
     @property
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.present, self.lo, self.hi, self.tstart, self.tlen, self.text))
+
+    def columns(self, name: str) -> tuple[int, int]:
+        """(column of ``present``, column of ``lo`` / ``hi`` or of ``tstart`` / ``tlen``) of an attribute."""
+        return self.schema.index(name), self._col[name]
+
+    def gathered(self, slots: np.ndarray, capacity: int) -> RecordStore:
+        """A new store of ``capacity`` slots holding the records of ``slots`` in rows
+        ``0 .. len(slots) - 1``, texts repacked (the bytes of removed records are not carried
+        over). Complexity: O(len(slots) x attributes + their text bytes), vectorised."""
+        out = RecordStore(self.schema, capacity)
+        n = len(slots)
+        for name in ("present", "lo", "hi", "tlen"):
+            getattr(out, name)[:n] = getattr(self, name)[slots]
+        if self._txt and n:
+            lens = self.tlen[slots].ravel()
+            starts = np.cumsum(lens) - lens
+            total = int(lens.sum())
+            src = np.repeat(self.tstart[slots].ravel() - starts, lens) + np.arange(total, dtype=np.int64)
+            out._reserve_text(total)
+            out.text[:total] = self.text[src]
+            out.used = total
+            out.tstart[:n] = np.where(out.present[:n][:, self._txt], starts.reshape(n, len(self._txt)), 0)
+        return out
 
     def grown(self, capacity: int) -> RecordStore:
         """A copy with room for ``capacity`` slots. Complexity: O(size)."""

@@ -5,15 +5,17 @@
 ``POST /profiles/batch``    ``{"profiles": [{"attributes": ...}, ...]}`` (<= 1000) -> 201 ``{"profiles": [...]}``
 ``PUT /profiles/{id}``      ``{"attributes": {...}}`` with ``Authorization: Bearer <token>`` -> 200
 ``DELETE /profiles/{id}``   with the bearer token -> 204 (403 another profile's token, 404 unknown)
-``POST /search``            ``{"query", "mode", "verify", "limit"}`` -> ``{"ids", "candidates", "predicted_fpr"}``
+``POST /search``            ``{"query", "mode", "verify", "limit", "after", "records"}`` -> ``{"ids", "candidates",
+                            "matches", "next", "predicted_fpr", "expected_false_candidates", "model"[, "profiles"]}``
 ``GET /stats``              the optimizer's choice (k, (d, s) per attribute), predicted rates, sizes
 ``GET /healthz``            ``{"status": "ok", "profiles": n}``
 ``GET /``                   the web page (static files, no build step)
 ==========================  ===================================================================
 
 Bad input is 422 with FastAPI's ``detail`` list naming the field (``["body", "attributes",
-"Age"]``); a body over ``max_body`` bytes is 413 before it is parsed; a missing or malformed
-bearer token is 401.
+"Age"]``); a body over ``max_body`` bytes is 413 before it is parsed, one nested deeper than 32
+levels 422, one that is not ``application/json`` 415, one from another site 403 (see
+:mod:`.front`); a missing or malformed bearer token is 401.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
 from .. import __version__
-from .front import MAX_LIMIT, Front
+from .front import MAX_LIMIT, Front, Guard, search_answer
 from .records import FieldError
 from .service import MatchingService, WriteError
 
@@ -72,14 +74,30 @@ class SearchIn(BaseModel):
                               "intersect: every query range overlaps the profile's")
     verify: StrictBool = Field(True, description="check candidates against the stored records (no false positives)")
     limit: StrictInt = Field(100, ge=1, le=MAX_LIMIT)
+    after: StrictInt = Field(0, ge=0, le=(1 << 63) - 1,
+                             description="the cursor: return ids greater than this (the 'next' of the previous page)")
+    records: StrictBool = Field(False, description="also return the page's profiles with their attributes")
+
+
+class ModelOut(BaseModel):
+    sd: float = Field(description="standard deviation of the expected false candidates")
+    nonmatching: int = Field(description="stored profiles that do not match the query")
+    priced: int = Field(description="profiles the model priced (all, or a sample of a large index)")
+    reason: str | None = Field(description="why the query is not priced (then 0), else null")
 
 
 class SearchOut(BaseModel):
-    ids: list[int]
+    ids: list[int] = Field(description="the page: matching ids greater than 'after', sorted, at most 'limit'")
     candidates: int = Field(description="profiles whose filters matched (before verification)")
-    matches: int = Field(description="profiles matching (after verification, if asked), before the limit")
-    predicted_fpr: float = Field(description="f_T of the query's attributes: the model's chance that a profile "
-                                             "which does not match is a candidate")
+    matches: int = Field(description="profiles matching (after verification, if asked), all pages")
+    next: int | None = Field(description="the 'after' of the next page; null on the last one")
+    predicted_fpr: float = Field(description="the model's chance that a profile which does not match this query "
+                                             "passes its filter test (expected_false_candidates / nonmatching)")
+    expected_false_candidates: float | None = Field(
+        description="how many profiles that do not match are expected among the candidates (document 000's "
+                    "model for this query against the stored profiles and their fill)")
+    model: ModelOut | None
+    profiles: list[dict[str, Any]] | None = Field(None, description="with 'records': the page's {id, attributes}")
 
 
 def _body_doc(model: type[BaseModel]) -> dict[str, Any]:
@@ -119,9 +137,11 @@ def _bearer(authorization: str | None) -> str:
     return token.strip()
 
 
-def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, close_service: bool = False) -> Front:
-    """The ASGI application of ``service``: the :class:`~.front.Front` (body limit, the lean
-    ``POST /search`` and ``POST /profiles``) before the FastAPI application (its ``app``).
+def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, close_service: bool = False,
+               guard: Guard | None = None) -> Front:
+    """The ASGI application of ``service``: the :class:`~.front.Front` (hosts, origins, body
+    limits, the lean ``POST /search`` and ``POST /profiles``) before the FastAPI application
+    (its ``app``).
 
     With ``close_service`` the application closes the service when the server shuts down
     (queued writes finish, a last snapshot is written): uvicorn re-raises SIGTERM / SIGINT
@@ -180,9 +200,9 @@ def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, cl
     @app.post("/search", response_model=SearchOut, openapi_extra=_body_doc(SearchIn))
     async def search(request: Request) -> JSONResponse:
         body = await _parse(SearchIn, request)
-        r = service.search(body.query, mode=body.mode, verify=body.verify, limit=body.limit)
-        return JSONResponse({"ids": r.ids, "candidates": r.candidates, "matches": r.matches,
-                             "predicted_fpr": r.predicted_fpr})
+        r = service.search(body.query, mode=body.mode, verify=body.verify, limit=body.limit, after=body.after,
+                           records=body.records)
+        return JSONResponse(search_answer(r))
 
     @app.get("/stats")
     async def stats() -> dict[str, Any]:
@@ -204,4 +224,4 @@ def create_app(service: MatchingService, *, max_body: int = DEFAULT_MAX_BODY, cl
         return FileResponse(str(static / "index.html"), media_type="text/html")
 
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
-    return Front(app, service, max_body)
+    return Front(app, service, max_body, guard)

@@ -27,15 +27,63 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import secrets
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidParameterError
+from ..errors import BloomkitError, InvalidParameterError
 
-__all__ = ["ProfileDB", "hash_token", "loads"]
+__all__ = ["DatabaseError", "ProfileDB", "fs_problem", "hash_token", "loads"]
+
+
+class DatabaseError(BloomkitError):
+    """The database cannot be opened or read: one line naming the file, what is wrong and
+    what to do (``bloomkit serve`` prints it and exits 2)."""
+
+
+_LOW_SPACE = 1 << 20  # bytes free under which a failure is put down to a full file system
+
+
+def fs_problem(path: Path) -> tuple[str, str] | None:
+    """(what is wrong, what to do) with the file system of ``path``, if something visibly is:
+    its directory missing, read-only, not writable, or full. None otherwise."""
+    d = path.resolve().parent
+    if not d.is_dir():
+        return (f"its directory {str(d)!r} does not exist", "create it, or give another --db")
+    try:
+        st = os.statvfs(d)
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        st = None
+    if st is not None and st.f_flag & os.ST_RDONLY:
+        return ("the file system is read-only",
+                "bloomkit serve writes the database, its WAL (-wal, -shm files) and the snapshot: put the "
+                "database on a writable file system (copy it there) and start again")
+    if not os.access(d, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return (f"no permission to write {str(path if path.exists() else d)!r}",
+                "run bloomkit serve as a user who may write there, or copy the database to a directory you own")
+    if st is not None and st.f_bavail * st.f_frsize < _LOW_SPACE:
+        return (f"the file system is full ({st.f_bavail * st.f_frsize} bytes free)",
+                "free space on it, or move the database and its snapshot to another file system, then start again")
+    return None
+
+
+def database_error(path: Path, e: BaseException, doing: str = "open") -> DatabaseError:
+    """The one line for a failure of SQLite (or the OS) on the database ``path``."""
+    msg = str(e) or type(e).__name__
+    problem = fs_problem(path)
+    if problem is not None:
+        what, todo = problem
+    elif "not a database" in msg or "malformed" in msg:
+        what, todo = ("it is not a SQLite database, or it is damaged",
+                      "give the right --db, or restore the database from a backup (sqlite3 .recover may save its rows)")
+    elif "full" in msg:
+        what, todo = "the disk is full", "free space, or move the database to another file system, then start again"
+    else:
+        what, todo = "SQLite failed", "check the file, its directory and the disk, then start again"
+    return DatabaseError(f"cannot {doing} the database {str(path)!r}: {what} (SQLite: {msg}); {todo}")
 
 loads: Callable[[str | bytes], Any]
 """JSON decoding of the stored records: orjson (the serve extra; ~2.5x faster than json here)."""
@@ -72,7 +120,20 @@ class ProfileDB:
 
     def __init__(self, path: str | Path, schema: dict[str, Any]) -> None:
         self.path = Path(path)
-        self.conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0)
+        try:
+            self.conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0)
+        except sqlite3.Error as e:
+            raise database_error(self.path, e) from None
+        try:
+            self._open(schema)
+        except sqlite3.Error as e:
+            self.conn.close()
+            raise database_error(self.path, e) from None
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _open(self, schema: dict[str, Any]) -> None:
         c = self.conn
         mode = c.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
@@ -87,15 +148,22 @@ class ProfileDB:
             if row is None:
                 c.execute("INSERT INTO meta (key, value) VALUES (?, ?)", ("schema", text))
                 c.execute("INSERT INTO meta (key, value) VALUES (?, ?)", ("seq", "0"))
-            elif json.loads(row[0]) != json.loads(text):
-                raise InvalidParameterError(
-                    f"database {str(self.path)!r} holds profiles of another schema; use the schema it was "
-                    f"created with ({row[0][:200]}) or a new database")
+            else:
+                try:
+                    stored = json.loads(row[0])
+                except ValueError:
+                    raise DatabaseError(f"database {str(self.path)!r}, table meta, row 'schema': not valid JSON; "
+                                        "restore the database from a backup") from None
+                if stored != json.loads(text):
+                    raise InvalidParameterError(
+                        f"database {str(self.path)!r} holds profiles of another schema; use the schema it was "
+                        f"created with ({row[0][:200]}) or a new database")
             c.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", ("uuid", secrets.token_hex(16)))
             self.uuid: str = c.execute("SELECT value FROM meta WHERE key = ?", ("uuid",)).fetchone()[0]
             c.execute("COMMIT")
         except BaseException:
-            c.execute("ROLLBACK")
+            if c.in_transaction:
+                c.execute("ROLLBACK")
             raise
 
     def close(self) -> None:
@@ -121,6 +189,11 @@ class ProfileDB:
                 return
             yield rows
             last = rows[-1][0]
+
+    def row(self, pid: int) -> str | None:
+        """The record JSON of row ``pid`` (None if deleted or absent)."""
+        got = self.conn.execute("SELECT record FROM profiles WHERE id = ?", (pid,)).fetchone()
+        return None if got is None else got[0]
 
     def changed_since(self, seq: int) -> list[tuple[int, str | None]]:
         """``(id, record JSON or None if deleted)`` of every row written after batch ``seq``."""

@@ -3,11 +3,15 @@
 :class:`MatchingService` owns
 
 * the :class:`~bloomkit.serve.db.ProfileDB` (system of record, SQLite WAL);
+* the exclusive lock of the database and its snapshot (:mod:`.lock`: one writer per database);
 * a :class:`~bloomkit.ranges.ProfileIndex` with stored records, configured at start by the
   two-phase optimizer (Figures 6-7) from the schema file, rebuilt from the database at start
-  (or loaded from a checked snapshot, then brought up to date from the database);
+  (or loaded from a checked snapshot of this very database, then brought up to date from it);
+  compacted (a new index, slots renumbered) when removed profiles would make it grow, so memory
+  stays O(live profiles) under any number of updates;
 * the maps between database ids and index slots (``slot_to_id``: int64 per slot, -1 once the
-  slot's profile is gone; ``id_to_slot``: int64 per database id, -1 if not in the index);
+  slot's profile is gone, paired with its index in one view; the id -> slot map: sorted arrays
+  of the live ids);
 * a **writer thread** that drains a queue of writes (publish / update / delete) in batches:
   one transaction and one ``add_many`` per batch (group commit), and acknowledges each write
   only after its transaction committed and the index holds it. A ``ProfileIndex.add`` costs
@@ -18,9 +22,9 @@
 
 Thread safety: any number of threads may call :meth:`search`, :meth:`stats` and submit writes
 (:meth:`publish`, :meth:`update`, :meth:`delete` return futures) at once; only the writer
-thread mutates the index and the maps (a map is grown by copy-and-swap, and a slot's database
-id is written before the index makes the slot visible, so a search always finds the id of a
-slot it sees).
+thread mutates the index and the maps (the slot map is grown by copy-and-swap, a compaction
+swaps in a new index and map together, and a slot's database id is written before the index
+makes the slot visible, so a search always finds the id of a slot it sees).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ import json
 import logging
 import os
 import queue
+import shutil
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -42,12 +48,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..errors import BloomkitError, FormatError
+from ..errors import BloomkitError, FormatError, InvalidParameterError
 from ..ranges import Design, Integer, ProfileIndex, Schema, SchemaFile
-from .db import ProfileDB, hash_token, loads
+from ..ranges.index import FalseCandidates
+from .db import DatabaseError, ProfileDB, database_error, hash_token, loads
+from .lock import ServeLock
 from .records import FieldError, canonical_record
 
-__all__ = ["MatchingService", "SearchResult", "WriteError"]
+__all__ = ["MODEL_PROFILES", "MatchingService", "RecordError", "SearchResult", "WriteError"]
 
 log = logging.getLogger("bloomkit.serve")
 
@@ -55,6 +63,11 @@ _MAGIC = b"BLOOMKIT-SERVE-SNAPSHOT 1\n"
 MAX_BATCH = 2048
 """Most writes one transaction (one group commit) takes."""
 _REBUILD_CHUNK = 50_000
+LOW_SPACE = 16 << 20
+"""Free bytes on the database's file system under which start-up warns."""
+MODEL_PROFILES = 131_072
+"""Profiles the per-query model prices exactly by default (a larger index prices a sample of
+about this many: a few ms per search)."""
 
 
 class WriteError(Exception):
@@ -67,10 +80,21 @@ class WriteError(Exception):
 
 @dataclass
 class SearchResult:
+    """One page of a search: ``ids`` (sorted, after the cursor), the counts over all matches,
+    the model of the query (None when not asked), the cursor of the next page (None on the
+    last) and, if asked, ``{"id", "attributes"}`` of the page's profiles."""
+
     ids: list[int]
     candidates: int
     matches: int
-    predicted_fpr: float
+    model: FalseCandidates | None = None
+    next: int | None = None
+    records: list[dict[str, Any]] | None = None
+
+    @property
+    def predicted_fpr(self) -> float:
+        """The model's chance that a profile which does not match this query is a candidate."""
+        return 0.0 if self.model is None else self.model.fpr
 
 
 @dataclass
@@ -90,6 +114,8 @@ class _Counters:
     largest_batch: int = 0
     snapshots: int = 0
     snapshot_seconds: float = 0.0
+    compactions: int = 0
+    compaction_seconds: float = 0.0
     startup: dict[str, Any] = field(default_factory=dict)
 
 
@@ -121,17 +147,125 @@ def _dumps(record: dict[str, Any]) -> str:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
 
 
+class RecordError(DatabaseError):
+    """A row of the database that start-up cannot use (damaged JSON, a value the schema refuses):
+    names the file, the row and the field, and says what to do."""
+
+    def __init__(self, db: Path, pid: int, what: str, field: str | None = None) -> None:
+        where = f"database {str(db)!r}, table profiles, row id {pid}, column record"
+        if field is not None:
+            where += f", attribute {field!r}"
+        super().__init__(
+            f"{where}: {what.rstrip('.')}; fix the row (sqlite3 {str(db)!r} \"UPDATE profiles SET record = '<JSON>' WHERE id = {pid}\") "
+            f"or delete the profile (\"UPDATE profiles SET record = NULL, token = NULL WHERE id = {pid}\"), then start again")
+        self.pid, self.field = pid, field
+
+
+@dataclass(frozen=True)
+class _View:
+    """The index and its slot -> database id map, replaced together: a search reads one view,
+    so a compaction (a new index, renumbered slots) never pairs slots with the wrong map."""
+
+    index: ProfileIndex
+    slot_to_id: np.ndarray
+
+
+class _IdMap:
+    """Database id -> index slot for the live profiles, as two sorted int64 arrays: O(live)
+    memory however many ids were ever given out (ids only grow: a new one is appended), a
+    deleted id is marked and dropped at the next :meth:`compact`.
+
+    Only the writer thread (and start-up) uses it."""
+
+    def __init__(self, slot_to_id: np.ndarray) -> None:
+        live = np.flatnonzero(slot_to_id >= 0)
+        order = np.argsort(slot_to_id[live], kind="stable")
+        self._ids = slot_to_id[live][order].astype(np.int64)
+        self._slots = live[order].astype(np.int64)
+        self._n = int(self._ids.size)
+        self._dead = 0
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._ids.nbytes + self._slots.nbytes)
+
+    def get(self, pids: np.ndarray) -> np.ndarray:
+        """Slots of ``pids`` (-1 where not in the index). Complexity: O(len(pids) log live)."""
+        ids = self._ids[: self._n]
+        at = np.searchsorted(ids, pids)
+        ok = at < self._n
+        ok[ok] = ids[at[ok]] == pids[ok]
+        out = np.full(len(pids), -1, dtype=np.int64)
+        out[ok] = self._slots[at[ok]]
+        return out
+
+    def set(self, pids: np.ndarray, slots: np.ndarray) -> None:
+        """Map ``pids`` (distinct) to ``slots`` (-1: no longer in the index)."""
+        ids = self._ids[: self._n]
+        at = np.searchsorted(ids, pids)
+        found = at < self._n
+        found[found] = ids[at[found]] == pids[found]
+        old = self._slots[at[found]]
+        self._dead += int(np.count_nonzero((old >= 0) & (slots[found] < 0)) - np.count_nonzero((old < 0) & (slots[found] >= 0)))
+        self._slots[at[found]] = slots[found]
+        new = ~found & (slots >= 0)
+        if new.any():
+            add_ids, add_slots = pids[new], slots[new]
+            order = np.argsort(add_ids, kind="stable")
+            add_ids, add_slots = add_ids[order], add_slots[order]
+            if self._n and add_ids[0] <= ids[-1]:  # not the usual append of new ids: merge
+                all_ids = np.concatenate([ids, add_ids])
+                all_slots = np.concatenate([self._slots[: self._n], add_slots])
+                o = np.argsort(all_ids, kind="stable")
+                self._ids, self._slots, self._n = all_ids[o], all_slots[o], int(all_ids.size)
+            else:
+                need = self._n + add_ids.size
+                if need > self._ids.size:
+                    cap = max(need, 2 * self._ids.size, 1024)
+                    self._ids = np.concatenate([ids, np.zeros(cap - self._n, dtype=np.int64)])
+                    self._slots = np.concatenate([self._slots[: self._n], np.full(cap - self._n, -1, dtype=np.int64)])
+                self._ids[self._n : need] = add_ids
+                self._slots[self._n : need] = add_slots
+                self._n = need
+        if self._dead > max(self._n // 2, 1024):
+            self.compact()
+
+    def remap(self, new_slot: np.ndarray) -> None:
+        """Slots renumbered by a compaction: ``new_slot[old]`` (-1 for slots gone)."""
+        live = self._slots[: self._n] >= 0
+        self._slots[: self._n][live] = new_slot[self._slots[: self._n][live]]
+        self.compact()
+
+    def compact(self) -> None:
+        keep = self._slots[: self._n] >= 0
+        self._ids, self._slots = self._ids[: self._n][keep].copy(), self._slots[: self._n][keep].copy()
+        self._n, self._dead = int(self._ids.size), 0
+
+
 class MatchingService:
     """Publish profiles, search them by attributes and ranges (document 000's MFPGC job).
 
     Parameters
     ----------
-    db_path : the SQLite file (created if missing).
+    db_path : the SQLite file (created if missing; but a missing database whose snapshot
+        exists is an error: the snapshot would be lost).
     schema_file : the schema, m and typical range sizes; the optimizer runs on it at start.
     snapshot_path : the snapshot file (default ``<db_path>.snapshot``).
     snapshot_interval : seconds between snapshots while writes arrive; one is also written after
         a rebuild and at :meth:`close`. 0: none is written (an existing one is still used at
         start if it checks out).
+    lock : the :class:`~.lock.ServeLock` of the database and snapshot, if the caller took it
+        already (``bloomkit serve`` does, before its imports); otherwise one is taken here.
+        Either way the service releases it at :meth:`close`.
+    model_profiles : the most profiles the per-query model prices exactly; a larger index
+        prices a sample of about this many (:meth:`ProfileIndex.expected_false_candidates`).
+
+    Raises
+    ------
+    InUseError : another server holds the database or the snapshot.
+    DatabaseError : the database cannot be opened (read-only or full file system, not a
+        database, ...), does not exist while its snapshot does, or holds a row start-up
+        cannot use (:class:`RecordError`): one line naming the file, row and field.
 
     Attributes
     ----------
@@ -141,65 +275,147 @@ class MatchingService:
     """
 
     def __init__(self, db_path: str | Path, schema_file: SchemaFile, *, snapshot_path: str | Path | None = None,
-                 snapshot_interval: float = 60.0) -> None:
+                 snapshot_interval: float = 60.0, lock: ServeLock | None = None,
+                 model_profiles: int = MODEL_PROFILES) -> None:
         self.schema_file = schema_file
         self.schema = schema_file.schema
         self.db_path = Path(db_path)
         self.snapshot_path = Path(snapshot_path) if snapshot_path is not None else Path(f"{db_path}.snapshot")
         self.snapshot_interval = float(snapshot_interval)
+        self.model_profiles = int(model_profiles)
+        self._lock = lock if lock is not None else ServeLock(self.db_path, self.snapshot_path)
+        try:
+            self._start()
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _start(self) -> None:
         t0 = time.perf_counter()
-        self.design: Design = schema_file.design()
+        self._check_missing_database()
+        self.design: Design = self.schema_file.design()
         t_design = time.perf_counter() - t0
-        self._schema_json = schema_file.to_json()
+        self._schema_json = self.schema_file.to_json()
         self._db = ProfileDB(self.db_path, self._schema_json)  # the writer's connection
+        warnings = []
+        try:
+            free = shutil.disk_usage(self.db_path.resolve().parent).free
+        except OSError:
+            free = LOW_SPACE
+        if free < LOW_SPACE:
+            warnings.append(f"the file system of {str(self.db_path)!r} has {free} bytes free: writes will fail "
+                            "(503) until space is freed")
+            log.warning("%s", warnings[-1])
         self._queue: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._stats = _Counters()
         self._snap_lock = threading.Lock()
         self._snap_seq = -1
         self._last_snap = time.monotonic()
         source = "snapshot"
+        moved = None
         t1 = time.perf_counter()
         try:
             reason = self._load_snapshot()
             if reason:
                 source = "database"
+                if self.snapshot_path.exists() and reason.startswith("snapshot refused") and self.snapshot_interval > 0:
+                    moved = self._move_snapshot_aside(reason)
                 self._rebuild()
         except BaseException:  # a record the rebuild refuses, no memory, Ctrl-C: no connection left open
             self._db.close()
             raise
         self._stats.startup = {"source": source, "seconds": time.perf_counter() - t0, "design_seconds": t_design,
                                "load_seconds": time.perf_counter() - t1, "snapshot_refused": reason or None,
-                               "profiles": len(self.index)}
+                               "snapshot_moved_to": moved, "profiles": len(self.index), "warnings": warnings}
         self._seq = self._db.seq()
         if source == "database" and self.snapshot_interval > 0 and len(self.index):
             self._snap_seq = -1
             self._last_snap = 0.0  # the first batch (or close) writes one
         self._closed = False
         self.broken: str | None = None
-        self._applied = 0  # write batches applied to the index (keys the cache of the model's rates)
-        self._rates: tuple[int, dict[str, float]] = (-1, {})
         self._writer = threading.Thread(target=self._run_writer, name="bloomkit-serve-writer", daemon=True)
         self._writer.start()
+
+    @property
+    def index(self) -> ProfileIndex:
+        """The current index (replaced whole by a compaction)."""
+        return self._view.index
+
+    # -- start-up checks --------------------------------------------------------------------------
+    def _check_missing_database(self) -> None:
+        """A missing database beside an existing snapshot: refuse (creating a new, empty
+        database would take the snapshot's place; the snapshot holds no owners' tokens, so it
+        cannot stand in for the database)."""
+        snap = self.snapshot_path
+        if self.db_path.exists() or not snap.exists() or snap.stat().st_size == 0:
+            return
+        head = _peek_head(snap)
+        about = "" if head is None else (f" (of database {head.get('database')}, write {head.get('seq')}"
+                                         + (f", {head['profiles']} profiles" if "profiles" in head else "") + ")")
+        raise DatabaseError(
+            f"the database {str(self.db_path)!r} does not exist, but its snapshot {str(snap)!r} does{about}: restore "
+            f"the database file from a backup, or move the snapshot away to start a new, empty database")
+
+    def _move_snapshot_aside(self, reason: str) -> str | None:
+        """Keep a refused snapshot (it may be the last copy of its profiles) under a new name."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for i in range(1000):
+            new = self.snapshot_path.with_name(f"{self.snapshot_path.name}.refused-{stamp}" + (f"-{i}" if i else ""))
+            if not new.exists():
+                break
+        try:
+            os.rename(self.snapshot_path, new)
+        except OSError as e:
+            log.error("the refused snapshot %s could not be moved aside (%s); snapshots are off", self.snapshot_path, e)
+            self.snapshot_interval = 0.0  # never overwrite it
+            return None
+        log.warning("snapshot %s refused (%s); moved to %s, the index is rebuilt from the database",
+                    self.snapshot_path, reason, new)
+        return str(new)
 
     # -- index construction -----------------------------------------------------------------------
     def _new_index(self, capacity: int = 1024) -> ProfileIndex:
         d = self.design
         return ProfileIndex(self.schema, d.num_bits, d.config, capacity=max(capacity, 1024), store_records=True)
 
-    def _set_maps(self, slot_to_id: np.ndarray) -> None:
-        """Install ``slot_to_id`` (-1 for gone slots) and derive ``id_to_slot``."""
-        self._slot_to_id = slot_to_id
-        live = np.flatnonzero(slot_to_id >= 0)
-        top = int(slot_to_id.max()) + 1 if slot_to_id.size else 0
-        self._id_to_slot = np.full(max(top, 1024), -1, dtype=np.int64)
-        self._id_to_slot[slot_to_id[live]] = live
+    def _set_view(self, index: ProfileIndex, slot_to_id: np.ndarray) -> None:
+        """Install ``index`` and its ``slot_to_id`` (-1 for gone slots) and derive the id map."""
+        self._view = _View(index, slot_to_id)
+        self._ids = _IdMap(slot_to_id)
+
+    def _decode(self, rows: list[tuple[int, Any]]) -> list[dict[str, Any]]:
+        """The records of database rows ``(id, JSON)``; RecordError naming the first bad row."""
+        try:
+            out = [loads(r[1]) for r in rows]
+        except (ValueError, TypeError):
+            for pid, text in rows:
+                try:
+                    loads(text)
+                except (ValueError, TypeError) as e:
+                    raise RecordError(self._db.path, pid, f"not valid JSON ({e})") from None
+            raise
+        for (pid, _), rec in zip(rows, out, strict=True):
+            if not isinstance(rec, dict):
+                raise RecordError(self._db.path, pid, f"not a JSON object ({type(rec).__name__})")
+        return out
+
+    def _diagnose(self, pids: list[int], records: list[dict[str, Any]], error: BaseException) -> BaseException:
+        """The RecordError of the first record of a chunk the index refused (or ``error``)."""
+        for pid, rec in zip(pids, records, strict=True):
+            try:
+                canonical_record(self.schema, rec, "record")
+            except FieldError as e:
+                return RecordError(self._db.path, pid, e.msg, str(e.loc[-1]) if len(e.loc) > 1 else None)
+        return error
 
     def _rebuild(self) -> None:
         """The index from the database: every live profile, read in id order in chunks, each
         chunk added as tables (one per attribute set: slots follow ids within a set)."""
-        live = self._db.count()
-        self.index = self._new_index(live + live // 16)  # sized once: no doubling copies while it fills
-        self._set_maps(np.zeros(0, dtype=np.int64))
+        try:
+            live = self._db.count()
+        except sqlite3.Error as e:
+            raise database_error(self.db_path, e, "read") from None
+        self._set_view(self._new_index(live + live // 16), np.full(0, -1, dtype=np.int64))  # sized once
         # A million records make tens of millions of short-lived objects: without the cyclic
         # collector running over them again and again, decoding takes a third of the time.
         # (Start-up runs alone: the writer thread starts after.)
@@ -211,8 +427,10 @@ class MatchingService:
                 ahead = ex.submit(next, chunks, None)
                 while (rows := ahead.result()) is not None:
                     ahead = ex.submit(next, chunks, None)
-                    self._add([r[0] for r in rows], [loads(r[1]) for r in rows])
+                    self._add([r[0] for r in rows], self._decode(rows))
                     del rows
+        except sqlite3.Error as e:
+            raise database_error(self.db_path, e, "read") from None
         finally:
             if gc_was:
                 gc.enable()
@@ -237,18 +455,12 @@ class MatchingService:
         return ""
 
     def _read_snapshot(self, data: bytes) -> None:
-        if not data.startswith(_MAGIC):
-            raise FormatError("not a bloomkit serve snapshot")
-        end = data.index(b"\n", len(_MAGIC))
-        head = json.loads(data[len(_MAGIC):end])
-        if not isinstance(head, dict) or head.pop("head_sha256", None) != _head_hash(head):
-            raise FormatError("the snapshot's header is damaged")
+        head, body = _split_snapshot(data)
         if head.get("database") != self._db.uuid:
             raise FormatError("the snapshot was taken of another database")
         if head.get("schema") != self._schema_json or head.get("config") != self.design.config.to_dict():
             raise FormatError("the snapshot was taken with another schema or configuration")
         n_map, n_idx = int(head["map_bytes"]), int(head["index_bytes"])
-        body = memoryview(data)[end + 1:]
         if len(body) != n_map + n_idx or n_map % 8:
             raise FormatError("the snapshot is truncated")
         if hashlib.sha256(body[:n_map]).hexdigest() != head["map_sha256"]:
@@ -265,25 +477,46 @@ class MatchingService:
             raise FormatError("the snapshot's slot map does not match its index")
         seq = int(head["seq"])
         if seq > self._db.seq():
-            raise FormatError(f"the snapshot (write {seq}) is newer than the database (write {self._db.seq()})")
-        self.index = index
-        self._set_maps(slot_to_id.copy())
-        changed = self._db.changed_since(seq)
-        self._apply([(pid, None if rec is None else json.loads(rec)) for pid, rec in changed])
+            raise FormatError(f"the snapshot (write {seq}) is newer than the database (write {self._db.seq()}): "
+                              "the database was replaced by an older copy")
+        full = np.full(max(index.capacity, slot_to_id.size), -1, dtype=np.int64)
+        full[: slot_to_id.size] = slot_to_id
+        self._set_view(index, full)
+        changed = self._db.changed_since(seq)  # a bad row here is the database's fault: RecordError, not a refusal
+        recs = self._decode([(pid, rec) for pid, rec in changed if rec is not None])
+        it = iter(recs)
+        self._apply([(pid, None if rec is None else next(it)) for pid, rec in changed])
         if len(self.index) != self._db.count():
             raise FormatError(f"after replaying the database the index holds {len(self.index)} profiles, "
-                              f"the database {self._db.count()}")
+                              f"the database {self._db.count()} (rows were removed behind its back)")
 
     # -- index updates (the writer thread, or start-up) ------------------------------------------------
-    def _grow(self, slots: int, top_id: int) -> None:
-        if slots > self._slot_to_id.size:
-            new = np.full(max(slots, 2 * self._slot_to_id.size, 1024), -1, dtype=np.int64)
-            new[: self._slot_to_id.size] = self._slot_to_id
-            self._slot_to_id = new
-        if top_id >= self._id_to_slot.size:
-            new = np.full(max(top_id + 1, 2 * self._id_to_slot.size), -1, dtype=np.int64)
-            new[: self._id_to_slot.size] = self._id_to_slot
-            self._id_to_slot = new
+    def _room(self, n: int) -> None:
+        """Make room for ``n`` new profiles: compact the index (a new one, renumbered slots;
+        searches running on the old one finish unaffected) when it would otherwise grow while
+        at least half of its used slots hold removed profiles, so that memory after any number
+        of updates is O(live profiles); else grow the slot map (copy and swap)."""
+        view = self._view
+        index = view.index
+        live = len(index)
+        if index.next_id + n > index.capacity and index.next_id - live >= (live + n) // 2:
+            t0 = time.perf_counter()
+            new, old_ids = index.compacted(capacity=max(1024, 3 * (live + n) // 2 + 64))
+            new_map = np.full(new.capacity, -1, dtype=np.int64)
+            new_map[:live] = view.slot_to_id[old_ids]
+            renumber = np.full(view.slot_to_id.size, -1, dtype=np.int64)
+            renumber[old_ids] = np.arange(live, dtype=np.int64)
+            self._ids.remap(renumber)
+            self._view = _View(new, new_map)
+            st = self._stats
+            st.compactions += 1
+            st.compaction_seconds = time.perf_counter() - t0
+            return
+        need = index.next_id + n
+        if need > view.slot_to_id.size:
+            grown = np.full(max(need, 2 * view.slot_to_id.size, 1024), -1, dtype=np.int64)
+            grown[: view.slot_to_id.size] = view.slot_to_id
+            self._view = _View(index, grown)
 
     def _add(self, pids: list[int], records: list[dict[str, Any]]) -> None:
         """Add profiles (database ids ``pids``, canonical records) to the index, as tables of
@@ -291,28 +524,39 @@ class MatchingService:
         if not pids:
             return
         ids = np.asarray(pids, dtype=np.int64)
-        self._grow(self.index.next_id + len(pids), int(ids.max()))
+        self._room(len(pids))
+        view = self._view
+        index = view.index
         for rows, columns, names in _tables(self.schema, records):
-            first = self.index.next_id
+            first = index.next_id
             slots = np.arange(first, first + len(rows), dtype=np.int64)
-            self._slot_to_id[slots] = ids[rows]
-            got = self.index.add_many(columns, attributes=names) if names is not None else self.index.add_many(columns)
+            view.slot_to_id[slots] = ids[rows]
+            try:
+                got = index.add_many(columns, attributes=names) if names is not None else index.add_many(columns)
+            except (BloomkitError, ValueError, TypeError) as e:
+                view.slot_to_id[slots] = -1
+                raise self._diagnose([pids[i] for i in rows], [records[i] for i in rows], e) from None
             assert got[0] == first
-            self._id_to_slot[ids[rows]] = slots
+            self._ids.set(ids[rows], slots)
 
     def _apply(self, changes: list[tuple[int, dict[str, Any] | None]]) -> None:
-        """Bring the index to the database's state for ``changes`` (id, record or None):
-        the new version is added before the old one is removed (a search racing an update
-        sees the profile, once)."""
-        old = [pid for pid, _ in changes if pid < self._id_to_slot.size and self._id_to_slot[pid] >= 0]
-        old_slots = {pid: int(self._id_to_slot[pid]) for pid in old}
+        """Bring the index to the database's state for ``changes`` (distinct ids, record or
+        None): the new versions are added before the old ones are removed (a search racing an
+        update sees the profile, once)."""
+        if not changes:
+            return
         adds = [(pid, rec) for pid, rec in changes if rec is not None]
+        self._room(len(adds))  # a compaction renumbers slots: before the old ones are looked up
+        pids = np.array([pid for pid, _ in changes], dtype=np.int64)
+        old = self._ids.get(pids)
         self._add([p for p, _ in adds], [r for _, r in adds])
-        for pid, slot in old_slots.items():
-            self.index.remove(slot)
-            self._slot_to_id[slot] = -1
-            if self._id_to_slot[pid] == slot:
-                self._id_to_slot[pid] = -1
+        view = self._view
+        for slot in old[old >= 0].tolist():
+            view.index.remove(slot)
+            view.slot_to_id[slot] = -1
+        dead = np.array([pid for pid, rec in changes if rec is None], dtype=np.int64)
+        if dead.size:
+            self._ids.set(dead, np.full(dead.size, -1, dtype=np.int64))
 
     # -- writes -----------------------------------------------------------------------------------
     def _submit(self, w: _Write) -> cf.Future[Any]:
@@ -419,7 +663,6 @@ class MatchingService:
             self.broken = f"the index could not take committed writes ({e!r}); restart to rebuild it"
             raise
         self._seq = seq  # the index holds every write up to this batch (what a snapshot records)
-        self._applied += 1
         st = self._stats
         st.batches += 1
         st.writes += len(batch)
@@ -441,26 +684,27 @@ class MatchingService:
             return  # the previous snapshot is still being written
         try:
             t0 = time.perf_counter()
-            index_bytes = self.index.to_bytes()  # the writer is the only mutator: consistent with the map
-            slot_map = self._slot_to_id[: self.index.next_id].astype("<i8").tobytes()
-            seq = self._seq
+            view = self._view  # the writer is the only mutator: index and map are consistent
+            index_bytes = view.index.to_bytes()
+            slot_map = view.slot_to_id[: view.index.next_id].astype("<i8").tobytes()
+            seq, profiles = self._seq, len(view.index)
         except BaseException:
             self._snap_lock.release()
             raise
         self._snap_seq, self._last_snap = seq, time.monotonic()
-        args = (index_bytes, slot_map, seq, t0)
+        args = (index_bytes, slot_map, seq, profiles, t0)
         if force:
             self._write_snapshot(*args)
         else:
             threading.Thread(target=self._write_snapshot, args=args, name="bloomkit-serve-snapshot", daemon=True).start()
 
-    def _write_snapshot(self, index_bytes: bytes, slot_map: bytes, seq: int, t0: float) -> None:
+    def _write_snapshot(self, index_bytes: bytes, slot_map: bytes, seq: int, profiles: int, t0: float) -> None:
         from .._format import write_atomic
 
         try:
-            head = {"seq": seq, "database": self._db.uuid, "schema": self._schema_json, "config": self.design.config.to_dict(),
-                    "map_bytes": len(slot_map), "index_bytes": len(index_bytes),
-                    "map_sha256": hashlib.sha256(slot_map).hexdigest()}
+            head = {"seq": seq, "database": self._db.uuid, "profiles": profiles, "schema": self._schema_json,
+                    "config": self.design.config.to_dict(), "map_bytes": len(slot_map),
+                    "index_bytes": len(index_bytes), "map_sha256": hashlib.sha256(slot_map).hexdigest()}
             head["head_sha256"] = _head_hash(head)
             write_atomic(self.snapshot_path, [_MAGIC, json.dumps(head).encode() + b"\n", slot_map, index_bytes])
             self._stats.snapshots += 1
@@ -472,23 +716,41 @@ class MatchingService:
             self._snap_lock.release()
 
     # -- reads ------------------------------------------------------------------------------------
-    def search(self, query: Any, *, mode: str = "subset", verify: bool = True, limit: int = 100) -> SearchResult:
-        """Database ids of the profiles matching ``query`` (FieldError for a bad query).
+    def search(self, query: Any, *, mode: str = "subset", verify: bool = True, limit: int = 100, after: int = 0,
+               records: bool = False, model: bool = True) -> SearchResult:
+        """The profiles matching ``query`` (FieldError for a bad query): the first ``limit``
+        database ids greater than ``after`` (a cursor: ids only grow, so paging with the last
+        id of a page neither repeats nor skips a profile, whatever is published meanwhile),
+        with their records if asked, the counts, and the per-query model
+        (:meth:`ProfileIndex.expected_false_candidates`, unless ``model`` is False).
 
-        Complexity: :meth:`ProfileIndex.search` + O(candidates) verification."""
+        Complexity: :meth:`ProfileIndex.search` + O(candidates) verification + the model
+        (O(profiles priced x query attributes))."""
         q = canonical_record(self.schema, query, "query")
-        index = self.index
+        view = self._view  # one index and its map (a compaction replaces both)
+        index = view.index
         if verify:
             cand, slots = index.search_candidates(q, mode=mode)
         else:
             cand = slots = index.search(q, mode=mode)
-        pids = self._slot_to_id[slots]  # read after the search: holds every slot it saw
-        pids = np.unique(pids[pids >= 0])
-        rates = self._rates
-        if rates[0] != self._applied:  # the model's rates change only with the index: once per batch
-            rates = self._rates = (self._applied, index.attribute_fprs())
-        fpr = min(1.0, float(sum(rates[1][n] for n in q)))  # = index.predicted_fpr(attributes=q)
-        return SearchResult([int(p) for p in pids[:limit]], int(cand.size), int(pids.size), fpr)
+        pids = view.slot_to_id[slots]  # read after the search: holds every slot it saw
+        keep = pids >= 0
+        pids, slots = pids[keep], slots[keep]
+        pids, first = np.unique(pids, return_index=True)  # racing an update: both versions seen, reported once
+        slots = slots[first]
+        at = int(np.searchsorted(pids, after, side="right"))
+        page, page_slots = pids[at : at + limit], slots[at : at + limit]
+        nxt = int(page[-1]) if at + limit < pids.size else None
+        recs = None
+        if records:
+            recs = []
+            for pid, slot in zip(page.tolist(), page_slots.tolist(), strict=True):
+                try:
+                    recs.append({"id": pid, "attributes": index.record(slot)})
+                except InvalidParameterError:  # removed since the search saw it
+                    recs.append({"id": pid, "attributes": None})
+        fc = index.expected_false_candidates(q, mode=mode, max_profiles=self.model_profiles) if model else None
+        return SearchResult([int(p) for p in page], int(cand.size), int(pids.size), fc, nxt, recs)
 
     def stats(self) -> dict[str, Any]:
         """The optimizer's choice and predicted rates, sizes, counters (JSON-able)."""
@@ -500,16 +762,19 @@ class MatchingService:
             attrs.append({"name": a.name, "type": a.to_dict()["type"], "typical_range": sizes.get(a.name, 1),
                           "num_hashes": k, "group_size": dd if a.is_numeric else None,
                           "positions": s if a.is_numeric else None, "predicted_fpr": choice.fpr})
-        info = self.index.info()
+        view = self._view
+        info = view.index.info()
         st = self._stats
         return {
-            "profiles": len(self.index), "num_bits": d.num_bits, "num_hashes": d.config.num_hashes,
+            "profiles": len(view.index), "num_bits": d.num_bits, "num_hashes": d.config.num_hashes,
             "k_ini": res.k_ini, "predicted_fpr": d.predicted_fpr, "expected_set_bits": res.expected_set_bits,
             "attributes": attrs,
             "observed": {"fill_ratio": info["fill_ratio"], "predicted_fpr": info["predicted_fpr"],
                          "attribute_fprs": info["attribute_fprs"]},
             "memory": {"index_bytes": info["nbytes"]["filters"], "records_bytes": info["nbytes"]["records"],
-                       "maps_bytes": int(self._slot_to_id.nbytes + self._id_to_slot.nbytes)},
+                       "maps_bytes": int(view.slot_to_id.nbytes + self._ids.nbytes),
+                       "slots": view.index.capacity, "slots_used": view.index.next_id,
+                       "compactions": st.compactions, "last_compaction_seconds": st.compaction_seconds},
             "writes": {"batches": st.batches, "writes": st.writes, "largest_batch": st.largest_batch,
                        "seq": self._seq, "queued": self._queue.qsize()},
             "snapshot": {"path": str(self.snapshot_path), "interval": self.snapshot_interval,
@@ -518,21 +783,47 @@ class MatchingService:
         }
 
     def close(self, *, snapshot: bool = True) -> None:
-        """Finish the queued writes, stop the writer, write a last snapshot (if enabled)."""
+        """Finish the queued writes, stop the writer, write a last snapshot (if enabled),
+        release the database's lock."""
         if self._closed:
             return
         self._closed = True
         self._queue.put(None)
         self._writer.join()
-        if snapshot:
-            self._maybe_snapshot(force=True)
-        with self._snap_lock:  # a background snapshot still writing
-            pass
-        self._db.close()
+        try:
+            if snapshot:
+                self._maybe_snapshot(force=True)
+            with self._snap_lock:  # a background snapshot still writing
+                pass
+            self._db.close()
+        finally:
+            self._lock.release()
 
 
 def _head_hash(head: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(head, sort_keys=True).encode()).hexdigest()
+
+
+def _split_snapshot(data: bytes) -> tuple[dict[str, Any], memoryview]:
+    """(checked header, body) of a snapshot file; FormatError if it is not one or its header
+    is damaged."""
+    if not data.startswith(_MAGIC):
+        raise FormatError("not a bloomkit serve snapshot")
+    end = data.index(b"\n", len(_MAGIC))
+    head = json.loads(data[len(_MAGIC):end])
+    if not isinstance(head, dict) or head.pop("head_sha256", None) != _head_hash(head):
+        raise FormatError("the snapshot's header is damaged")
+    return head, memoryview(data)[end + 1:]
+
+
+def _peek_head(path: Path) -> dict[str, Any] | None:
+    """The header of the snapshot at ``path`` (None if unreadable or not one)."""
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(len(_MAGIC) + (1 << 20))
+        return _split_snapshot(data + (b"" if b"\n" in data[len(_MAGIC):] else b"\n"))[0]
+    except (OSError, ValueError, FormatError):
+        return None
 
 
 def _check_id(pid: int) -> None:
@@ -556,13 +847,14 @@ def _tables(schema: Schema, records: list[dict[str, Any]]) -> list[tuple[np.ndar
         for i, r in enumerate(records):
             groups.setdefault(frozenset(r), []).append(i)
     plain = any(n.endswith((".lo", ".hi")) for n in schema.names)
+    names = frozenset(schema.names)
     out: list[tuple[np.ndarray, Any, list[str] | None]] = []
     for given, rows in groups.items():
         part = records if len(rows) == len(records) else [records[i] for i in rows]
         pos = np.asarray(rows, dtype=np.int64)
         try:
-            if plain:
-                raise ValueError("the table form would be ambiguous")
+            if plain or not given <= names:  # ambiguous names, or an unknown attribute (add_many names it)
+                raise ValueError("not a table of the schema's attributes")
             columns: dict[str, Any] = {}
             for a in schema:
                 if a.name not in given:
