@@ -283,3 +283,23 @@ def test_demo_fills_table1_profiles(tmp_path_factory: pytest.TempPathFactory) ->
             assert pid in search(c, q)["ids"]
     finally:
         srv.stop()
+
+
+def test_a_second_server_on_the_same_database_exits_2_naming_the_holder(client: httpx.Client, server: Server) -> None:
+    """Issue 26, item 1: refused at once (before the heavy imports), one line, exit 2; the first
+    server answers as before."""
+    import subprocess
+    import time
+
+    before = search(client, {"Name": "ming"}, verify=False, limit=10_000)["ids"]
+    second = Server(server.tmp, db=server.db)
+    t0 = time.monotonic()
+    r = subprocess.run(second.cmd, capture_output=True, text=True, timeout=60)
+    took = time.monotonic() - t0
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0].startswith(f"bloomkit: error: the database {str(server.db)!r} is in use by bloomkit serve (pid "
+                               f"{server.proc.pid}") and server.url in lines[0] and "stop that one first" in lines[0]
+    assert took < 5, took
+    assert client.get("/healthz").json()["status"] == "ok"
+    assert search(client, {"Name": "ming"}, verify=False, limit=10_000)["ids"] == before

@@ -116,3 +116,119 @@ def test_front_413_for_a_streamed_body_however_it_arrives(apps: Any, parts: list
              "query_string": b"", "http_version": "1.1", "scheme": "http", "server": ("t", 80), "root_path": ""}
     asyncio.run(front(scope, receive, send))
     assert sent[0]["status"] == 413 and b"larger than 4096" in sent[1]["body"]
+
+
+# -- who may ask, hostile bodies, paging (issues 25 and 26) -----------------------------------------
+
+from bloomkit.serve.front import MAX_DEPTH, Guard  # noqa: E402
+
+
+def _call(app: Any, method: str, path: str, content: bytes | None = None, headers: dict[str, str] | None = None,
+          base: str = "http://127.0.0.1:8000") -> tuple[int, Any]:
+    async def go() -> tuple[int, Any]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base) as c:
+            r = await c.request(method, path, content=content, headers=headers or {})
+            return r.status_code, (r.json() if r.content else None)
+
+    return asyncio.run(go())
+
+
+def test_writes_need_json_and_the_served_origin(apps: Any) -> None:
+    """Issue 26, item 4: a text/plain or form post (what a page of another site can send
+    without asking) is 415; an Origin of another site is 403, whatever the content type."""
+    front, _ = apps
+    svc = front.service
+    n0 = len(svc.index)
+    body = json.dumps({"attributes": {"Name": "xsite", "Age": 5}}).encode()
+    for ctype in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", None):
+        headers = {} if ctype is None else {"Content-Type": ctype}
+        for path in ("/profiles", "/search", "/profiles/batch"):
+            status, out = _call(front, "POST", path, body, headers)
+            assert status == 415 and "application/json" in out["detail"], (ctype, path)
+        assert _call(front, "PUT", "/profiles/1", body, {**headers, "Authorization": "Bearer x"})[0] == 415
+    js = {"Content-Type": "application/json; charset=utf-8"}
+    for origin in ("http://evil.example", "null", "http://127.0.0.1:8000.evil.example"):
+        status, out = _call(front, "POST", "/profiles", body, {**js, "Origin": origin})
+        assert status == 403 and "cross-site" in out["detail"], origin
+        assert _call(front, "DELETE", "/profiles/1", None, {"Origin": origin, "Authorization": "Bearer x"})[0] == 403
+    assert _call(front, "POST", "/profiles", body, {**js, "Sec-Fetch-Site": "cross-site"})[0] == 403
+    assert len(svc.index) == n0  # nothing got through
+    assert _call(front, "POST", "/profiles", body, {**js, "Origin": "http://127.0.0.1:8000"})[0] == 201  # same origin
+    assert _call(front, "POST", "/profiles", body, js)[0] == 201  # no Origin: not a browser
+    assert _call(front, "GET", "/healthz", None, {"Origin": "http://evil.example"})[0] == 200  # reads: not writes
+
+
+def test_hosts_and_origins_as_configured(apps: Any) -> None:
+    front, _ = apps
+    guarded = type(front)(front.app, front.service, front.max_body,
+                          Guard(frozenset({"https://match.example.org"}), frozenset({"match.example.org"})))
+    js = {"Content-Type": "application/json"}
+    q = json.dumps({"query": {"Age": 25}}).encode()
+    status, out = _call(guarded, "GET", "/healthz")  # Host 127.0.0.1:8000: another server's name
+    assert status == 421 and "match.example.org" in out["detail"]
+    base = "https://match.example.org"
+    assert _call(guarded, "GET", "/healthz", base=base)[0] == 200
+    assert _call(guarded, "POST", "/search", q, {**js, "Origin": base}, base=base)[0] == 200
+    assert _call(guarded, "POST", "/search", q, {**js, "Origin": "http://match.example.org"}, base=base)[0] == 403
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 1_000, 10_000, 100_000])
+def test_deeply_nested_bodies_are_refused_before_parsing(depth: int) -> None:
+    """Issue 25, item 8: JSON nested 1,000 - 100,000 deep is 4xx with a message, never 500."""
+    svc = MatchingService.__new__(MatchingService)  # never reached: the front refuses first
+    front = create_app(svc, max_body=1 << 20)
+    deep = b"[" * depth + b"]" * depth
+    bodies = {"/search": b'{"query": {"Age": ' + deep + b"}}", "/profiles": b'{"attributes": {"Name": ' + deep + b"}}",
+              "/profiles/batch": b'{"profiles": ' + deep + b"}"}
+    for path, body in bodies.items():
+        status, out = _call(front, "POST", path, body, {"Content-Type": "application/json"})
+        assert status == 422 and out["detail"][0]["type"] == "json_too_deep", path
+        assert f"deeper than {MAX_DEPTH}" in out["detail"][0]["msg"]
+    status, _ = _call(front, "PUT", "/profiles/3", b'{"attributes": ' + deep + b"}",
+                      {"Content-Type": "application/json", "Authorization": "Bearer x"})
+    assert status == 422
+
+
+def test_a_slow_body_gets_408_and_the_connection_closed(apps: Any) -> None:
+    front, _ = apps
+    slow = type(front)(front.app, front.service, front.max_body, Guard(body_timeout=0.3))
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.sleep(0.2)  # a byte now and then
+        return {"type": "http.request", "body": b" ", "more_body": True}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/search", "headers": [(b"content-type", b"application/json")],
+             "query_string": b"", "http_version": "1.1", "scheme": "http", "server": ("t", 80), "root_path": ""}
+    asyncio.run(slow(scope, receive, send))
+    assert sent[0]["status"] == 408 and (b"connection", b"close") in sent[0]["headers"]
+
+
+def test_paging_past_10000_matches_with_a_cursor_while_profiles_are_published(tmp_path: Any) -> None:
+    """Issue 25, item 7: the cursor ``after`` pages past 10,000 matches; publishes between the
+    pages neither repeat nor skip a profile (ids only grow); ``records`` gives the attributes."""
+    svc = MatchingService(tmp_path / "p.sqlite", schema_from_json(SMALL_SCHEMA), snapshot_interval=0)
+    try:
+        ids = [f.result()[0] for f in [svc.publish({"Name": f"p{i % 50}", "Age": [20, 29], "Income": [i % 4000, i % 4000 + 900]})
+                                       for i in range(12_000)]]
+        front = create_app(svc)
+        js = {"Content-Type": "application/json"}
+        q = {"query": {"Age": 25}, "limit": 10_000}
+        status, page1 = _call(front, "POST", "/search", json.dumps(q).encode(), js)
+        assert status == 200 and page1["matches"] == 12_000 and len(page1["ids"]) == 10_000
+        assert page1["next"] == page1["ids"][-1] and page1["ids"] == ids[:10_000]
+        late = [f.result()[0] for f in [svc.publish({"Name": "late", "Age": 25}) for _ in range(300)]]
+        status, page2 = _call(front, "POST", "/search", json.dumps({**q, "after": page1["next"]}).encode(), js)
+        assert status == 200 and page2["next"] is None and page2["matches"] == 12_300
+        assert page2["ids"] == ids[10_000:] + late  # the rest, then the new ones, each once
+        status, small = _call(front, "POST", "/search", json.dumps({"query": {"Name": "p7"}, "limit": 3, "records": True,
+                                                                    "after": ids[7]}).encode(), js)
+        assert [p["id"] for p in small["profiles"]] == small["ids"] == [ids[57], ids[107], ids[157]]
+        assert small["profiles"][0]["attributes"] == {"Name": "p7", "Age": [20, 29], "Income": [57, 957]}
+        for bad in ({"after": -1}, {"after": "3"}, {"after": 2**63}, {"records": "yes"}):
+            assert _call(front, "POST", "/search", json.dumps({**q, **bad}).encode(), js)[0] == 422, bad
+    finally:
+        svc.close(snapshot=False)

@@ -143,8 +143,7 @@ def build_server(app: Any, args: argparse.Namespace, *, fd_limit: int | None = N
     cap = args.max_connections if not soft else max(16, min(args.max_connections, soft - 64))
     guard = ConnectionGuard(cap, args.header_timeout)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False,
-                            http=guarded_protocol(_protocol_base(), guard), timeout_keep_alive=max(1, round(args.keep_alive)),
-                            backlog=min(2048, cap))
+                            http=guarded_protocol(_protocol_base(), guard), timeout_keep_alive=max(1, round(args.keep_alive)))
     server = uvicorn.Server(config)
     server.bk_guard = guard  # type: ignore[attr-defined]
     return server
