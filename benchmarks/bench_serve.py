@@ -15,11 +15,28 @@
 5. Publish: ``--clients`` concurrent keep-alive connections posting new profiles for
    ``--seconds``: profiles/s acknowledged (each acknowledged after its commit), CPU per profile.
 
-``--phases`` runs a subset (e.g. ``--phases search --dir D`` on the database a previous run
-left in ``D``).
 6. Correctness: ``--queries`` random queries (half derived from stored profiles, so they match
    something; both modes) against a brute-force scan of the database (numpy over every record):
    no false negatives without verify, exactly the brute-force answer with verify.
+
+Issue 26 and 27 phases (not in the default ``--phases``; ``--phases ops`` runs the four):
+
+7. ``lock``: a second ``bloomkit serve`` on the running server's database: its exit status,
+   its one line and the seconds until it exits; the first server still answers.
+8. ``churn``: two servers with 8 profiles; index + records + maps (``/stats``) and search p50
+   (closed loop, ``--churn-searches`` searches, both servers alternately) at 8 profiles, then
+   ``--updates`` PUTs to one of them by 8 owners (one connection each, each updating its own
+   profile), then the same measures: memory against before, p50 against the untouched server.
+9. ``slow``: ``--slow`` connections that send their request headers one byte a second (and
+   reconnect when the server closes them: its header timeout) held open while searches are
+   sent open-loop at ``--slow-rate`` requests/s for ``--seconds``: p50 / p99 / errors.
+10. ``calibration``: ``bloomkit serve --demo --demo-profiles N`` (Table 1 profiles in northern
+   Taiwan) and ``--calibration-searches`` random searches per mode (an Age point or range, a
+   0.01-degree Latitude range or point, verify on): the false candidates observed (candidates -
+   matches) against the sum of the service's ``expected_false_candidates``.
+
+``--phases`` runs a subset (e.g. ``--phases search --dir D`` on the database a previous run
+left in ``D``).
 
     python benchmarks/bench_serve.py --profiles 1000000     # the issue's targets
     python benchmarks/bench_serve.py --quick                 # 20,000 profiles, short phases
@@ -69,7 +86,7 @@ class Conn:
     async def request(self, method: str, path: str, payload: Any = None) -> tuple[int, bytes]:
         """``payload``: JSON-able, or bytes sent as they are (encoded ahead: less client CPU)."""
         body = b"" if payload is None else payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\n\r\n").encode()
         self.writer.write(head + body)
         status = int((await self.reader.readline()).split()[1])
@@ -303,6 +320,217 @@ async def correctness(port: int, scan: Scan, queries: list[dict[str, Any]]) -> d
             "queries_with_matches": nonempty, "mean_false_candidates": float(np.mean(cand))}
 
 
+# -- issue 26 / 27 phases --------------------------------------------------------------------------
+def second_server(srv: Server, db: Path, schema: Path) -> dict[str, Any]:
+    """A second server on ``srv``'s database: exit status, its line, seconds to exit."""
+    exe = str(Path(sys.executable).with_name("bloomkit"))
+    t0 = time.perf_counter()
+    r = subprocess.run([exe, "serve", "--db", str(db), "--schema", str(schema), "--port", str(free_port())],
+                       capture_output=True, text=True, timeout=120)
+    took = time.perf_counter() - t0
+    healthy = srv.get("/healthz")["status"] == "ok"
+    return {"phase": "second server on the same database", "exit_status": r.returncode, "refused_in_s": took,
+            "first_server_ok": healthy, "line": r.stderr.strip().splitlines()[-1][:160] if r.stderr.strip() else ""}
+
+
+async def closed_loop_p50(port: int, bodies: list[bytes], n: int) -> float:
+    c = await Conn("127.0.0.1", port).open()
+    lat = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        st, _ = await c.request("POST", "/search", bodies[i % len(bodies)])
+        lat.append(time.perf_counter() - t0)
+        assert st == 200
+    c.close()
+    return float(np.median(lat) * 1e3)
+
+
+async def updates(port: int, owners: list[tuple[int, str]], total: int) -> dict[str, Any]:
+    """``total`` PUTs by the owners, one connection each, each updating its own profile (to
+    another generated profile: the attributes keep their distribution)."""
+    per = total // len(owners)
+    fresh = table1_profiles(per * len(owners), seed=11)
+
+    async def owner(i: int, pid: int, token: str) -> int:
+        r, w = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
+        ok = 0
+        for j in range(per):
+            body = json.dumps({"attributes": fresh[j * len(owners) + i]}).encode()
+            w.write(f"PUT /profiles/{pid} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                    f"Authorization: Bearer {token}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+            status = int((await r.readline()).split()[1])
+            length = 0
+            while (line := await r.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            await r.readexactly(length)
+            ok += status == 200
+        w.close()
+        return ok
+
+    t0 = time.perf_counter()
+    done = sum(await asyncio.gather(*(owner(i, p, t) for i, (p, t) in enumerate(owners))))
+    return {"updates": done, "seconds": time.perf_counter() - t0}
+
+
+def churn(work: Path, schema: Path, n_updates: int, n_searches: int) -> list[dict[str, Any]]:
+    """Two servers of 8 profiles: one gets ``n_updates`` PUTs, the other (the reference) none;
+    memory and search p50 of both, before and after, measured alternately (the machine's load
+    changes meanwhile: the churned / reference ratio is what compares)."""
+    servers = {}
+    owners = {}
+    for name in ("churned", "reference"):
+        db = work / f"{name}.sqlite"
+        for f in work.glob(f"{name}.sqlite*"):
+            f.unlink()
+        srv = servers[name] = Server(db, schema, work / f"serve-{name}.log", ["--snapshot-interval", "60"])
+        srv.start()
+
+        async def publish8(port: int) -> list[tuple[int, str]]:
+            c = await Conn("127.0.0.1", port).open()
+            out = []
+            for p in table1_profiles(8, seed=5):
+                st, body = await c.request("POST", "/profiles", {"attributes": p})
+                out.append((json.loads(body)["id"], json.loads(body)["token"]))
+            c.close()
+            return out
+
+        owners[name] = arun(publish8(srv.port))
+    rng = np.random.default_rng(3)
+    bodies = [json.dumps({"query": {"Age": int(rng.integers(1, 120)), "University": "NTHU"}, "verify": True}).encode()
+              for _ in range(200)]
+    for srv in servers.values():
+        arun(closed_loop_p50(srv.port, bodies, 500))  # warm-up
+
+    def measure(label: str) -> dict[str, Any]:
+        p50: dict[str, list[float]] = {n: [] for n in servers}
+        for _ in range(5):
+            for n, srv in servers.items():
+                p50[n].append(arun(closed_loop_p50(srv.port, bodies, n_searches)))
+        srv = servers["churned"]
+        st = srv.get("/stats")
+        m = st["memory"]
+        churned, ref = statistics.median(p50["churned"]), statistics.median(p50["reference"])
+        return {"phase": f"churn: {label}", "profiles": st["profiles"],
+                "index_records_maps_bytes": m["index_bytes"] + m["records_bytes"] + m["maps_bytes"],
+                "slots": m["slots"], "compactions": m["compactions"], "search_p50_ms": churned,
+                "reference_p50_ms": ref, "p50_over_reference": churned / ref, "rss_mb": srv.rss_mb(),
+                "reference_rss_mb": servers["reference"].rss_mb(), "load_1min": os.getloadavg()[0]}
+
+    arun(updates(servers["churned"].port, owners["churned"], 2000))  # warm-up: the first compactions
+    before = measure("8 profiles (after 2,000 warm-up updates)")
+    up = arun(updates(servers["churned"].port, owners["churned"], n_updates))
+    after = measure(f"after {up['updates']} more updates ({up['updates'] / up['seconds']:.0f}/s)")
+    after["memory_ratio"] = after["index_records_maps_bytes"] / before["index_records_maps_bytes"]
+    after["p50_ratio_vs_before"] = after["p50_over_reference"] / before["p50_over_reference"]
+    for srv in servers.values():
+        srv.stop()
+    return [before, after]
+
+
+async def slow_connections(port: int, n: int, seconds: float) -> dict[str, int]:
+    """``n`` connections sending request headers a byte a second, reopened when the server
+    closes them (its header timeout), for ``seconds``."""
+    counts = {"opened": 0, "closed_by_server": 0}
+    stop = time.perf_counter() + seconds
+    head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 100_000
+
+    async def one(delay: float) -> None:
+        await asyncio.sleep(delay)
+        while time.perf_counter() < stop:
+            try:
+                r, w = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                await asyncio.sleep(0.5)
+                continue
+            counts["opened"] += 1
+            closed = asyncio.ensure_future(r.read())  # data or EOF: the server gave up on us
+            for b in head:
+                if time.perf_counter() >= stop or closed.done():
+                    break
+                try:
+                    w.write(bytes([b]))
+                except (ConnectionError, OSError, RuntimeError):
+                    break
+                await asyncio.wait([closed], timeout=1.0)
+            counts["closed_by_server"] += closed.done()
+            closed.cancel()
+            w.close()
+
+    await asyncio.gather(*(one(i * 1.0 / n) for i in range(n)))  # connected within the first second
+    return counts
+
+
+def _slow_process(port: int, n: int, seconds: float, out: Any) -> None:
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+    out.put(arun(slow_connections(port, n, seconds)))
+
+
+def slow_phase(port: int, bodies: list[bytes], n: int, rate: float, seconds: float) -> dict[str, Any]:
+    """Search latency at ``rate`` with ``n`` slow connections held by another process (the
+    measuring client's event loop is not the one juggling them)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    proc = ctx.Process(target=_slow_process, args=(port, n, seconds + 5.0, out))
+    proc.start()
+    time.sleep(4.0)  # all of them connected and trickling
+    r = arun(open_loop(port, bodies, rate, seconds, 4))
+    counts = out.get(timeout=seconds + 120)
+    proc.join(30)
+    return {**r, **counts}
+
+
+def calibration(work: Path, profiles: int, searches: int) -> list[dict[str, Any]]:
+    """The service's expected false candidates against the observed, on --demo data."""
+    db = work / f"demo{profiles}.sqlite"
+    exe = str(Path(sys.executable).with_name("bloomkit"))
+    srv = Server(db, work / "unused.json", work / "serve-demo.log", [])
+    srv.cmd = [exe, "serve", "--demo", "--demo-profiles", str(profiles), "--db", str(db), "--port", str(srv.port)]
+    srv.start()
+    while True:
+        try:
+            if srv.get("/healthz")["profiles"] >= profiles:
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(1.0)
+    rng = np.random.default_rng(27)
+    rows = []
+
+    async def go(mode: str) -> dict[str, Any]:
+        c = await Conn("127.0.0.1", srv.port).open()
+        obs = exp = var = 0.0
+        trials = 0
+        for _ in range(searches):
+            age = int(rng.integers(1, 115))
+            lat = int(rng.integers(246_000, 253_000))
+            q = {"Age": age if rng.random() < 0.5 else [age, age + int(rng.integers(1, 6))],
+                 "Latitude": [lat / 1e4, (lat + 99) / 1e4] if rng.random() < 0.75 else lat / 1e4}
+            st, body = await c.request("POST", "/search", {"query": q, "mode": mode, "verify": True, "limit": 1})
+            b = json.loads(body)
+            obs += b["candidates"] - b["matches"]
+            exp += b["expected_false_candidates"]
+            var += b["model"]["sd"] ** 2
+            trials += b["model"]["nonmatching"]
+        c.close()
+        return {"phase": f"calibration, {mode}", "profiles": profiles, "searches": searches,
+                "observed_false_candidates": int(obs), "expected": exp, "trials": trials, "ratio": obs / exp,
+                "poisson_sd_of_ratio": var**0.5 / exp}
+
+    for mode in ("subset", "intersect"):
+        rows.append(arun(go(mode)))
+    srv.stop()
+    return rows
+
+
 def fill(db: Path, n: int, seed: int) -> float:
     """Publish ``n`` profiles through the service's group-commit writer; profiles/s."""
     svc = MatchingService(db, table1_schema(), snapshot_interval=3600)
@@ -327,12 +555,26 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=64)
     ap.add_argument("--conns", type=int, default=32, help="connections of the search load")
     ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--updates", type=int, default=100_000, help="PUTs of the churn phase")
+    ap.add_argument("--churn-searches", type=int, default=500)
+    ap.add_argument("--slow", type=int, default=1000, help="slow connections of the slow phase")
+    ap.add_argument("--slow-rate", type=float, default=50.0)
+    ap.add_argument("--calibration-profiles", type=int, default=100_000)
+    ap.add_argument("--calibration-searches", type=int, default=1000)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--dir", default=None, help="work directory (default: a temporary one)")
     ap.add_argument("--out", default="benchmarks/results")
     args = ap.parse_args()
     if args.quick:
         args.profiles, args.seconds, args.repeats, args.queries = 20_000, 3.0, 1, 200
+        args.updates, args.calibration_profiles, args.calibration_searches = 20_000, 20_000, 200
+    try:  # the slow phase holds --slow connections open from this process
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ImportError, ValueError, OSError):
+        pass
     work = Path(args.dir or tempfile.mkdtemp(prefix="bench_serve_"))
     work.mkdir(parents=True, exist_ok=True)
     db, schema = work / "profiles.sqlite", work / "table1.json"
@@ -350,7 +592,7 @@ def main() -> None:
 
     # start-up from the database (no snapshot), then from the snapshot that start wrote
     starts: dict[str, list[dict[str, Any]]] = {"database": [], "snapshot": []}
-    phases = set(args.phases.split(","))
+    phases = set(args.phases.replace("ops", "lock,churn,slow,calibration").split(","))
     for how in ("database", "snapshot", "database", "snapshot") if "startup" in phases else ():
         if how == "database":
             snap.unlink(missing_ok=True)
@@ -377,6 +619,9 @@ def main() -> None:
 
     srv = Server(db, schema, work / "serve.log", ["--snapshot-interval", "3600"])
     srv.start()
+    if "lock" in phases:
+        rows.append(second_server(srv, db, schema))
+        print(markdown_table(rows[-1:]), flush=True)
     st = srv.get("/stats")
     mem = st["memory"]
     payload = mem["index_bytes"] + mem["records_bytes"]
@@ -417,6 +662,17 @@ def main() -> None:
         rows.append({"phase": "memory after the searches", "profiles": st["profiles"], "rss_mb": srv.rss_mb(),
                      "rss_over_index_records": srv.rss_mb() * 2**20 / payload})
 
+    if "slow" in phases:
+        for n_slow in (0, args.slow):  # the same load without, then with the slow connections
+            c0 = srv.cpu_s()
+            r = slow_phase(srv.port, bodies, n_slow, args.slow_rate, args.seconds) if n_slow else \
+                arun(open_loop(srv.port, bodies, args.slow_rate, args.seconds, 4))
+            r["server_cpu_ms_each"] = (srv.cpu_s() - c0) * 1e3 / r["requests"]
+            r["load_1min"] = os.getloadavg()[0]
+            rows.append({"phase": f"search {args.slow_rate:g}/s with {n_slow} slow connections",
+                         "profiles": st["profiles"], **r})
+        print(markdown_table(rows[-2:]), flush=True)
+
     # correctness against the database
     if "correctness" in phases:
         scan = Scan(db)
@@ -445,6 +701,12 @@ def main() -> None:
                      "largest_batch": w1["largest_batch"]})
         print(markdown_table(rows[-len(pubs) - 1:]), flush=True)
     srv.stop()
+    if "churn" in phases:
+        rows += churn(work, schema, args.updates, args.churn_searches)
+        print(markdown_table(rows[-2:]), flush=True)
+    if "calibration" in phases:
+        rows += calibration(work, args.calibration_profiles, args.calibration_searches)
+        print(markdown_table(rows[-2:]), flush=True)
 
     meta = {"profiles": args.profiles, "rates": args.rates, "seconds": args.seconds, "repeats": args.repeats,
             "clients": args.clients, "conns": args.conns, "load": os.getloadavg(),

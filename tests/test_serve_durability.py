@@ -112,31 +112,37 @@ def _stats(srv: Server) -> dict[str, Any]:
 
 
 def test_snapshot_replay_damage_and_foreign(tmp_path: Path) -> None:
-    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
-    with srv.client() as c:
-        a = c.post("/profiles", json={"attributes": {"Name": "a", "Age": 5}}).json()
-        b = c.post("/profiles", json={"attributes": {"Name": "b", "Age": 6}}).json()
-    assert srv.stop() in (0, -15, 143)  # graceful: the last snapshot is written
-    snap = Path(f"{srv.db}.snapshot")
+    """The snapshot logic of MatchingService, in process (the kill -9 test above loads stale
+    snapshots of the real command): a stale snapshot is replayed from the database; a damaged,
+    truncated or foreign one is refused, kept aside, and the index rebuilt with the same answers."""
+    from bloomkit.ranges import schema_from_json
+    from bloomkit.serve.service import MatchingService
+
+    def start(where: Path, schema: dict[str, Any] = SMALL_SCHEMA) -> MatchingService:
+        return MatchingService(where / "profiles.sqlite", schema_from_json(schema), snapshot_interval=3600)
+
+    def names(svc: MatchingService, name: str) -> list[int]:
+        return svc.search({"Name": name}, verify=False, limit=10).ids
+
+    svc = start(tmp_path)
+    a, b = (svc.publish({"Name": n, "Age": age}).result() for n, age in (("a", 5), ("b", 6)))
+    svc.close()  # graceful: the last snapshot is written
+    snap = tmp_path / "profiles.sqlite.snapshot"
     assert snap.exists()
 
     # stale snapshot: later writes (a deleted, c published) come from the database
-    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
-    assert _stats(srv)["startup"]["source"] == "snapshot"
-    with srv.client() as c:
-        assert c.delete(f"/profiles/{a['id']}", headers={"Authorization": f"Bearer {a['token']}"}).status_code == 204
-        cc = c.post("/profiles", json={"attributes": {"Name": "c", "Age": 7}}).json()
-    srv.kill()  # no new snapshot
-    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
-    st = _stats(srv)
+    svc = start(tmp_path)
+    assert svc.stats()["startup"]["source"] == "snapshot"
+    svc.delete(a[0], a[1]).result()
+    c = svc.publish({"Name": "c", "Age": 7}).result()
+    svc.close(snapshot=False)  # as if killed: no new snapshot
+    svc = start(tmp_path)
+    st = svc.stats()
     assert st["startup"]["source"] == "snapshot" and st["profiles"] == 2
-    with srv.client() as c:
-        assert c.post("/search", json=_exact("a")).json()["ids"] == []
-        assert c.post("/search", json=_exact("b")).json()["ids"] == [b["id"]]
-        assert c.post("/search", json=_exact("c")).json()["ids"] == [cc["id"]]
-    srv.kill()
+    assert (names(svc, "a"), names(svc, "b"), names(svc, "c")) == ([], [b[0]], [c[0]])
+    svc.close(snapshot=False)
 
-    # damaged snapshot: refused, rebuilt from the database, same answers
+    # damaged snapshot: refused, kept aside, rebuilt from the database, same answers
     raw = bytearray(snap.read_bytes())
     head_end = raw.index(b"\n", raw.index(b"\n") + 1)
     seq_at = raw.index(b'"seq": ') + len(b'"seq": ')
@@ -144,49 +150,44 @@ def test_snapshot_replay_damage_and_foreign(tmp_path: Path) -> None:
         bad = bytearray(raw)
         bad[pos] = (bad[pos] ^ 0x55) if pos != seq_at else ord("9" if bad[pos] != ord("9") else "1")  # still a number
         snap.write_bytes(bytes(bad))
-        srv = Server(tmp_path, "--snapshot-interval", "3600").start()
-        st = _stats(srv)
-        assert st["startup"]["source"] == "database" and st["startup"]["snapshot_refused"], pos
-        with srv.client() as c:
-            assert c.post("/search", json=_exact("c")).json()["ids"] == [cc["id"]]
-            assert c.post("/search", json=_exact("a")).json()["ids"] == []
-        srv.kill()
+        svc = start(tmp_path)
+        st = svc.stats()["startup"]
+        assert st["source"] == "database" and st["snapshot_refused"], pos
+        assert Path(st["snapshot_moved_to"]).read_bytes() == bytes(bad)
+        assert (names(svc, "c"), names(svc, "a")) == ([c[0]], [])
+        svc.close(snapshot=False)
     snap.write_bytes(bytes(raw[: len(raw) // 3]))  # truncated
-    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
-    assert _stats(srv)["startup"]["source"] == "database"
-    srv.kill()
+    svc = start(tmp_path)
+    assert svc.stats()["startup"]["source"] == "database"
+    svc.close(snapshot=False)
 
     # a snapshot of another database (another schema) is refused too
     other_dir = tmp_path / "other"
     other_dir.mkdir()
-    schema2 = {"num_bits": 128, "attributes": [{"name": "Name", "type": "text"}]}
-    o = Server(other_dir, "--snapshot-interval", "3600", schema=schema2).start()
-    with o.client() as c:
-        c.post("/profiles", json={"attributes": {"Name": "zz"}})
-    o.stop()
-    snap.write_bytes(Path(f"{o.db}.snapshot").read_bytes())
-    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
-    st = _stats(srv)
+    o = start(other_dir, {"num_bits": 128, "attributes": [{"name": "Name", "type": "text"}]})
+    o.publish({"Name": "zz"}).result()
+    o.close()
+    snap.write_bytes((other_dir / "profiles.sqlite.snapshot").read_bytes())
+    svc = start(tmp_path)
+    st = svc.stats()
     assert st["startup"]["source"] == "database" and "another database" in st["startup"]["snapshot_refused"]
     assert st["profiles"] == 2
-    srv.stop()
+    svc.close()
 
     # ... even one of a copy of this database's schema (same schema, same configuration)
     third = tmp_path / "third"
     third.mkdir()
-    t = Server(third, "--snapshot-interval", "3600").start()
-    with t.client() as c:
-        for name in ("x", "y"):
-            c.post("/profiles", json={"attributes": {"Name": name, "Age": 9}})
-    t.stop()
-    snap.write_bytes(Path(f"{t.db}.snapshot").read_bytes())
-    srv = Server(tmp_path, "--snapshot-interval", "3600").start()
-    st = _stats(srv)
+    t = start(third)
+    for name in ("x", "y"):
+        t.publish({"Name": name, "Age": 9}).result()
+    t.close()
+    snap.write_bytes((third / "profiles.sqlite.snapshot").read_bytes())
+    svc = start(tmp_path)
+    st = svc.stats()
     assert st["startup"]["source"] == "database" and "another database" in st["startup"]["snapshot_refused"]
-    with srv.client() as c:
-        assert c.post("/search", json=_exact("x")).json()["ids"] == []
-        assert c.post("/search", json=_exact("b")).json()["ids"] == [b["id"]]
-    srv.stop()
+    assert (names(svc, "x"), names(svc, "b")) == ([], [b[0]])
+    svc.close()
+    assert len(list(tmp_path.glob("profiles.sqlite.snapshot.refused-*"))) == 7  # none overwritten
 
 
 def test_background_snapshot_is_refreshed(tmp_path: Path) -> None:

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from _serve import SMALL_SCHEMA, bloomkit_command, brute_force, db_records
 
 from bloomkit.ranges import schema_from_json
@@ -129,7 +128,7 @@ def test_memory_stays_bounded_under_updates(tmp_path: Path) -> None:
     owners = _publish(svc, [{"Name": f"o{i}", "City": "c", "Age": [20, 29], "Latitude": [25.0, 25.1]} for i in range(8)])
     mem0 = svc.stats()["memory"]
     base = mem0["index_bytes"] + mem0["records_bytes"] + mem0["maps_bytes"]
-    for _ in range(280):  # each owner updates once per round: 2,240 updates, a new slot each
+    for _ in range(140):  # each owner updates once per round: 1,120 updates, a new slot each
         futs = []
         for i in range(8):
             age = int(rng.integers(1, 110))
@@ -138,7 +137,7 @@ def test_memory_stays_bounded_under_updates(tmp_path: Path) -> None:
         for f in futs:
             f.result()
     mem = svc.stats()["memory"]
-    assert mem["compactions"] >= 2 and mem["slots_used"] <= mem["slots"] <= 1024
+    assert mem["compactions"] >= 1 and mem["slots_used"] <= mem["slots"] <= 1024
     assert mem["index_bytes"] + mem["records_bytes"] + mem["maps_bytes"] <= 2 * base, (mem0, mem)
     assert len(svc.index) == 8
     records = db_records(tmp_path / "p.sqlite")
@@ -199,7 +198,7 @@ def test_a_bad_row_names_file_row_and_field(tmp_path: Path, record: str, what: s
     with pytest.raises(RecordError) as e:
         _svc(tmp_path, snapshot_interval=0)
     msg = str(e.value)
-    assert f"p.sqlite', table profiles, row id 7, column record" in msg and what in msg and "WHERE id = 7" in msg
+    assert "p.sqlite', table profiles, row id 7, column record" in msg and what in msg and "WHERE id = 7" in msg
     assert e.value.pid == 7 and e.value.field == field
 
 

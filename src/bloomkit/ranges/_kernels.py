@@ -777,26 +777,48 @@ def _text_equal(text: np.ndarray, start: int, length: int, qtext: np.ndarray, qs
 @jit_read
 def false_candidates(active: np.ndarray, nslots: int, fills: np.ndarray, present: np.ndarray, lo: np.ndarray,
                      hi: np.ndarray, tstart: np.ndarray, tlen: np.ndarray, text: np.ndarray, spec: np.ndarray,
-                     qtext: np.ndarray, qpow: np.ndarray, tables: np.ndarray,
+                     qtext: np.ndarray, qpow: np.ndarray, jstop: np.ndarray, tables: np.ndarray,
                      step: int) -> tuple[float, float, float, int, int]:
     """(sum of p, sum of p (1 - p), sum of p^2, profiles not matching, profiles visited) of
     one query over the live profiles of a ProfileIndex with records (the profiles of every
     ``step``-th column word: 1 prices them all), where p is the probability that a profile is a
-    false candidate: per profile, the exact verification
-    decides whether it matches; a profile that does not is a candidate with probability
-    ``q^J`` times the pass probabilities of its intersect-range attributes, where ``q = c / m``
-    is its own fill and J the query words its keys do not cover
-    (:func:`bloomkit.ranges.model.uncovered_words`).
+    false candidate: per profile, the exact verification decides whether it matches; a profile
+    that does not is a candidate with probability ``q^J`` times the pass probabilities of its
+    intersect-range attributes, where ``q = c / m`` is its own fill and J the query words its
+    keys do not cover (:func:`bloomkit.ranges.model.uncovered_words`).
 
     ``spec`` has one row per query attribute: kind (0 text, 1 numeric ANDed: a point, or a
     range in subset mode, 2 a range in intersect mode), present column, record column, query
     ends qa, qb (scaled), base, d, s, r, last, k, query words (Q1 - Q0), Q0 (= ga s), table
     row, query text start, query text length, then ga, gb and the value bounds outside which a
     profile's range shares no word with the query's (below ``base + (ga - r) d``, from
-    ``base + (gb + r + 1) d`` on). ``qpow[J, c] = (c / m)^J`` for small J; ``tables`` the rows
-    of :func:`intersect_pass_tables`. Complexity: O(live profiles x query attributes).
+    ``base + (gb + r + 1) d`` on); attributes that most profiles are far from come first.
+    ``qpow[J, c] = (c / m)^J`` for small J; once ``J >= jstop[c]`` (``(c/m)^J`` below 1e-12) a
+    non-matching profile's remaining attributes are not looked at and it counts 0 (an error
+    of at most 1e-12 per profile). ``tables``: the rows of :func:`intersect_pass_tables`.
+    Complexity: O(live profiles x query attributes).
     """
     na = spec.shape[0]
+    kind = spec[:, 0].copy()
+    pcol = spec[:, 1].copy()
+    rcol = spec[:, 2].copy()
+    qa = spec[:, 3].copy()
+    qb = spec[:, 4].copy()
+    base = spec[:, 5].copy()
+    dd = spec[:, 6].copy()
+    ss = spec[:, 7].copy()
+    rr = spec[:, 8].copy()
+    last = spec[:, 9].copy()
+    kk = spec[:, 10].copy()
+    qwords = spec[:, 11].copy()
+    q0 = spec[:, 12].copy()
+    tab = spec[:, 13].copy()
+    qts = spec[:, 14].copy()
+    qtl = spec[:, 15].copy()
+    ga = spec[:, 16].copy()
+    gb = spec[:, 17].copy()
+    flo = spec[:, 18].copy()
+    fhi = spec[:, 19].copy()
     jcap = qpow.shape[0] - 1
     m = qpow.shape[1] - 1
     total = 0.0
@@ -815,62 +837,58 @@ def false_candidates(active: np.ndarray, nslots: int, fills: np.ndarray, present
             slot = w * 64 + bit
             visited += 1
             c = fills[slot]
+            stop = jstop[c]
             J = 0
             mult = 1.0
             match = True
             for a in range(na):
-                kind = spec[a, 0]
-                col = spec[a, 2]
-                if not present[slot, spec[a, 1]]:
+                if not match and J >= stop:
+                    break  # this profile's chance is below 1e-12 whatever the rest
+                col = rcol[a]
+                if not present[slot, pcol[a]]:
                     match = False
-                    if kind == 2:
-                        mult *= tables[spec[a, 13], c]
+                    if kind[a] == 2:
+                        mult *= tables[tab[a], c]
                     else:
-                        J += spec[a, 11]
+                        J += qwords[a]
                     continue
-                if kind == 0:
-                    qlen = spec[a, 15]
-                    if tlen[slot, col] != qlen or not _text_equal(text, tstart[slot, col], qlen, qtext, spec[a, 14]):
+                if kind[a] == 0:
+                    n = qtl[a]
+                    if tlen[slot, col] != n or not _text_equal(text, tstart[slot, col], n, qtext, qts[a]):
                         match = False
-                        J += spec[a, 10]
+                        J += kk[a]
                     continue
                 plo = lo[slot, col]
                 phi = hi[slot, col]
-                far = phi < spec[a, 18] or plo >= spec[a, 19]  # no word of the profile's keys is the query's
-                if kind == 1:
-                    if plo > spec[a, 3] or spec[a, 4] > phi:
+                far = phi < flo[a] or plo >= fhi[a]  # no word of the profile's keys is the query's
+                if kind[a] == 1:
+                    if plo > qa[a] or qb[a] > phi:
                         match = False
                     if far:
-                        J += spec[a, 11]
+                        J += qwords[a]
                         continue
-                    base = spec[a, 5]
-                    d = spec[a, 6]
-                    s = spec[a, 7]
-                    p0 = ((plo - base) // d) * s
-                    p1 = ((phi - base) // d + spec[a, 8]) * s + spec[a, 9]
-                    q0 = spec[a, 12]
-                    q1 = q0 + spec[a, 11]
-                    ov = min(p1, q1) - max(p0, q0)
-                    J += spec[a, 11] - (ov if ov > 0 else 0)
+                    s = ss[a]
+                    p0 = ((plo - base[a]) // dd[a]) * s
+                    p1 = ((phi - base[a]) // dd[a] + rr[a]) * s + last[a]
+                    ov = min(p1, q0[a] + qwords[a]) - max(p0, q0[a])
+                    J += qwords[a] - (ov if ov > 0 else 0)
                     continue
-                if plo <= spec[a, 4] and spec[a, 3] <= phi:
+                if plo <= qb[a] and qa[a] <= phi:
                     continue  # overlaps the query range: matches, and one of its keys is the query's
                 match = False
                 if far:
-                    mult *= tables[spec[a, 13], c]
+                    mult *= tables[tab[a], c]
                     continue
-                base = spec[a, 5]
-                d = spec[a, 6]
-                g0 = (plo - base) // d
-                g1 = (phi - base) // d
-                ga = spec[a, 16]
-                gb = spec[a, 17]
-                if g1 >= ga and g0 <= gb:
+                g0 = (plo - base[a]) // dd[a]
+                g1 = (phi - base[a]) // dd[a]
+                if g1 >= ga[a] and g0 <= gb[a]:
                     continue  # shares a group with the query range: a grouping false positive
-                mult *= tables[spec[a, 13] + (ga - g1 if g1 < ga else g0 - gb), c]
+                mult *= tables[tab[a] + (ga[a] - g1 if g1 < ga[a] else g0 - gb[a]), c]
             if match:
                 continue
             nonmatch += 1
+            if J >= stop:
+                continue
             if J <= jcap:
                 p = mult * qpow[J, c]
             else:

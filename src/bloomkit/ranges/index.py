@@ -655,6 +655,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         assert records is not None
         lay = self._layout
         spec = np.zeros((len(batch.columns), 20), dtype=np.int64)
+        near = np.zeros(len(batch.columns))  # the share of the scope near the query: far-from attributes first
         qtext: list[bytes] = []
         tables: list[np.ndarray] = []
         at = 0
@@ -677,6 +678,8 @@ class ProfileIndex(LayoutProperties, Persistable):
             row[11] = M.query_words(ga, gb, plan.s, plan.r, plan.last)
             row[12] = ga * plan.s
             row[16:20] = ga, gb, plan.base + (ga - plan.r) * plan.d, plan.base + (gb + plan.r + 1) * plan.d
+            assert isinstance(plan.attr, Numeric)
+            near[i] = (row[19] - row[18]) / plan.attr.scope_size
             if how == "intersect" and qb > qa:
                 row[0] = 2
                 row[13] = sum(t.shape[0] for t in tables)
@@ -689,7 +692,8 @@ class ProfileIndex(LayoutProperties, Persistable):
         step = 1 if cap is None or live <= cap else -(-live // cap)
         total, var, sq, nonmatch, visited = K.false_candidates(
             st.active, self._next, st.fills, records.present, records.lo, records.hi, records.tstart, records.tlen,
-            records.text, spec, np.frombuffer(b"".join(qtext) or b"\0", dtype=np.uint8), _fill_powers(m), tab, step)
+            records.text, spec[np.argsort(near, kind="stable")], np.frombuffer(b"".join(qtext) or b"\0", dtype=np.uint8),
+            *_fill_powers(m), tab, step)
         if nonmatch == 0:
             reason = ("no profile is stored" if not live else "every profile stored matches the query" if step == 1
                       else "every profile of the sample matches the query")
@@ -783,12 +787,20 @@ class ProfileIndex(LayoutProperties, Persistable):
         return obj
 
 
+_NEGLIGIBLE = 1e-12  # a profile's chance of passing below which the model stops looking at it
+
+
 @functools.lru_cache(maxsize=8)
-def _fill_powers(m: int) -> np.ndarray:
-    """``(c / m)^J`` for J = 0 .. 127 and c = 0 .. m (read-only; larger J are computed)."""
-    out = (np.arange(m + 1, dtype=np.float64) / m)[None, :] ** np.arange(128, dtype=np.float64)[:, None]
-    out.flags.writeable = False
-    return out
+def _fill_powers(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(c / m)^J`` for J = 0 .. 127 and c = 0 .. m, and per c the smallest J at which it is
+    below 1e-12 (read-only; larger J are computed)."""
+    q = np.arange(m + 1, dtype=np.float64) / m
+    powers = q[None, :] ** np.arange(128, dtype=np.float64)[:, None]
+    with np.errstate(divide="ignore"):
+        stop = np.where(q < 1.0, np.ceil(np.log(_NEGLIGIBLE) / np.log(np.where(q < 1.0, q, 0.5))), 1 << 40)
+    stop = np.maximum(stop, 1).astype(np.int64)
+    powers.flags.writeable = stop.flags.writeable = False
+    return powers, stop
 
 
 @functools.lru_cache(maxsize=64)

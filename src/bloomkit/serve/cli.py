@@ -64,15 +64,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="open connections at most (default 4096, and below the open-files limit): beyond it the "
                         "connection waiting longest for its headers is closed")
     p.add_argument("--model-profiles", type=int, default=None,
-                   help="profiles the per-query model prices exactly (default 131072; a larger index prices a sample)")
+                   help="profiles the per-query model prices exactly (default 65536; a larger index prices a sample of about "
+                        "as many: its cost stays near the search's)")
     p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
 
 
 def _host_names(host: str, port: int) -> set[str]:
-    names = {f"{h}:{port}" for h in LOOPBACK_NAMES}
-    if port == 80:
-        names |= set(LOOPBACK_NAMES)
-    return names
+    """The Host headers of a loopback server: its names with the port, and without (clients
+    that leave out a port they should send; no other site can name this machine so)."""
+    return {f"{h}:{port}" for h in LOOPBACK_NAMES} | set(LOOPBACK_NAMES)
 
 
 def allowed(host: str, port: int, origins: list[str] | None) -> tuple[frozenset[str] | None, frozenset[str] | None]:
@@ -100,7 +100,7 @@ def allowed(host: str, port: int, origins: list[str] | None) -> tuple[frozenset[
         loop = False
     if loop:
         names = _host_names(host, port)
-        return frozenset(f"http://{n}" for n in names), frozenset(names)
+        return frozenset(f"http://{n}" for n in names if n.endswith(f":{port}") or port == 80), frozenset(names)
     return None, None
 
 

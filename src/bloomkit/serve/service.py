@@ -65,9 +65,9 @@ MAX_BATCH = 2048
 _REBUILD_CHUNK = 50_000
 LOW_SPACE = 16 << 20
 """Free bytes on the database's file system under which start-up warns."""
-MODEL_PROFILES = 131_072
+MODEL_PROFILES = 65_536
 """Profiles the per-query model prices exactly by default (a larger index prices a sample of
-about this many: a few ms per search)."""
+about this many: the model then costs about what the search does, 1-3 ms here)."""
 
 
 class WriteError(Exception):

@@ -150,7 +150,8 @@ async function runSearch(after) {
   const b = r.body;
   const falseFound = b.candidates - b.matches;
   const model = b.model || {};
-  const expected = model.reason ? "0" : fmtExpected(b.expected_false_candidates, model.sd);
+  const expected = model.reason ? "0" : b.expected_false_candidates === 0 ? "≈ 0 (below 1e-12 each)" :
+    fmtExpected(b.expected_false_candidates, model.sd);
   const add = t => summary.appendChild(document.createTextNode(t));
   const span = (id, t) => summary.appendChild(el("span", { id: id }, t));
   summary.replaceChildren();
