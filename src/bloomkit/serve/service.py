@@ -49,7 +49,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import BloomkitError, FormatError, InvalidParameterError
-from ..ranges import Design, Integer, ProfileIndex, Schema, SchemaFile
+from ..ranges import Design, Integer, Numeric, ProfileIndex, Schema, SchemaFile
 from ..ranges.index import FalseCandidates
 from .db import DatabaseError, ProfileDB, database_error, hash_token, loads
 from .lock import ServeLock
@@ -324,7 +324,10 @@ class MatchingService:
         except BaseException:  # a record the rebuild refuses, no memory, Ctrl-C: no connection left open
             self._db.close()
             raise
+        t_warm = time.perf_counter()
+        self._warm_up()
         self._stats.startup = {"source": source, "seconds": time.perf_counter() - t0, "design_seconds": t_design,
+                               "warm_up_seconds": time.perf_counter() - t_warm,
                                "load_seconds": time.perf_counter() - t1, "snapshot_refused": reason or None,
                                "snapshot_moved_to": moved, "profiles": len(self.index), "warnings": warnings}
         self._seq = self._db.seq()
@@ -340,6 +343,31 @@ class MatchingService:
     def index(self) -> ProfileIndex:
         """The current index (replaced whole by a compaction)."""
         return self._view.index
+
+    def _warm_up(self) -> None:
+        """Run every kernel a publish, a search (both modes, its model), a delete and a
+        compaction use, on a scratch index of this design, so that they are compiled (or
+        loaded from numba's cache) before the service answers: the first requests after a
+        start take as long as any other (a compile takes seconds; a load from the cache, ms)."""
+        recs = []
+        for i in range(40):  # 40: the batch path of 32+ profiles, then one by one
+            rec: dict[str, Any] = {}
+            for a in self.schema:
+                if isinstance(a, Numeric):
+                    lo = a.unscale(a.scaled_lo)
+                    rec[a.name] = [lo, a.unscale(min(a.scaled_lo + i, a.scaled_hi))]
+                else:
+                    rec[a.name] = f"w{i % 3}"
+            recs.append(rec)
+        idx = self._new_index(64)
+        idx.add_many(recs[:36])
+        for r in recs[36:]:
+            idx.add(r)
+        for mode in ("subset", "intersect"):
+            idx.search_candidates(recs[5], mode=mode)
+            idx.expected_false_candidates(recs[5], mode=mode)
+        idx.remove(3)
+        idx.compacted()
 
     # -- start-up checks --------------------------------------------------------------------------
     def _check_missing_database(self) -> None:
