@@ -90,9 +90,13 @@ def test_kill9_loses_no_acknowledged_write(tmp_path: Path, interval: str) -> Non
         stop = threading.Event()
         threads = [threading.Thread(target=_hammer, args=(srv.url, stop, acked, deleted, lock, 10 * round_ + i))
                    for i in range(8)]
+        before = len(acked)
         for t in threads:
             t.start()
-        time.sleep(1.0 + random.random())
+        deadline = time.monotonic() + 60  # enough acknowledged writes however loaded the machine is
+        while len(acked) - before < 40 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(random.random() * 0.5)
         srv.kill()  # kill -9 while requests are in flight
         stop.set()
         for t in threads:
