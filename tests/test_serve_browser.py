@@ -127,20 +127,18 @@ def test_the_page_at_phone_and_desktop_widths(site: Any, width: int, tmp_path: P
     pg.wait_for_function("document.querySelector('#page-info').textContent === 'page 2 of 3'")
 
     # a range: "covers" finds only the wide profiles, "overlaps" everyone; the page says why
-    pg.fill("#q-Age-lo", "15")
-    pg.fill("#q-Age-hi", "35")
-    pg.click("#search-button")
-    pg.wait_for_function("document.querySelector('#result-hint').textContent.includes('overlap')")
+    def ask(age: tuple[str, str], mode: str, until: str) -> None:
+        pg.fill("#q-Age-lo", age[0])
+        pg.fill("#q-Age-hi", age[1])
+        pg.check(f"#mode-{mode}")
+        pg.click("#search-button")
+        pg.wait_for_function(until)
+
+    ask(("15", "35"), "subset", "document.querySelector('#result-hint').textContent.includes('overlap')")
     assert pg.inner_text("#res-matches") == "0 matches"
     assert "30 profiles overlap it" in pg.inner_text("#result-hint")
-    pg.check("#mode-intersect")
-    pg.click("#search-button")
-    pg.wait_for_function("document.querySelector('#res-matches').textContent === '30 matches'")
-    pg.fill("#q-Age-lo", "19")
-    pg.fill("#q-Age-hi", "39")
-    pg.check("#mode-subset")
-    pg.click("#search-button")
-    pg.wait_for_function("document.querySelector('#res-matches').textContent === '10 matches'")  # the 18-40 ones
+    ask(("15", "35"), "intersect", "document.querySelector('#res-matches').textContent === '30 matches'")
+    ask(("19", "39"), "subset", "document.querySelector('#res-matches').textContent === '10 matches'")  # the 18-40 ones
 
     # the explanation, publishing, errors (the same page, reloaded)
     pg.reload()

@@ -638,7 +638,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         and scales up (``priced`` says how many; the sampling variance is in ``variance``).
 
         Complexity: O(live profiles x query attributes) in one kernel without the GIL (about
-        15-25 ns per profile and attribute here), or O(max_profiles x ...); plus for an
+        10 ns per profile and attribute here), or O(max_profiles x ...); plus for an
         intersect range of G groups a table of O(min(G, 256) s k m) (cached per design and G).
         """
         owner = "ProfileIndex.expected_false_candidates"
