@@ -231,7 +231,7 @@ def select_parameters(
     num_levels = max(lv) + 1
 
     def verify_fpr(mp: int, kp: int, theta: int, seeded: bool) -> float:
-        if seeded:
+        if seeded and sd is not None:
             phi = verification_fpr(n_prime, mp, kp, num_levels, theta, sd, k, exact=False)
         else:
             phi = float(theory.mvbf_fpr(n_prime, mp, kp, theta, exact=False))
