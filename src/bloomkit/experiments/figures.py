@@ -38,8 +38,35 @@ def legend(ax: Any, *, outside: bool = False, ncol: int = 1, loc: str = "best") 
         ax.legend(fontsize=LEGEND_SIZE, ncol=ncol, loc=loc)
 
 
-def log_limits(ax: Any, values: Iterable[Any], pad: float = 2.0) -> None:
-    """Limits of a log y axis that show every positive value drawn (none clipped)."""
+def log_limits(ax: Any, values: Iterable[Any], pad: float = 2.0, floor: float | None = None) -> float:
+    """Limits of a log y axis that show every positive value drawn; with ``floor``, the axis stops
+    there (what lies below is drawn by :func:`below_floor`, never silently cut). Returns the bottom."""
     v = np.array([float(x) for x in values if x is not None and np.isfinite(float(x)) and float(x) > 0])
-    if v.size:
-        ax.set_ylim(v.min() / pad, min(1.5, v.max() * pad) if v.max() <= 1 else v.max() * pad)
+    if not v.size:
+        return 0.0
+    bottom = v.min() / pad if floor is None else max(v.min() / pad, floor)
+    ax.set_ylim(bottom, min(1.5, v.max() * pad) if v.max() <= 1 else v.max() * pad)
+    return float(bottom)
+
+
+def below_floor(ax: Any, xs: Sequence[float], ys: Sequence[float | None], bottom: float, color: Any) -> None:
+    """Model values below the axis floor: a down triangle on the floor (labelled once per axes)."""
+    pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and 0 <= y < bottom]
+    if pts:
+        seen = any(t.get_label().startswith("model: below the axis") for t in ax.get_lines())
+        ax.plot([x for x, _y in pts], [bottom * 1.15] * len(pts), "v", color=color, ms=6,
+                label="_nolegend_" if seen else f"model: below the axis ({bottom:.0e}), drawn at it")
+
+
+def rate_points(ax: Any, xs: Sequence[float], hits: Sequence[int], trials: Sequence[int], *, color: Any, label: str,
+                marker: str = "o") -> list[float]:
+    """Measured rates (only those with events: a log axis has no zero) with 3 sd bars that stop
+    above zero; returns the values drawn."""
+    pts = [(x, h / t, t) for x, h, t in zip(xs, hits, trials, strict=True) if h > 0]
+    if not pts:
+        return []
+    y = np.array([p[1] for p in pts])
+    sd = 3 * np.sqrt(y * (1 - y) / np.array([p[2] for p in pts]))
+    lower = np.minimum(sd, 0.9 * y)
+    ax.errorbar([p[0] for p in pts], y, yerr=[lower, sd], fmt=marker, ms=3.5, capsize=2, color=color, label=label)
+    return [float(v) for v in y]

@@ -36,7 +36,8 @@ def _fmix(x: np.ndarray) -> np.ndarray:
     x = x * _M1
     x = x ^ (x >> np.uint64(33))
     x = x * _M2
-    return x ^ (x >> np.uint64(33))
+    out: np.ndarray = x ^ (x >> np.uint64(33))
+    return out
 
 
 class IndependentMLBF:
@@ -122,5 +123,5 @@ class IndependentMLBF:
                 ok &= self._level("bml", level)[loc >> level].all(axis=2)
             if addr is not None:
                 ok &= self._level("mv", level)[addr >> level].all(axis=2)
-            out.append(ok.any(axis=1))
+            out.append(np.asarray(ok.any(axis=1)))
         return out

@@ -57,39 +57,42 @@ def _row(fig: str, m: int, n: int, structure: str, query: str, hits: int | None,
             "model_fpr": model_fpr, **extra}
 
 
-def _plot_lines(ax: Any, rows: list[dict[str, Any]], series: list[tuple[str, str, str]]) -> list[float]:
-    """Model lines and measured points (3 sd bars) per series; returns every value drawn."""
+def _plot_lines(ax: Any, rows: list[dict[str, Any]], series: list[tuple[str, str, str]],
+                floor: float = 1e-12) -> None:
+    """Model lines and measured points (3 sd bars) per series; model values under ``floor`` are
+    marked on the axis floor, not cut."""
     drawn: list[float] = []
+    lines = []
     for structure, query, label in series:
         sub = [r for r in rows if r["structure"] == structure and r["query"] == query]
         if not sub:
             continue
         ns = [r["n"] for r in sub]
         model_y = [r["model_fpr"] for r in sub]
-        line = ax.plot(ns, model_y, "-", lw=1, label=f"model: {label}")[0]
-        drawn += [y for y in model_y if y is not None]
-        pts = [(r["n"], r["measured_fpr"], r["probes"]) for r in sub if r["measured_fpr"]]
-        if pts:
-            err = [3 * np.sqrt(y * (1 - y) / t) for _x, y, t in pts]
-            ax.errorbar([x for x, _y, _t in pts], [y for _x, y, _t in pts], yerr=[err, err], fmt="o", ms=3,
-                        capsize=2, color=line.get_color(), label=f"measured: {label} (3 sd)")
-            drawn += [y for _x, y, _t in pts]
+        line = ax.plot(ns, [y if y is not None and y >= floor else np.nan for y in model_y], "-", lw=1,
+                       label=f"model: {label}")[0]
+        lines.append((ns, model_y, line.get_color()))
+        drawn += [y for y in model_y if y is not None and y >= floor]
+        meas = [r for r in sub if r["hits"] is not None]
+        drawn += F.rate_points(ax, [r["n"] for r in meas], [r["hits"] for r in meas], [r["probes"] for r in meas],
+                               color=line.get_color(), label=f"measured: {label} (3 sd)")
     ax.set_yscale("log")
+    bottom = F.log_limits(ax, drawn + [floor], floor=floor)
+    for ns, model_y, color in lines:
+        F.below_floor(ax, ns, model_y, bottom, color)
     ax.set_xlabel("items n")
     ax.set_ylabel("false positive rate")
-    return drawn
 
 
 def _plot_by_m(rows: list[dict[str, Any]], ms: list[int], series: list[tuple[str, str, str]],
                decorate: Any) -> Any:
     """One panel of :func:`_plot_lines` per array size m (Figs. 7 and 8), each with its legend
-    (under the panel), the y range covering every value drawn."""
+    (under the panel)."""
     def plot(fig: Any) -> None:
         for j, m in enumerate(ms):
             ax = fig.add_subplot(1, len(ms), j + 1)
-            drawn = _plot_lines(ax, [r for r in rows if r["m"] == m], series)
+            _plot_lines(ax, [r for r in rows if r["m"] == m], series)
             decorate(ax)
-            F.log_limits(ax, drawn)
             ax.set_title(f"m = {m}", fontsize=9)
             F.legend(ax, outside=True)
 
@@ -181,9 +184,8 @@ def fig6(quick: bool, rng: np.random.Generator) -> ExperimentResult:
     def plot(fig: Any) -> None:
         for j, op in enumerate(("union", "intersection")):
             ax = fig.add_subplot(1, 2, j + 1)
-            drawn = _plot_lines(ax, rows, [(f"BF {op}", "fresh", "BF"), (f"PBF {op}", "fresh", "PBF fresh"),
-                                           (f"PBF {op}", "recombined", "PBF recombined")])
-            F.log_limits(ax, drawn)
+            _plot_lines(ax, rows, [(f"BF {op}", "fresh", "BF"), (f"PBF {op}", "fresh", "PBF fresh"),
+                                   (f"PBF {op}", "recombined", "PBF recombined")])
             d = diff(op)
             ax2 = ax.twinx()
             ax2.plot([r["n"] for r in d], [r["measured_difference"] for r in d], "k--", lw=1,
@@ -346,7 +348,7 @@ def fig8(quick: bool, rng: np.random.Generator) -> ExperimentResult:
             """a's rate not above b's beyond 3 sd of the two counts (the claim a < b not refuted)."""
             pa, pb = a["hits"] / a["probes"], b["hits"] / b["probes"]
             sd = math.sqrt(pa * (1 - pa) / a["probes"] + pb * (1 - pb) / b["probes"]) or 1.0 / a["probes"]
-            return pa - pb <= 3 * sd
+            return bool(pa - pb <= 3 * sd)
 
         comps.append(Comparison(
             quantity=f"n where PBF is not above SBF(m bits, k=q) (3 sd), m={m} (fresh items)", paper="all n",

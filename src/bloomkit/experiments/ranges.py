@@ -62,7 +62,7 @@ ERRATA_FIG13 = ("ERRATA.md, 000: Fig 13's traditional limit is n = 35: (1 - e^(-
                 "for n <= 512 ln 2 / 10 = 35.5; f(60) = 2.45e-2")
 
 
-def _eq14(R: int, n: int, m: int, k: np.ndarray, d: np.ndarray, s: np.ndarray) -> np.ndarray:
+def _eq14(R: int, n: int, m: int, k: Any, d: Any, s: Any) -> np.ndarray:
     """Eq. (14) with p = e^(-go/m) (Eqs. 11-13), written from the document with numpy alone --
     the independent check of the optimizer (it does not call bloomkit.ranges). Eq. (6) is the
     case s = k (r = 0), Eq. (10) the case d = 1."""
@@ -72,7 +72,8 @@ def _eq14(R: int, n: int, m: int, k: np.ndarray, d: np.ndarray, s: np.ndarray) -
     over = np.zeros_like(fill)
     for i in range(1, int(r.max()) + 1 if r.size else 1):
         over += np.where(i <= r, fill ** (i * s), 0.0)
-    return (d - 1) / (R - n) + 2 * d / (R - n) * over + (R - n - (d - 1) - 2 * r * d) / (R - n) * fill**k
+    out: np.ndarray = (d - 1) / (R - n) + 2 * d / (R - n) * over + (R - n - (d - 1) - 2 * r * d) / (R - n) * fill**k
+    return out
 
 
 def _grouping_optimum(R: int, n: int, m: int, k_max: int = 200, d_max: int = 400) -> tuple[int, int, float]:

@@ -87,6 +87,7 @@ class Judgement:
     status: str
     cause: str
     detail: str = ""
+    resolved: bool = True  # False: the sample cannot resolve it (such rows make poor headlines)
 
     @property
     def agrees(self) -> bool | None:
@@ -152,7 +153,8 @@ def judge(c: Comparison, quick: bool = False) -> Judgement:
             tail = "; the quick run's sample cannot resolve " + ("it" if cannot else "a difference of this size")
         else:
             tail = "; the sample cannot resolve it" if cannot else ""
-        return Judgement("consistent within noise", f"within the noise of the trial counts ({detail}){tail}", detail)
+        return Judgement("consistent within noise", f"within the noise of the trial counts ({detail}){tail}", detail,
+                         resolved=not cannot)
     return Judgement("reproduced", f"agrees ({detail})", detail)
 
 
@@ -217,13 +219,14 @@ def verdict(result: ExperimentResult, quick: bool = False) -> Verdict:
     judged = [(c, judge(c, quick)) for c in result.comparisons]
     if not judged:
         return Verdict("not judged", "no comparison", "")
-    worst_c, worst = min(judged, key=lambda cj: _SEVERITY[cj[1].status])
+    worst_c, worst = min(judged, key=lambda cj: (_SEVERITY[cj[1].status], not cj[1].resolved))
     others: dict[str, int] = {}
     for _c, j in judged:
         if j.status not in (worst.status, "not judged"):
             others[j.status] = others.get(j.status, 0) + 1
     n_same = sum(j.status == worst.status for _c, j in judged)
-    more = f" [{n_same} rows {worst.status}" + "".join(f", {n} {s}" for s, n in others.items()) + "]" if len(judged) > 1 else ""
+    rows = "row" if n_same == 1 else "rows"
+    more = f" [{n_same} {rows} {worst.status}" + "".join(f", {n} {s}" for s, n in others.items()) + "]" if len(judged) > 1 else ""
     headline = f"{worst_c.quantity}: {worst.detail}" if worst.detail else ""
     return Verdict(worst.status, f"{worst_c.quantity}: {worst.cause}{more}", headline)
 
