@@ -363,3 +363,21 @@ def test_an_unwritable_report_directory_is_one_error_line(tmp_path):
         ro.mkdir()
         ro.chmod(0o500)
         fails("reproduce", "--quick", "--only", "base-fpr-grid", "--out", str(ro), match="permission denied")
+
+
+@pytest.mark.parametrize(("exp_id", "quantity", "status", "evidence"), [
+    ("000-fig13", "traditional: largest n with fpr <= 2^-10", "document erratum", "closed form"),
+    ("002-fig7", "panel b (n'=2000, k'=1): VVBF 0 FPR", "document model approximate", "suffix bits"),
+    pytest.param("003-table3", "highly composite numbers < 831600 (excluding 1)", "document erratum",
+                 "trial-division", marks=pytest.mark.slow),
+    pytest.param("001-table4.1", "N (k=1)", "not comparable", "scale", marks=pytest.mark.slow),
+])
+def test_experiments_name_the_evidence_of_their_causes(exp_id, quantity, status, evidence):
+    """Causes come from an independent computation in the experiment (issue 27), not a label."""
+    from bloomkit.experiments.registry import get_experiment
+
+    res = get_experiment(exp_id).run(quick=True)
+    c = next(c for c in res.comparisons if c.quantity == quantity)
+    j = judge(c, quick=True)
+    assert j.status == status and evidence in j.cause, j
+    assert verdict(res, quick=True).status != "deviates"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -1052,3 +1053,18 @@ def test_concurrent_first_batches_fit_the_domain_once(cls: type) -> None:
         f._check()
         assert len(f) == 4 * 302
         assert all(f.query_many(b, 0).all() for b in batches)
+
+
+def test_docs_code_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every python block of docs/similarity.md runs as printed (in a scratch directory: the
+    worked example saves a file)."""
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "similarity.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 2
+    monkeypatch.chdir(tmp_path)
+    for code in blocks:
+        exec(compile(code, "docs/similarity.md", "exec"), {"__name__": "__docs__"})
+    out = capsys.readouterr().out
+    assert "1.78 5 6 65536 5" in out and "True" in out.splitlines()[-1]
