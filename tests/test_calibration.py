@@ -330,7 +330,7 @@ def _verify_spread(f: object, level: int, p: float) -> float:
 
 
 def _similarity(cls_name: str, slow: bool, rng: np.random.Generator) -> list[Point]:
-    from bloomkit.similarity import LSBF, MLBF, MLBFStar
+    from bloomkit.similarity import LSBF, MLBFStar
 
     seeds = range(12) if slow else range(3)
     nq = 40_000 if slow else 8_000

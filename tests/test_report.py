@@ -18,7 +18,15 @@ import numpy as np
 import pytest
 
 from bloomkit.cli import main
-from bloomkit.experiments.registry import Check, Comparison, Experiment, ExperimentResult, Measure, Rate, Timing
+from bloomkit.experiments.registry import (
+    Check,
+    Comparison,
+    Experiment,
+    ExperimentResult,
+    Measure,
+    Rate,
+    Timing,
+)
 from bloomkit.experiments.report import Run, judge, run_experiment, verdict, write_report
 
 # -- values carry their counts ------------------------------------------------------------------
