@@ -205,8 +205,8 @@ def _model_off(c: Comparison, b: Agreement, text: str, quick: bool) -> Judgement
                              text)
         return Judgement("deviates", f"DEFECT of ours? {text}; the independent check ({_check_text(c.check)}) "
                                      "does not side with the measurement", text)
-    if c.differs:
-        return Judgement("not comparable", f"not comparable: {c.differs}; {text}", text)
+    # a setting that differs from the document's (c.differs) does not explain our measurement
+    # differing from our own model: that needs evidence or it is ours
     return Judgement("deviates", f"DEFECT of ours? {text}; no cause found", text)
 
 
