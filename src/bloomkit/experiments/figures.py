@@ -30,12 +30,30 @@ def no_document_values(ax: Any, why: str = "document prints no values for this f
     ax.plot([], [], " ", label=why)
 
 
-def legend(ax: Any, *, outside: bool = False, ncol: int = 1, loc: str = "best") -> None:
-    """A legible legend; ``outside`` puts it under the axes (for crowded panels)."""
-    if outside:
+def legend(ax: Any, *, outside: bool | str = False, ncol: int = 1, loc: str = "best") -> None:
+    """A legible legend; ``outside`` puts it under the axes (``"right"``: beside them), where it
+    hides no data."""
+    if outside == "right":
+        ax.legend(fontsize=LEGEND_SIZE, ncol=ncol, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    elif outside:
         ax.legend(fontsize=LEGEND_SIZE, ncol=ncol, loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
     else:
         ax.legend(fontsize=LEGEND_SIZE, ncol=ncol, loc=loc)
+
+
+def figure_legend(fig: Any, ncol: int = 2) -> None:
+    """One legend under all panels of a figure (panels share their labels): the panels keep their
+    width. Uses the constrained layout (the report then skips tight_layout)."""
+    seen: dict[str, Any] = {}
+    for ax in fig.axes:
+        handles, labels = ax.get_legend_handles_labels()
+        for h, lab in zip(handles, labels, strict=True):
+            seen.setdefault(lab, h)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    fig.set_layout_engine("constrained")
+    fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncol=ncol, fontsize=LEGEND_SIZE,
+               frameon=False)
 
 
 def log_limits(ax: Any, values: Iterable[Any], pad: float = 2.0, floor: float | None = None) -> float:

@@ -400,14 +400,14 @@ def bandwidth(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         re_ = [r for r in rows if r["strategy"] == "e_entropy"]
         ax2.plot([r["epoch"] for r in re_], [r["receiver_fpr"] for r in re_], "m--", label="measured: receiver (e)")
         ax2.axhspan(rho - eps, rho + eps, color="0.85", label="band")
-        F.no_document_values(ax, "document: no figure (a simulation of Sections III-IV)")
+        F.no_document_values(ax, "document: no figure\n(a simulation of Sections III-IV)")
         ax.set_yscale("log")
         ax.set_ylabel("bytes sent")
         ax2.set_yscale("log")
         ax2.set_ylabel("measured FPR")
         ax2.set_xlabel("epoch")
-        F.legend(ax, ncol=3)
-        F.legend(ax2, ncol=3)
+        F.legend(ax, outside="right")
+        F.legend(ax2, outside="right")
 
     notes = (
         f"k = {k}, band [{rho - eps:g}, {rho + eps:g}], n in [{n_min}, {n_max}], {epochs} epochs, each set held "

@@ -77,7 +77,7 @@ def fpr_grid(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         ax.set_yscale("log")
         ax.set_xlabel("k (hash functions)")
         ax.set_ylabel("false positive rate")
-        F.legend(ax, ncol=2)
+        F.legend(ax, outside=True, ncol=2)
 
     return ExperimentResult(
         rows=rows, comparisons=comparisons, plot=plot,

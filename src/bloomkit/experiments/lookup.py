@@ -670,8 +670,7 @@ def fig43(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         ax.set_ylabel("encode time (s)")
         ax2.set_xlabel("|S|")
         ax2.set_ylabel("space (MB)")
-        F.legend(ax, outside=True)
-        F.legend(ax2, outside=True)
+        F.figure_legend(fig)
 
     return ExperimentResult(rows=rows, comparisons=comps, plot=plot, notes=_timing_notes(quick, note))
 

@@ -77,7 +77,7 @@ def _plot_lines(ax: Any, rows: list[dict[str, Any]], series: list[tuple[str, str
         drawn += F.rate_points(ax, [r["n"] for r in meas], [r["hits"] for r in meas], [r["probes"] for r in meas],
                                color=line.get_color(), label=f"measured: {label} (3 sd)")
     ax.set_yscale("log")
-    bottom = F.log_limits(ax, drawn + [floor], floor=floor)
+    bottom = F.log_limits(ax, drawn, floor=floor)
     for ns, model_y, color in lines:
         F.below_floor(ax, ns, model_y, bottom, color)
     ax.set_xlabel("items n")
@@ -94,7 +94,7 @@ def _plot_by_m(rows: list[dict[str, Any]], ms: list[int], series: list[tuple[str
             _plot_lines(ax, [r for r in rows if r["m"] == m], series)
             decorate(ax)
             ax.set_title(f"m = {m}", fontsize=9)
-            F.legend(ax, outside=True)
+        F.figure_legend(fig)
 
     return plot
 

@@ -317,8 +317,10 @@ def _write_png(path: Path, plot: Callable[[Any], None], exp: Experiment) -> bool
         plot(fig)
         fig.suptitle(textwrap.fill(figure_title(exp), 90), fontsize=10, fontweight="bold")
         _legible(fig)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110, metadata={"Title": figure_title(exp), "Description": f"bloomkit experiment {exp.id}; {exp.source}"})
+        if fig.get_layout_engine() is None:  # a figure-level legend brings the constrained layout
+            fig.tight_layout()
+        fig.savefig(path, dpi=110, bbox_inches="tight",  # nothing cut at the edges (long legends)
+                    metadata={"Title": figure_title(exp), "Description": f"bloomkit experiment {exp.id}; {exp.source}"})
     finally:
         plt.close(fig)
     return True

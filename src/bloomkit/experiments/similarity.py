@@ -127,7 +127,10 @@ def _line_plot(rows: list[dict[str, Any]], x: str, series: str, ys: list[tuple[s
             if logy:
                 ax.set_yscale("symlog", linthresh=1e-5)
             ax.set_title(title if pk is None else f"{title} ({panels} = {pk})", fontsize=9)
-            F.legend(ax, outside=True, ncol=2 if len(svals) * len(ys) > 4 else 1)
+            if len(keys) == 1:
+                F.legend(ax, outside=True, ncol=2 if len(svals) * len(ys) > 4 else 1)
+        if len(keys) > 1:
+            F.figure_legend(fig)
 
     return plot
 
