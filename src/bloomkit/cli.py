@@ -51,8 +51,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from .experiments.registry import select
     from .experiments.report import prepare_output, run_experiment, write_report
 
-    exps = select(args.only)
     out = prepare_output(Path(args.out))  # an unwritable directory: one error line, before any run
+    exps = select(args.only)
     quick = not args.full
     runs = []
     console = _console()
