@@ -377,8 +377,8 @@ _BACK = "[Back to the summary](#summary) · [overview](#overview)"
 
 
 def _document_of(exp: Experiment) -> str:
-    m = re.match(r"(\d{3})-", exp.id)
-    return m.group(1) if m else "other"
+    """The id's prefix: the source document ("000".."004"), or the family ("base")."""
+    return exp.id.split("-", 1)[0]
 
 
 def _overview(runs: Sequence[Run]) -> list[_Block]:
@@ -468,7 +468,7 @@ def _section(run: Run, errata: dict[str, int]) -> list[_Block]:
                 cause += f" [E{errata.setdefault(c.erratum, len(errata) + 1)}]"
             check = "" if c.check is None else f"{_ref(c.check.value)} ({c.check.how})"
             rows.append((c.quantity, _ref(c.paper), c.model, c.measured, check, j.status,
-                         cause + (f" Note: {c.note}" if c.note else "")))
+                         cause + (f". Note: {c.note}" if c.note else "")))
         blocks.append(_Block("table", _table_html(
             ("quantity", "paper", "model", "measured", "independent check", "verdict", "cause"), rows)))
     if res.notes:
@@ -528,6 +528,7 @@ th { background: #f3f3f3; }
 img { max-width: 100%; }
 pre { background: #f6f6f6; padding: 0.5rem; overflow-x: auto; }
 nav.top { position: sticky; top: 0; background: #fff; padding: 0.3rem 0; border-bottom: 1px solid #ddd; }
+h1, h2 { scroll-margin-top: 2.5rem; }
 """
 
 
