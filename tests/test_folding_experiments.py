@@ -17,9 +17,11 @@ def _comparisons(exp_id: str) -> dict[str, object]:
 def test_table3_experiment() -> None:
     c = _comparisons("003-table3")
     listed = c["listed numbers that are largely composite (Eq. 10)"]
-    assert listed.paper == listed.measured == 70  # type: ignore[attr-defined]
+    assert listed.paper == listed.measured == "70/70"  # type: ignore[attr-defined]
     star = c["starred = superior highly composite"]
     assert star.paper == star.measured == 7  # type: ignore[attr-defined]
+    hc = c["highly composite numbers < 831600 (excluding 1)"]
+    assert hc.paper == 11 and hc.model == hc.check.value == 37  # type: ignore[attr-defined]
 
 
 def test_fig2_experiment() -> None:

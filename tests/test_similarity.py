@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ from _damage import assert_damage_detected
 import bloomkit
 from bloomkit.errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from bloomkit.similarity import LSBF, MLBF, AlignableLSH, MLBFStar, select_parameters, theory
+from bloomkit.similarity.mvbf import verification_fpr
 from bloomkit.similarity.params import width_for_probability
 
 R1 = (20 * 0.1**2) ** 0.5  # Section 6.4 / Table 3: 0.1 per dimension, d = 20
@@ -162,20 +164,41 @@ def test_parameter_selection_worked_example() -> None:
     assert s.l_max == pytest.approx(9.86, abs=0.01)
     l_max_rounded = math.log(1 - 0.09) / (100 * math.log(1 - 0.16**5))
     assert round(l_max_rounded, 1) == 9.0
-    assert (s.verify_bits, s.verify_hashes) == (65536, 4)
+    # the printed m' = 65,536 with k' = 5 (not 4): the condition is on the filter's own rate,
+    # 1 - (1 - phi)^L over the L AND-constructions (Section 6.4 prints one construction's phi)
+    assert (s.verify_bits, s.verify_hashes) == (65536, 5)
     assert all(v <= 0.001 for v in s.predicted_verify_fpr)
     assert s.predicted_fnr <= 0.1 and s.predicted_lsh_fpr <= 0.09
-    # k' = 3 would just miss delta''_p at level 2: 4 is the smallest
     n_p = 600
-    far = (1 - s.p2**5) ** n_p
-    assert far * (1 - math.exp(-3 * n_p / 16384)) ** 3 > 0.001
+    phi = [(1 - math.exp(-kp * n_p / 16384)) ** kp for kp in (4, 5)]
+    assert 1 - (1 - phi[0]) ** 6 == pytest.approx(0.00207, abs=1e-5)  # the printed k' = 4 misses 0.001
+    assert (1 - (1 - s.p2**5) ** n_p) <= 0.09 and (1 - s.p2**5) ** n_p * phi[0] <= 0.001  # ... by the printed form
+    assert s.predicted_verify_fpr[2] == pytest.approx(1 - (1 - phi[1]) ** 6)
     # w directly gives the same
     s2 = select_parameters(R1, 10 * R1, 0.1, 0.09, 0.001, 100, w=s.w, levels=(0, 1, 2))
-    assert (s2.and_width, s2.or_count, s2.verify_bits, s2.verify_hashes) == (5, 6, 65536, 4)
+    assert (s2.and_width, s2.or_count, s2.verify_bits, s2.verify_hashes) == (5, 6, 65536, 5)
     f = MLBF.for_requirements(20, R1, 10 * R1, 0.1, 0.09, 0.001, 100, p1=0.8, levels=(0, 1, 2),
-                              num_bits=1 << 16, domain=(0, 1001))
-    assert (f.and_width, f.or_count, f.verify_bits, f.verify_hashes, f.num_levels) == (5, 6, 65536, 4, 3)
+                              num_bits=1 << 16, domain=(0, 1001), seed=4)
+    assert (f.and_width, f.or_count, f.verify_bits, f.verify_hashes, f.num_levels) == (5, 6, 65536, 5, 3)
     assert f.w == pytest.approx(1.784, abs=1e-3)
+
+
+@pytest.mark.parametrize("cls", [MLBF, MLBFStar])
+def test_parameter_selection_agrees_with_the_filter_it_builds(cls: type) -> None:
+    # issue 27: for r2 = 4 r1 the selection reported 0.0039 while the filter it built predicted
+    # (and measured) 0.497 -- the printed condition is one AND-construction's rate. Now the
+    # selection reports the built filter's own predicted_fpr, per level, for its seed.
+    n, levels, seed = 2000, (0, 1, 2), 7
+    s = select_parameters(1.0, 4.0, 0.1, 0.09, 0.01, n, p1=0.8, levels=levels, seed=seed)
+    f = cls.for_requirements(8, 1.0, 4.0, 0.1, 0.09, 0.01, n, p1=0.8, levels=levels, seed=seed,
+                             domain=(0, 1001))
+    f.add_many(np.random.default_rng(3).uniform(1, 1000, (n, 8)))
+    for t, v in zip(levels, s.predicted_verify_fpr, strict=True):
+        assert f.predicted_fpr(level=t) == pytest.approx(v, rel=1e-12)
+        assert v <= 0.01
+    # without a seed: the uniform-bits value, within the per-seed factor (1.0-1.4) of the seeded one
+    s0 = select_parameters(1.0, 4.0, 0.1, 0.09, 0.01, n, p1=0.8, levels=levels)
+    assert all(0.99 * a <= b <= 1.5 * a for a, b in zip(s0.predicted_verify_fpr, s.predicted_verify_fpr, strict=True))
 
 
 def test_width_for_probability_inverts_theorem1() -> None:
@@ -684,11 +707,18 @@ def test_predicted_fpr_is_theorem8_at_the_current_count() -> None:
     f = _mlbf(MLBF)
     assert f.predicted_fpr() == 0.0
     f.add_many(_data(300))
-    for t in range(f.num_levels):
-        want = theory.mlbf_star_fpr(300, f.or_count, f.verify_bits, f.verify_hashes, t)
-        assert f.predicted_fpr(level=t) == pytest.approx(float(want))
-        assert f.predicted_fpr(level=t, alpha=0.5) == pytest.approx(
-            float(theory.mlbf_fpr(0.5, 300, f.or_count, f.verify_bits, f.verify_hashes, t)))
+    S = f.num_levels
+    for t in range(S):
+        theorem8 = float(theory.mlbf_star_fpr(300, f.or_count, f.verify_bits, f.verify_hashes, t))
+        # phi carries the seed's suffix bits: Theorem 7's exponential form with them
+        phi = verification_fpr(300 * f.or_count, f.verify_bits, f.verify_hashes, S, t, f.seed, f.and_width,
+                               exact=False)
+        assert f.predicted_fpr(level=t) == pytest.approx(float(theory.or_amplify(phi, f.or_count)))
+        assert f.predicted_fpr(level=t, alpha=0.5) == pytest.approx(float(theory.or_amplify(0.5 * phi, f.or_count)))
+        if t == S - 1:  # the coarsest level has no suffix bits: Theorem 8 as printed (exact OR form)
+            assert f.predicted_fpr(level=t) == pytest.approx(theorem8)
+        else:  # never below the uniform-bits value at these loads, at most 1.5 times it
+            assert theorem8 * (1 - 1e-9) <= f.predicted_fpr(level=t) <= 1.5 * theorem8
     star = _mlbf(MLBFStar)
     star.add_many(_data(300))
     assert star.predicted_fpr(level=2) == pytest.approx(f.predicted_fpr(level=2))
@@ -754,7 +784,7 @@ def test_old_argument_names_still_work_with_a_warning(cls: type) -> None:
 def test_for_requirements_on_both_multi_level_filters(cls: type) -> None:
     f = cls.for_requirements(20, R1, 10 * R1, 0.1, 0.09, 0.001, 100, p1=0.8, levels=(0, 1, 2),
                              seed=3, domain=(0, 1001))
-    assert (f.and_width, f.or_count, f.verify_bits, f.verify_hashes, f.num_levels, f.seed) == (5, 6, 65536, 4, 3, 3)
+    assert (f.and_width, f.or_count, f.verify_bits, f.verify_hashes, f.num_levels, f.seed) == (5, 6, 65536, 5, 3, 3)
     assert f.num_bits == (1 << 20 if cls is MLBF else 1 << 32)  # the class's default m
     with pytest.raises(TypeError):
         cls.for_requirements(20, R1, 10 * R1, 0.1, 0.09, 0.001, 100, 0.8)  # p1 is keyword-only
@@ -1023,3 +1053,18 @@ def test_concurrent_first_batches_fit_the_domain_once(cls: type) -> None:
         f._check()
         assert len(f) == 4 * 302
         assert all(f.query_many(b, 0).all() for b in batches)
+
+
+def test_docs_code_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every python block of docs/similarity.md runs as printed (in a scratch directory: the
+    worked example saves a file)."""
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "similarity.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 2
+    monkeypatch.chdir(tmp_path)
+    for code in blocks:
+        exec(compile(code, "docs/similarity.md", "exec"), {"__name__": "__docs__"})
+    out = capsys.readouterr().out
+    assert "1.78 5 6 65536 5" in out and "True" in out.splitlines()[-1]

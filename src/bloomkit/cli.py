@@ -49,11 +49,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .experiments.registry import select
-    from .experiments.report import run_experiment, write_report
+    from .experiments.report import prepare_output, run_experiment, write_report
 
+    out = prepare_output(Path(args.out))  # an unwritable directory: one error line, before any run
     exps = select(args.only)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     quick = not args.full
     runs = []
     console = _console()

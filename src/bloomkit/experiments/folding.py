@@ -33,7 +33,8 @@ from ..folding import (
     superior_highly_composite,
 )
 from ..theory import false_positive_rate
-from .registry import Comparison, ExperimentResult, experiment
+from . import figures as F
+from .registry import Check, Comparison, ExperimentResult, Measure, Rate, experiment
 
 # Table III as printed; a star marks superior highly composite numbers.
 TABLE_III = (
@@ -44,10 +45,44 @@ TABLE_III = (
 ).split()
 
 
-def _measure_fpr(size: int, keys: np.ndarray, absent: np.ndarray, k: int, seed: int) -> float:
+def _measure_fpr(size: int, keys: np.ndarray, absent: np.ndarray, k: int, seed: int) -> int:
+    """False positives among ``absent`` of one filter of ``size`` bits holding ``keys``."""
     bf = BloomFilter(num_bits=size, num_hashes=k, seed=seed)
     bf.add_many(keys)
-    return float(bf.contains_many(absent).mean())
+    return int(bf.contains_many(absent).sum())
+
+
+def _smooth_count(lo: int, hi: int, y: int) -> int:
+    """The y-smooth integers in [lo, hi] by trial division (independent of bloomkit.folding)."""
+    m = np.arange(lo, hi + 1, dtype=np.int64)
+    for p in (q for q in range(2, y + 1) if all(q % r for r in range(2, q))):
+        while True:
+            div = m % p == 0
+            if not div.any():
+                break
+            m = np.where(div, m // p, m)
+    return int((m == 1).sum())
+
+
+def _divisor_counts(limit: int) -> np.ndarray:
+    """d(m) for m < limit from each m's prime factorisation by trial division with the primes up to
+    sqrt(limit) (numpy; independent of bloomkit.folding). d(0) = 0."""
+    m = np.arange(limit, dtype=np.int64)
+    rest = m.copy()
+    rest[0] = 1
+    d = np.ones(limit, dtype=np.int64)
+    d[0] = 0
+    root = int(math.isqrt(limit)) + 1
+    for p in (q for q in range(2, root + 1) if all(q % r for r in range(2, int(math.isqrt(q)) + 1))):
+        e = np.zeros(limit, dtype=np.int64)
+        idx = np.flatnonzero(rest % p == 0)
+        while idx.size:
+            rest[idx] //= p
+            e[idx] += 1
+            idx = idx[rest[idx] % p == 0]
+        d *= e + 1
+    d[rest > 1] *= 2  # one prime factor above sqrt(limit) left
+    return d
 
 
 # ------------------------------------------------------------------------------------------ Fig. 2
@@ -100,15 +135,19 @@ def fig2(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         comparisons += [
             Comparison(f"admissible m at n={n} (k=2, band 0.1+-0.02)", f"[{pa:.0f}, {pb:.0f}] (printed Eq. 14)",
                        f"[{iv.lo}, {iv.hi}]", None, "corrected Eq. 14 (ERRATA); printed bounds are inverted/empty"),
-            Comparison(f"FPR at m_min, n={n}", None, float(false_positive_rate(n, iv.lo, k)), f_lo,
-                       f"band top 0.12; one filter, sd {sd(iv.lo):.4f}"),
-            Comparison(f"FPR at m_max, n={n}", None, float(false_positive_rate(n, iv.hi, k)), f_hi,
-                       f"band bottom 0.08; one filter, sd {sd(iv.hi):.4f}"),
+            Comparison(f"FPR at m_min, n={n}", None, float(false_positive_rate(n, iv.lo, k)),
+                       Rate(f_lo, probes, se=sd(iv.lo)), "band top 0.12; one filter: binomial sd and the fill spread"),
+            Comparison(f"FPR at m_max, n={n}", None, float(false_positive_rate(n, iv.hi, k)),
+                       Rate(f_hi, probes, se=sd(iv.hi)), "band bottom 0.08; one filter: binomial sd and the fill spread"),
         ]
     mid = rows[len(rows) // 2]
+    iv_mid = admissible_sizes(int(mid["n"]), k, rho, eps)
     comparisons.append(Comparison(
         f"7-smooth sizes in the interval at n={mid['n']}", "'large number' (not quantified)",
-        round(mid["dickman_7"], 2), mid["smooth_7"], "model: Eq. 11 density rho(log m / log 7); asymptotic, poor for y = 7",
+        round(mid["dickman_7"], 2), mid["smooth_7"],
+        "model: Eq. 11 density rho(log m / log 7), asymptotic in m",
+        check=Check(_smooth_count(iv_mid.lo, iv_mid.hi, 7), f"trial division of every m in [{iv_mid.lo}, {iv_mid.hi}] "
+                                                           "by 2, 3, 5, 7 (numpy, not bloomkit.folding)"),
     ))
     comparisons.append(Comparison(
         "n in grid with an admissible divisor of m_1", None, None,
@@ -117,17 +156,17 @@ def fig2(quick: bool, rng: np.random.Generator) -> ExperimentResult:
 
     def plot(fig: Any) -> None:
         ax = fig.add_subplot(111)
-        ax.fill_between(n_grid, lo_r, hi_r, color="tab:blue", alpha=0.25, label="admissible (corrected Eq. 14)")
-        ax.scatter(smooth_pts[7][0], smooth_pts[7][1], s=4, color="tab:orange", label="7-smooth sizes inside")
+        ax.fill_between(n_grid, lo_r, hi_r, color="tab:blue", alpha=0.25, label="model: admissible (corrected Eq. 14)")
+        ax.scatter(smooth_pts[7][0], smooth_pts[7][1], s=4, color="tab:orange", label="model: 7-smooth sizes inside")
         ok = np.isfinite(plo) & np.isfinite(phi)
-        ax.plot(n_grid[ok], plo[ok], "k--", lw=1, label="printed Eq. 14 bounds")
+        ax.plot(n_grid[ok], plo[ok], "k--", lw=1, label="document: printed Eq. 14 bounds (no values printed)")
         ax.plot(n_grid[ok], phi[ok], "k:", lw=1)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("n (items)")
         ax.set_ylabel("m (bits)")
         ax.set_title(f"Bloom filter sizing, k = {k}, band {rho} +- {eps}")
-        ax.legend(fontsize=8)
+        F.legend(ax)
 
     notes = (
         "The paper gives neither the band nor the n range of Fig. 2; we use rho = 0.1, eps = 0.02, "
@@ -161,18 +200,28 @@ def table3(quick: bool, rng: np.random.Generator) -> ExperimentResult:
     missing = sorted(lcs - set(listed))
     starred = {m for m, s in listed.items() if s}
     hc_below = highly_composite(831_600)
+    d_all = _divisor_counts(831_600)
+    before = np.concatenate([[0], np.maximum.accumulate(d_all)[:-1]])  # max d(j) for j < m
+    hc_indep = np.flatnonzero(d_all > before)
+    hc_indep = hc_indep[hc_indep > 1]  # records of d(m): Eq. 9's highly composite numbers, without 1
     comparisons = [
-        Comparison("count: Table III entries / largely composite numbers <= 196560", len(listed), None, len(lcs),
-                   "measured counts 1 too (Eq. 10 holds vacuously)"),
-        Comparison("listed numbers that are largely composite (Eq. 10)", len(listed), None, len(set(listed) & lcs), ""),
-        Comparison("largely composite numbers the table omits", 0, None, len(missing),
-                   "1, 336 and " + ", ".join(str(m) for m in missing if m not in (1, 336))),
-        Comparison("starred = superior highly composite", len(starred), None, len(starred & shc),
-                   f"SHCN <= {limit}: {sorted(shc)}; 2520 and 5040 fall in the omitted range"),
-        Comparison("highly composite numbers < 831600", 11, None, int(hc_below[hc_below < 831_600].size - 1),
-                   "text says eleven; Eq. 9 gives these (excluding 1); superior highly composite < 831600: "
-                   f"{int((superior_highly_composite(831_600) < 831_600).sum())}"),
-        Comparison("listed numbers that are highly composite (Eq. 9)", None, None, len(set(listed) & hc), ""),
+        Comparison("listed numbers that are largely composite (Eq. 10)", paper=f"{len(listed)}/{len(listed)}",
+                   measured=f"{len(set(listed) & lcs)}/{len(listed)}",
+                   note="Table III is an extract: it lists 70 of the "
+                        f"{len(lcs)} largely composite numbers <= {limit} (ERRATA.md, 003)"),
+        Comparison("largely composite numbers the table leaves out", measured=len(missing),
+                   note="1, 336 and " + ", ".join(str(m) for m in missing if m not in (1, 336))
+                        + " (an extract: not a deviation)"),
+        Comparison("starred = superior highly composite", paper=len(starred), measured=len(starred & shc),
+                   note=f"SHCN <= {limit}: {sorted(shc)}; 2520 and 5040 fall in the omitted range"),
+        Comparison("highly composite numbers < 831600 (excluding 1)", paper=11, model=int(hc_below[hc_below < 831_600].size - 1),
+                   check=Check(len(hc_indep), "d(m) of every m < 831,600 by trial-division factorisation, and the "
+                                              "records of d(m) (numpy, not bloomkit.folding)"),
+                   erratum="ERRATA.md, 003: there are 37 highly composite numbers below 831600 (excluding 1), "
+                           "not eleven",
+                   note="text says eleven; superior highly composite < 831600: "
+                        f"{int((superior_highly_composite(831_600) < 831_600).sum())}"),
+        Comparison("listed numbers that are highly composite (Eq. 9)", measured=len(set(listed) & hc)),
     ]
     ms = np.arange(1, 20_001)
     from ..folding import divisor_counts
@@ -181,15 +230,15 @@ def table3(quick: bool, rng: np.random.Generator) -> ExperimentResult:
 
     def plot(fig: Any) -> None:
         ax = fig.add_subplot(111)
-        ax.scatter(ms, dvals, s=1, color="0.7", label="d(m)")
+        ax.scatter(ms, dvals, s=1, color="0.7", label="model: d(m) (Eq. 8)")
         small = lc[lc <= 20_000]
-        ax.scatter(small, [divisor_count(int(m)) for m in small], s=12, color="tab:orange", label="largely composite")
+        ax.scatter(small, [divisor_count(int(m)) for m in small], s=12, color="tab:orange", label="model: largely composite (Eq. 10)")
         tab = [m for m in listed if m <= 20_000]
-        ax.scatter(tab, [divisor_count(m) for m in tab], s=30, facecolors="none", edgecolors="k", label="in Table III")
+        ax.scatter(tab, [divisor_count(m) for m in tab], s=40, facecolors="none", edgecolors="k", label="document: Table III")
         ax.set_xscale("log")
         ax.set_xlabel("m")
         ax.set_ylabel("d(m) (Eq. 8)")
-        ax.legend(fontsize=8)
+        F.legend(ax)
         ax.set_title("Divisor counts, m <= 20000")
 
     notes = (
@@ -318,18 +367,18 @@ def bandwidth(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         payload = sum(r["payload_bytes"] for r in rs)
         per_epoch = [r["payload_bytes"] / r["opt_payload_bytes"] for r in rs]
         comparisons.append(Comparison(
-            f"{strat}: payload bytes / per-epoch optimum", None, None, round(payload / total_opt, 4),
+            f"{strat}: payload bytes / per-epoch optimum", None, None, Measure(payload / total_opt, 0.0),
             f"per epoch max {max(per_epoch):.3f}, within 10 %: {sum(x <= 1.10 for x in per_epoch)}/{len(rs)}; "
             f"wire bytes incl. headers {totals[strat]}; epochs in band: model {sum(r['in_band'] for r in rs)}/{len(rs)}, "
             f"measured {sum(r['measured_in_band'] for r in rs)}/{len(rs)}; "
             f"max measured FPR {max(r['measured_fpr'] for r in rs):.4f}",
         ))
     for peer in ("a_fixed", "b_pow2", "d_scalable"):
-        comparisons.append(Comparison(f"bytes sent c_smooth / {peer}", None, None, round(totals["c_smooth"] / totals[peer], 4), ""))
+        comparisons.append(Comparison(f"bytes sent c_smooth / {peer}", None, None, Measure(totals["c_smooth"] / totals[peer], 0.0), ""))
     ent = [r for r in rows if r["strategy"] == "e_entropy" and r["receiver_copies"] >= 2]
     for c in sorted({r["receiver_copies"] for r in ent}):
         sub = [r for r in ent if r["receiver_copies"] == c]
-        meas = float(np.mean([r["receiver_fpr"] for r in sub]))
+        meas = Rate.pooled([round(r["receiver_fpr"] * probes) for r in sub], [probes] * len(sub))
         comparisons.append(Comparison(
             f"receiver FPR with {c} copies (mean over {len(sub)} epochs)", None,
             float(np.mean([r["receiver_model"] for r in sub])), meas,
@@ -344,20 +393,21 @@ def bandwidth(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         ax2 = fig.add_subplot(212, sharex=ax)
         for strat, style in (("a_fixed", "k-"), ("b_pow2", "b-"), ("c_smooth", "r-"), ("d_scalable", "g-")):
             rs = [r for r in rows if r["strategy"] == strat]
-            ax.plot([r["epoch"] for r in rs], [r["wire_bytes"] for r in rs], style, label=strat)
-            ax2.plot([r["epoch"] for r in rs], [r["measured_fpr"] for r in rs], style, label=strat)
+            ax.plot([r["epoch"] for r in rs], [r["wire_bytes"] for r in rs], style, label=f"measured: {strat}")
+            ax2.plot([r["epoch"] for r in rs], [r["measured_fpr"] for r in rs], style, label=f"measured: {strat}")
         ra = [r for r in rows if r["strategy"] == "a_fixed"]
-        ax.plot([r["epoch"] for r in ra], [r["opt_payload_bytes"] for r in ra], "r:", label="optimum")
+        ax.plot([r["epoch"] for r in ra], [r["opt_payload_bytes"] for r in ra], "r:", label="model: optimum")
         re_ = [r for r in rows if r["strategy"] == "e_entropy"]
-        ax2.plot([r["epoch"] for r in re_], [r["receiver_fpr"] for r in re_], "m--", label="receiver (e)")
-        ax2.axhspan(rho - eps, rho + eps, color="0.85")
+        ax2.plot([r["epoch"] for r in re_], [r["receiver_fpr"] for r in re_], "m--", label="measured: receiver (e)")
+        ax2.axhspan(rho - eps, rho + eps, color="0.85", label="band")
+        F.no_document_values(ax, "document: no figure\n(a simulation of Sections III-IV)")
         ax.set_yscale("log")
         ax.set_ylabel("bytes sent")
         ax2.set_yscale("log")
         ax2.set_ylabel("measured FPR")
         ax2.set_xlabel("epoch")
-        ax.legend(fontsize=7, ncol=3)
-        ax2.legend(fontsize=7, ncol=3)
+        F.legend(ax, outside="right")
+        F.legend(ax2, outside="right")
 
     notes = (
         f"k = {k}, band [{rho - eps:g}, {rho + eps:g}], n in [{n_min}, {n_max}], {epochs} epochs, each set held "

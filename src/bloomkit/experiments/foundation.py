@@ -9,7 +9,8 @@ from scipy import stats
 
 from ..bloom import BloomFilter
 from ..theory import false_positive_rate, fpr_sd, wilson_interval
-from .registry import Comparison, ExperimentResult, experiment
+from . import figures as F
+from .registry import Comparison, ExperimentResult, Rate, experiment
 
 
 @experiment(
@@ -42,20 +43,20 @@ def fpr_grid(quick: bool, rng: np.random.Generator) -> ExperimentResult:
                 "n_over_m": load, "k": k, "n": n, "m": m, "probes": probes,
                 "predicted_fpr": pred,
                 "predicted_fpr_approx": float(false_positive_rate(n, m, k, exact=False)),
-                "measured_fpr": fp / probes, "ci3_low": lo, "ci3_high": hi,
+                "measured_fpr": fp / probes, "false_positives": fp, "ci3_low": lo, "ci3_high": hi,
                 "model_sd": sd, "z": (fp / probes - pred) / sd,
                 "fill_ratio": fill, "conditional_fpr": fill**k,
                 "conditional_pvalue": pval, "false_negatives": fn,
             })
         best = min((r for r in rows if r["n_over_m"] == load), key=lambda r: r["predicted_fpr"])
         comparisons.append(Comparison(
-            quantity=f"FPR at n/m={load}, optimal k={best['k']}",
-            paper=None, model=best["predicted_fpr"], measured=best["measured_fpr"],
-            note=f"z = {best['z']:+.2f} (binomial + filter-to-filter sd)",
+            quantity=f"FPR at n/m={load}, optimal k={best['k']}", model=best["predicted_fpr"],
+            measured=Rate(best["false_positives"], probes, se=best["model_sd"]),
+            note="one filter: binomial sd combined with the filter-to-filter spread of the fill ratio",
         ))
     inside = sum(abs(r["z"]) <= 3 for r in rows)
     comparisons.append(Comparison(
-        quantity="grid points with |measured - model| <= 3 sd",
+        quantity="grid points with |measured - model| <= 3 sd", model="all",
         measured=f"{inside}/{len(rows)}",
         note="sd = binomial sd of the probes combined with the spread of the fill ratio between filters",
     ))
@@ -67,15 +68,16 @@ def fpr_grid(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         for load in loads:
             sub = [r for r in rows if r["n_over_m"] == load]
             kk = [r["k"] for r in sub]
-            ax.plot(kk, [r["predicted_fpr"] for r in sub], "-", label=f"model n/m={load}")
+            line = ax.plot(kk, [r["predicted_fpr"] for r in sub], "-", label=f"model: Eq. 2, n/m = {load}")[0]
             ax.errorbar(kk, [r["measured_fpr"] for r in sub],
                         yerr=[[r["measured_fpr"] - r["ci3_low"] for r in sub],
                               [r["ci3_high"] - r["measured_fpr"] for r in sub]],
-                        fmt="o", ms=3, capsize=2, label=f"measured n/m={load}")
+                        fmt="o", ms=3, capsize=2, color=line.get_color(), label=f"measured: n/m = {load} (3 sd)")
+        F.no_document_values(ax, "document: the formula only (no measured values)")
         ax.set_yscale("log")
         ax.set_xlabel("k (hash functions)")
         ax.set_ylabel("false positive rate")
-        ax.legend(fontsize=7)
+        F.legend(ax, outside=True, ncol=2)
 
     return ExperimentResult(
         rows=rows, comparisons=comparisons, plot=plot,

@@ -14,40 +14,125 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
+from .evidence import Check, Measure, Rate, Timing
 
 __all__ = [
     "VERDICTS",
+    "Check",
     "Comparison",
     "Experiment",
     "ExperimentResult",
+    "Measure",
+    "Rate",
+    "Timing",
     "all_experiments",
     "experiment",
     "get_experiment",
 ]
 
 
-VERDICTS = ("reproduced", "deviates")
-"""What an experiment may state as its own verdict (:attr:`ExperimentResult.verdict`)."""
+VERDICTS = (
+    "deviates",
+    "document erratum",
+    "document model approximate",
+    "not comparable",
+    "consistent within noise",
+    "reproduced",
+    "not judged",
+)
+"""The verdicts of a comparison and of an experiment, the most severe first (an experiment
+takes its most severe comparison's; "failed" when it raised)."""
+
+_PAPER_KINDS = ("auto", "measurement", "model")
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """One quantity with the document's value, our model's value and our measured value.
+    """One quantity: the document's value, our model's, our measurement, and the evidence the
+    report needs to name a cause when they differ.
 
-    Any of the three may be ``None`` (not given by the document / no model / not measured).
-    ``tolerance`` is the relative difference within which ours agrees with the paper's value
-    (or, without one, with the model's); None takes the report's default. ``trials`` is the
-    number of Bernoulli trials a measured rate was estimated from: the report then also
-    accepts a difference within its binomial tolerance (:mod:`bloomkit.experiments.report`).
+    Parameters
+    ----------
+    quantity : str
+        What is compared.
+    paper : number, str, Rate or None
+        The document's value: a printed number, its words ("about 2", "<= 0.002", "511, 897",
+        "yes"), or -- when the document states the sample size of a measured rate --
+        ``Rate.reported(value, trials)``, so that its noise counts too.
+    model : number, str or None
+        Our model's value (a formula, an optimizer's output, a bound such as "<= 23.65").
+    measured : Rate, Measure, Timing, int, str or None
+        Our measurement. A rate is a :class:`~bloomkit.experiments.evidence.Rate` (events,
+        trials), never a bare float; another measured quantity a
+        :class:`~bloomkit.experiments.evidence.Measure` (value, standard error); a time only a
+        :class:`~bloomkit.experiments.evidence.Timing` (a ratio within one run); an int is an
+        exact count or size; a str is descriptive or a list / fraction the report reads.
+    note : str
+        Shown beside the row.
+    tolerance : float, optional
+        Relative difference within which values without sampling noise agree (default 10%).
+    check : Check, optional
+        An independent derivation (:class:`~bloomkit.experiments.evidence.Check`): the evidence
+        for "document erratum" (it agrees with ours, not with the document) or "document model
+        approximate" (it agrees with our measurement, not with the model).
+    differs : str
+        Why our setting is not the document's (another scale, machine, data, unstated
+        parameters): ours against the document's value is then "not comparable", never a defect.
+    erratum : str
+        The explanation of a document erratum and where it is documented (ERRATA.md entry,
+        docs page); shown in the report's errata list. Needs a ``check``.
+    paper_kind : {"auto", "measurement", "model"}
+        Whether the document's value is its measurement (compared with ours measured) or a
+        value of its model (compared with our model). "auto": the measurement when we have one.
+
+    Raises
+    ------
+    TypeError
+        A measured value that is a bare float (a rate without its counts), or values of the
+        wrong type.
     """
 
     quantity: str
-    paper: float | str | None = None
-    model: float | str | None = None
-    measured: float | str | None = None
+    paper: float | int | str | Rate | None = None
+    model: float | int | str | None = None
+    measured: Rate | Measure | Timing | int | str | None = None
     note: str = ""
     tolerance: float | None = None
-    trials: int | None = None
+    check: Check | None = None
+    differs: str = ""
+    erratum: str = ""
+    paper_kind: str = "auto"
+
+    def __post_init__(self) -> None:
+        where = f"Comparison {self.quantity!r}"
+        m = self.measured
+        if isinstance(m, np.integer):
+            object.__setattr__(self, "measured", int(m))
+        elif isinstance(m, bool | np.bool_) or isinstance(m, float | np.floating):
+            raise TypeError(
+                f"{where}: 'measured' is a bare {type(m).__name__} ({m!r}). A measured rate needs its "
+                "counts, Rate(events, trials) (Rate.pooled(...) over rebuilt filters); another "
+                "measurement Measure(value, se); a wall-clock time Timing(ratio) within one run; "
+                "an exact count an int.")
+        elif not isinstance(m, Rate | Measure | Timing | int | str | type(None)):
+            raise TypeError(f"{where}: 'measured' must be Rate, Measure, Timing, int, str or None. "
+                            f"Got {type(m).__name__} instead.")
+        for name in ("paper", "model"):
+            v = getattr(self, name)
+            if isinstance(v, np.integer | np.floating):
+                object.__setattr__(self, name, v.item())
+            elif isinstance(v, Measure | Timing) or (isinstance(v, Rate) and name == "model") or isinstance(v, bool):
+                raise TypeError(f"{where}: {name!r} cannot be a {type(v).__name__}"
+                                + (" (a model value is a number)" if name == "model" else ""))
+            elif not isinstance(v, int | float | str | Rate | type(None)):
+                raise TypeError(f"{where}: {name!r} must be a number, str{', Rate' if name == 'paper' else ''} "
+                                f"or None. Got {type(v).__name__} instead.")
+        if self.check is not None and not isinstance(self.check, Check):
+            raise TypeError(f"{where}: 'check' must be a Check(value, how). Got {type(self.check).__name__} instead.")
+        if self.erratum and self.check is None:
+            raise TypeError(f"{where}: an erratum needs the independent derivation behind it (check=Check(...))")
+        if self.paper_kind not in _PAPER_KINDS:
+            raise ValueError(f"{where}: 'paper_kind' must be one of {_PAPER_KINDS}. Got {self.paper_kind!r} instead.")
 
 
 @dataclass
@@ -64,9 +149,6 @@ class ExperimentResult:
         ``plot(fig)`` draws the figure on a matplotlib Figure.
     notes : str
         What was scaled down in quick mode, which data were used, known biases.
-    verdict : {"reproduced", "deviates"}, optional
-        The experiment's own verdict, when it knows better than the report's reading of its
-        comparisons (:func:`bloomkit.experiments.report.verdict`); ``verdict_reason`` says why.
     seconds, jit_seconds : float
         Set by :meth:`Experiment.run`: the run time without JIT work, and the time spent
         compiling or loading compiled kernels (numba's compiler lock), measured apart.
@@ -76,8 +158,6 @@ class ExperimentResult:
     comparisons: list[Comparison] = field(default_factory=list)
     plot: Callable[[Any], None] | None = None
     notes: str = ""
-    verdict: str | None = None
-    verdict_reason: str = ""
     seconds: float = 0.0
     jit_seconds: float = 0.0
 
@@ -103,8 +183,6 @@ class Experiment:
             wall = time.perf_counter() - start
         if not isinstance(result, ExperimentResult):
             raise TypeError(f"experiment {self.id} returned {type(result).__name__}, not ExperimentResult")
-        if result.verdict is not None and result.verdict not in VERDICTS:
-            raise ValueError(f"experiment {self.id} states the verdict {result.verdict!r}, not one of {VERDICTS}")
         result.jit_seconds = min(wall, jit.duration if jit.done else 0.0)
         result.seconds = wall - result.jit_seconds
         return result
@@ -153,7 +231,7 @@ def _discover() -> None:
         return
     pkg = importlib.import_module("bloomkit.experiments")
     for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name not in ("registry", "report") and not info.name.startswith("_"):
+        if info.name not in ("registry", "report", "evidence", "figures", "independent") and not info.name.startswith("_"):
             importlib.import_module(f"bloomkit.experiments.{info.name}")
     _DISCOVERED = True
 

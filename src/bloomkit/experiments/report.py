@@ -1,31 +1,33 @@
 """The reproduction report that ``bloomkit reproduce`` writes.
 
 For every experiment: a CSV of its rows, a PNG of its figure (titled with the experiment's id
-and title, here for all of them), and a section putting the document's value (paper), our
-model's and our measurement side by side. A summary at the top gives each experiment's
-verdict with its reason:
+and title), and a section putting the document's value (paper), our model's and our
+measurement side by side, each row with its verdict and a one-line cause. At the top: an
+overview (verdicts per document), the comparisons that deviate without a cause (defects of
+ours), and the summary (each experiment's verdict and cause); every section links back to it.
 
-* **reproduced**: every comparison that can be checked agrees (see below);
-* **deviates**: at least one does not; the reason names it, with both values;
-* **not judged**: no comparison has a value to check against (only descriptions, or no
-  paper and no model value); **failed**: the experiment raised.
+Verdicts (:data:`~bloomkit.experiments.registry.VERDICTS`, the most severe first) are reached
+on two axes that are kept apart: ours against the document's value, and our measurement
+against our model. Values are compared by :func:`~bloomkit.experiments.evidence.agreement`
+with their real sample sizes (rates carry their counts).
 
-A comparison agrees when ours (the measurement, else the model) is within the tolerance of
-the paper's value, or, without a paper value, the measurement is within it of the model's:
-:data:`TOLERANCE` relative by default, :data:`APPROX_TOLERANCE` where the paper says "about",
-"~", "near" or "close to". A rate measured from ``trials`` Bernoulli trials (the comparison
-says how many) also agrees within :data:`Z_TOLERANCE` binomial standard deviations, and two
-rates both below :data:`RATE_FLOOR` agree (a quick run cannot tell them apart). The paper's
-words "yes" / "no", bounds ("<= 0.002", "> 0"), ranges ("265-274"), lists ("511, 897") and
-"all" (against "5/5") are read too; other text is not judged. An experiment that knows better
-states its own verdict and reason
-(:attr:`~bloomkit.experiments.registry.ExperimentResult.verdict`), a per-row tolerance or
-its trials (:class:`~bloomkit.experiments.registry.Comparison`).
+* **reproduced**: every axis agrees within the tolerance;
+* **consistent within noise**: it agrees only within the noise of the trial counts (ours, the
+  spread between rebuilt filters, the document's stated sample); "cannot resolve" when the
+  band is wider than +-50% of the value;
+* **document erratum**: ours differs from the document and an independent derivation (the
+  comparison's ``check``) agrees with ours, not with the document; listed with its explanation;
+* **document model approximate**: our measurement differs from the model and an independent
+  check agrees with the measurement, not with the model;
+* **not comparable**: ours differs from the document and the settings differ (the comparison
+  says which: scale, machine, data, unstated parameters);
+* **deviates**: a difference nothing above explains -- listed at the top as a defect of ours;
+* **not judged**: nothing to compare (descriptive rows).
 
-Tables are HTML in both files, built by ``tabulate``, whose html format escapes every cell:
-a cell holding ``|``, ``<`` or ``&`` cannot break a row (it did in the markdown tables).
-``report.html`` is self-contained: figures are embedded (base64), CSV files are linked
-relative to it.
+Timings are judged only as ratios within one run (:class:`~bloomkit.experiments.evidence.Timing`),
+by their direction. Tables are HTML in both files, built by ``tabulate``, whose html format
+escapes every cell. ``report.html`` is self-contained: figures are embedded (base64), CSV
+files are linked relative to it.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from __future__ import annotations
 import base64
 import csv
 import html
-import math
+import os
 import re
+import tempfile
 import textwrap
 import traceback
 from collections.abc import Callable, Sequence
@@ -44,38 +47,32 @@ from typing import Any
 
 import numpy as np
 
-from .. import theory
-from .registry import Comparison, Experiment, ExperimentResult
+from ..errors import BloomkitError
+from .evidence import (
+    APPROX_TOLERANCE,
+    RESOLUTION,
+    TOLERANCE,
+    Z_TOLERANCE,
+    Agreement,
+    Check,
+    Rate,
+    agreement,
+    fmt,
+)
+from .registry import VERDICTS, Comparison, Experiment, ExperimentResult
 
 __all__ = [
-    "APPROX_TOLERANCE",
-    "RATE_FLOOR",
-    "TOLERANCE",
-    "Z_TOLERANCE",
     "Judgement",
     "Run",
     "Verdict",
     "judge",
+    "prepare_output",
     "run_experiment",
     "verdict",
     "write_report",
 ]
 
-TOLERANCE = 0.10
-"""Relative difference within which ours agrees with the reference value."""
-APPROX_TOLERANCE = 0.25
-"""... where the paper gives an approximate value ("about 2", "~250", "close to 256")."""
-Z_TOLERANCE = 3.0
-"""Binomial standard deviations within which a rate measured from known trials agrees."""
-RATE_FLOOR = 1e-4
-"""Two rates both below this agree."""
-
-_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_APPROX = re.compile(rf"^(?:about|approximately|approx\.?|around|roughly|close to|near|~|≈)\s*({_NUM})(?:\s|$|\()", re.I)
-_BOUND = re.compile(rf"^(<=|>=|<|>|≤|≥)\s*({_NUM})(?:\s|$|,|\()")
-_RANGE = re.compile(rf"^({_NUM})\s*(?:-|–|\.\.)\s*({_NUM})(?:\s|$|\()")
-_LIST = re.compile(rf"^{_NUM}(?:\s*,\s*{_NUM})+$")
-_FRACTION = re.compile(r"^(\d+)\s*/\s*(\d+)(?:\s|$)")
+_SEVERITY = {s: i for i, s in enumerate((*VERDICTS[:-1], "failed", VERDICTS[-1]))}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,147 +81,154 @@ _FRACTION = re.compile(r"^(\d+)\s*/\s*(\d+)(?:\s|$)")
 
 @dataclass(frozen=True)
 class Judgement:
-    """The check of one comparison: ``agrees`` is None when it cannot be checked."""
+    """The verdict of one comparison: ``status`` (one of VERDICTS), ``cause`` (one line) and
+    ``detail`` (the numbers: ours against the reference)."""
 
-    agrees: bool | None
-    text: str = ""
+    status: str
+    cause: str
+    detail: str = ""
+    resolved: bool = True  # False: the sample cannot resolve it (such rows make poor headlines)
+
+    @property
+    def agrees(self) -> bool | None:
+        """None when not judged; False only for "deviates"."""
+        return None if self.status == "not judged" else self.status != "deviates"
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """An experiment's verdict: status, reason, and the comparison shown as its headline."""
+    """An experiment's verdict: status, one-line cause, and the comparison shown as its headline."""
 
     status: str
     reason: str
     headline: str = ""
 
 
-def _number(v: Any) -> float | None:
-    """A finite float from a number or a string holding only a number; else None."""
-    if isinstance(v, bool | np.bool_):
-        return None
-    if isinstance(v, int | float | np.integer | np.floating):
-        x = float(v)
-    elif isinstance(v, str) and re.fullmatch(rf"\s*{_NUM}\s*", v):
-        x = float(v)
-    else:
-        return None
-    return x if math.isfinite(x) else None
+def _who(c: Comparison) -> tuple[str, Any]:
+    """Which of ours faces the document's value: the measurement, or the model."""
+    kind = c.paper_kind
+    if kind == "auto":
+        kind = "measurement" if c.measured is not None else "model"
+    if kind == "measurement":
+        return "ours", c.measured
+    return "our model", c.model
 
 
-def _fmt(v: Any) -> str:
-    """A value as the report prints it (4 significant digits)."""
-    if v is None:
-        return ""
-    if isinstance(v, float | np.floating):
-        x = float(v)
-        if x == 0 or 1e-3 <= abs(x) < 1e6:
-            return f"{x:.4g}"
-        return f"{x:.3e}"
-    return str(v)
+def _ref(v: Any) -> str:
+    return fmt(v) if not isinstance(v, Rate) else f"{fmt(v.value)} ({v.events:,} of {v.trials:,})"
 
 
-def _close(ours: float, ref: float, tol: float, trials: int | None = None) -> tuple[bool, str]:
-    diff = ours - ref
-    if diff == 0:
-        return True, "equal"
-    rates = 0 <= ours <= 1 and 0 <= ref <= 1
-    if rates and max(ours, ref) < RATE_FLOOR:
-        return True, f"both below {RATE_FLOOR:g}"
-    if rates and trials:
-        sd = theory.binomial_sd(ref, trials)
-        if abs(diff) <= Z_TOLERANCE * sd + 1.0 / trials:
-            return True, f"{diff / sd if sd else 0.0:+.1f} sd"
-    if ref == 0:
-        return abs(diff) <= 1e-12, f"{_fmt(ours)} vs 0"
-    rel = diff / abs(ref)
-    return abs(rel) <= tol * (1 + 1e-9), f"{rel:+.1%}"
+def judge(c: Comparison, quick: bool = False) -> Judgement:
+    """Judge one comparison (module docstring).
 
-
-def judge(c: Comparison) -> Judgement:
-    """Check one comparison (module docstring): ours against the paper's value, or the
-    measurement against the model's when the paper gives none.
-
-    >>> judge(Comparison("n", paper=22, measured=30)).agrees
-    False
-    >>> judge(Comparison("ratio", paper="about 2", measured=1.9)).text
-    'ours 1.9 vs paper about 2: -5.0%'
-    >>> judge(Comparison("bound", paper="<= 0.002", measured=0.0066)).agrees
-    False
-    >>> judge(Comparison("note only", paper="consistent", measured=1.46)).agrees is None
-    True
+    >>> judge(Comparison("n", paper=22, model=27)).status
+    'deviates'
+    >>> from bloomkit.experiments.evidence import Check
+    >>> judge(Comparison("n", paper=22, model=27, check=Check(27, "brute force"), erratum="E")).status
+    'document erratum'
+    >>> judge(Comparison("rate", model=7.12e-6, measured=Rate(9, 10**6))).status
+    'consistent within noise'
     """
-    if c.paper is None:
-        model, meas = _number(c.model), _number(c.measured)
-        if model is None or meas is None:
-            return Judgement(None)
-        tol = TOLERANCE if c.tolerance is None else c.tolerance
-        ok, how = _close(meas, model, tol, c.trials)
-        return Judgement(ok, f"measured {_fmt(c.measured)} vs model {_fmt(c.model)}: {how}")
-    ours_raw = c.measured if c.measured is not None else c.model
-    if ours_raw is None:
-        return Judgement(None)
-    who = "ours" if c.measured is not None else "our model"
-    ours = _number(ours_raw)
-    label = f"{who} {_fmt(ours_raw)} vs paper {_fmt(c.paper)}"
-    ref = _number(c.paper)
-    if ref is not None:
-        if ours is None:
-            return Judgement(None)
-        ok, how = _close(ours, ref, TOLERANCE if c.tolerance is None else c.tolerance,
-                         c.trials if c.measured is not None else None)
-        return Judgement(ok, f"{label}: {how}")
-    text = str(c.paper).strip()
-    low = text.lower()
-    ours_text = str(ours_raw).strip().lower()
-    if low in ("yes", "no"):
-        return Judgement(ours_text == low, label)
-    m = _APPROX.match(text)
-    if m and ours is not None:
-        ok, how = _close(ours, float(m.group(1)), APPROX_TOLERANCE if c.tolerance is None else c.tolerance)
-        return Judgement(ok, f"{label}: {how}")
-    m = _BOUND.match(text)
-    if m and ours is not None:
-        op, bound = m.group(1), float(m.group(2))
-        ok = {"<=": ours <= bound, "≤": ours <= bound, "<": ours < bound,
-              ">=": ours >= bound, "≥": ours >= bound, ">": ours > bound}[op]
-        return Judgement(ok, label)
-    m = _RANGE.match(text)
-    if m and ours is not None:
-        lo, hi = sorted((float(m.group(1)), float(m.group(2))))
-        return Judgement(lo <= ours <= hi, label)
-    if _LIST.match(text) and isinstance(ours_raw, str) and _LIST.match(ours_raw.strip()):
-        want = [float(x) for x in text.split(",")]
-        got = [float(x) for x in ours_raw.split(",")]
-        if len(want) == len(got):
-            tol = TOLERANCE if c.tolerance is None else c.tolerance
-            return Judgement(all(_close(g, w, tol)[0] for g, w in zip(got, want, strict=True)), label)
-        return Judgement(False, f"{label}: {len(got)} values, not {len(want)}")
-    m = _FRACTION.match(ours_text)
-    if low.startswith("all") and m:
-        return Judgement(m.group(1) == m.group(2), label)
-    return Judgement(None)
+    who, ours = _who(c)
+    a = agreement(ours, c.paper, c.tolerance) if c.paper is not None else None
+    b = agreement(c.measured, c.model, c.tolerance) if c.model is not None else None
+    found: list[Judgement] = []
+    a_text = f"{who} {_ref(ours)} vs the document's {_ref(c.paper)}: {a.how}" if a else ""
+    b_text = f"measured {_ref(c.measured)} vs model {_ref(c.model)}: {b.how}" if b else ""
+    if a is not None and not a.agrees:
+        found.append(_paper_off(c, ours, a_text, b))
+    if b is not None and not b.agrees:
+        found.append(_model_off(c, b, b_text, quick))
+    if found:
+        return min(found, key=lambda j: _SEVERITY[j.status])
+    if a is None and b is None:
+        if c.differs and c.paper is not None:
+            return Judgement("not comparable", f"not comparable: {c.differs}", "")
+        return Judgement("not judged", "descriptive: no value to check against", "")
+    detail = "; ".join(t for t in (a_text, b_text) if t)
+    judged = [x for x in (a, b) if x is not None]
+    if any(x.noise or x.unresolved for x in judged):
+        cannot = any(x.unresolved for x in judged)
+        if quick:  # the full run decides what the quick sample leaves open
+            tail = "; the quick run's sample cannot resolve " + ("it" if cannot else "a difference of this size")
+        else:
+            tail = "; the sample cannot resolve it" if cannot else ""
+        return Judgement("consistent within noise", f"within the noise of the trial counts ({detail}){tail}", detail,
+                         resolved=not cannot)
+    return Judgement("reproduced", f"agrees ({detail})", detail)
 
 
-def verdict(result: ExperimentResult) -> Verdict:
-    """The experiment's verdict: its own if it states one, else read from its comparisons."""
-    checks = [(c, judge(c)) for c in result.comparisons]
-    judged = [(c, j) for c, j in checks if j.agrees is not None]
-    off = [(c, j) for c, j in judged if not j.agrees]
-    shown = off[0] if off else (judged[0] if judged else None)
-    headline = f"{shown[0].quantity}: {shown[1].text}" if shown else ""
-    if result.verdict is not None:
-        return Verdict(result.verdict, result.verdict_reason or "stated by the experiment", headline)
-    if off:
-        n = len(off)
-        names = "; ".join(c.quantity for c, _ in off[:3]) + ("; ..." if n > 3 else "")
-        return Verdict("deviates", f"{n} of {len(judged)} checked comparisons outside tolerance: {names}", headline)
-    if judged:
-        rest = len(checks) - len(judged)
-        extra = f"; {rest} descriptive, not checked" if rest else ""
-        return Verdict("reproduced", f"{len(judged)} of {len(judged)} checked comparisons agree{extra}", headline)
-    why = "no comparison" if not checks else "no comparison has a paper or model value to check against"
-    return Verdict("not judged", why, "")
+def _paper_off(c: Comparison, ours: Any, text: str, b: Agreement | None) -> Judgement:
+    """Ours differs from the document: not comparable, a document erratum, or a defect."""
+    if c.differs:
+        evidence = ""
+        if b is not None and b.agrees:
+            evidence = f"; at our setting the measurement agrees with our model ({b.how})"
+        if c.check is not None:
+            evidence += f"; {_check_text(c.check)}"
+        return Judgement("not comparable", f"not comparable: {c.differs}{evidence}", text)
+    if c.check is not None:
+        with_ours = agreement(ours, c.check.value, c.tolerance)
+        with_paper = agreement(c.check.value, c.paper, c.tolerance)
+        if with_ours is not None and with_ours.agrees and with_paper is not None and not with_paper.agrees:
+            return Judgement("document erratum",
+                             f"document erratum: {_check_text(c.check)}, as ours; {c.erratum or 'the document is wrong'}",
+                             text)
+        side = "the document's" if with_paper is not None and with_paper.agrees else "neither"
+        return Judgement("deviates", f"DEFECT of ours? {text}; the independent check ({_check_text(c.check)}) "
+                                     f"agrees with {side} value", text)
+    return Judgement("deviates", f"DEFECT of ours? {text}; no cause found", text)
+
+
+def _model_off(c: Comparison, b: Agreement, text: str, quick: bool) -> Judgement:
+    """Our measurement differs from the model: the model approximate, or a defect."""
+    off = f"{b.rel:+.0%}" if b.rel is not None else "off"
+    if c.check is not None:
+        with_meas = agreement(c.measured, c.check.value, c.tolerance)
+        with_model = agreement(c.check.value, c.model, c.tolerance)
+        if with_meas is not None and with_meas.agrees:
+            both = c.check.value
+            if isinstance(c.measured, Rate) and isinstance(both, Rate):
+                both = c.measured.combine(both)  # two independent implementations: pool them
+            pooled = agreement(both, c.model, c.tolerance) if both is not c.check.value else with_model
+            if with_model is None or not with_model.agrees or (pooled is not None and not pooled.agrees):
+                how = with_meas.how if with_model is None or not with_model.agrees else \
+                    f"pooled with the measurement, {_ref(both)} vs the model: {pooled.how if pooled else ''}"
+                return Judgement("document model approximate",
+                                 f"document model approximate: the measurement is {off} from the model ({text}); an "
+                                 f"independent check agrees with the measurement ({_check_text(c.check)}: {how})",
+                                 text)
+            return Judgement("consistent within noise",
+                             f"within the noise of the trial counts: the measurement alone differs from the model "
+                             f"({text}), but pooled with the independent check ({_check_text(c.check)}) it does not "
+                             f"({pooled.how if pooled else ''})" + ("; the quick run's sample cannot resolve it" if quick else ""),
+                             text)
+        return Judgement("deviates", f"DEFECT of ours? {text}; the independent check ({_check_text(c.check)}) "
+                                     "does not side with the measurement", text)
+    # a setting that differs from the document's (c.differs) does not explain our measurement
+    # differing from our own model: that needs evidence or it is ours
+    return Judgement("deviates", f"DEFECT of ours? {text}; no cause found", text)
+
+
+def _check_text(ch: Check) -> str:
+    return f"{_ref(ch.value)} by {ch.how}"
+
+
+def verdict(result: ExperimentResult, quick: bool = False) -> Verdict:
+    """The experiment's verdict: its most severe comparison's, with that comparison's cause."""
+    judged = [(c, judge(c, quick)) for c in result.comparisons]
+    if not judged:
+        return Verdict("not judged", "no comparison", "")
+    worst_c, worst = min(judged, key=lambda cj: (_SEVERITY[cj[1].status], not cj[1].resolved))
+    others: dict[str, int] = {}
+    for _c, j in judged:
+        if j.status not in (worst.status, "not judged"):
+            others[j.status] = others.get(j.status, 0) + 1
+    n_same = sum(j.status == worst.status for _c, j in judged)
+    rows = "row" if n_same == 1 else "rows"
+    more = f" [{n_same} {rows} {worst.status}" + "".join(f", {n} {s}" for s, n in others.items()) + "]" if len(judged) > 1 else ""
+    headline = f"{worst_c.quantity}: {worst.detail}" if worst.detail else ""
+    return Verdict(worst.status, f"{worst_c.quantity}: {worst.cause}{more}", headline)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,13 +243,33 @@ class Run:
     result: ExperimentResult | None
     error: str = ""
     files: list[str] = field(default_factory=list)
+    quick: bool = False
 
     @property
     def verdict(self) -> Verdict:
         if self.result is None:
             last = self.error.strip().splitlines()[-1] if self.error.strip() else "error"
             return Verdict("failed", last)
-        return verdict(self.result)
+        return verdict(self.result, self.quick)
+
+
+def prepare_output(out: Path) -> Path:
+    """Create the report directory and make sure files can be written into it, before any
+    experiment runs; a directory that cannot be written raises one clear
+    :class:`~bloomkit.errors.BloomkitError`.
+
+    Complexity: O(1) file operations.
+    """
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".bloomkit-write-test-", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        why = e.strerror or type(e).__name__
+        raise BloomkitError(f"cannot write the report into {str(out)!r}: {why}") from None
+    return out
 
 
 def run_experiment(exp: Experiment, out: Path, *, quick: bool, seed: int | None = None) -> Run:
@@ -254,8 +278,8 @@ def run_experiment(exp: Experiment, out: Path, *, quick: bool, seed: int | None 
     try:
         result = exp.run(quick=quick, seed=seed)
     except Exception as e:  # report it and go on with the others
-        return Run(exp, None, "".join(traceback.format_exception(e)).rstrip())
-    run = Run(exp, result)
+        return Run(exp, None, "".join(traceback.format_exception(e)).rstrip(), quick=quick)
+    run = Run(exp, result, quick=quick)
     if result.rows:
         _write_csv(out / f"{exp.id}.csv", result.rows)
         run.files.append(f"{exp.id}.csv")
@@ -288,15 +312,31 @@ def _write_png(path: Path, plot: Callable[[Any], None], exp: Experiment) -> bool
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig = plt.figure(figsize=(7, 4.8))
+    fig = plt.figure(figsize=(8, 5.4))
     try:
         plot(fig)
-        fig.suptitle(textwrap.fill(figure_title(exp), 80), fontsize=10, fontweight="bold")
-        fig.tight_layout()
-        fig.savefig(path, dpi=110, metadata={"Title": figure_title(exp), "Description": f"bloomkit experiment {exp.id}; {exp.source}"})
+        fig.suptitle(textwrap.fill(figure_title(exp), 90), fontsize=10, fontweight="bold")
+        _legible(fig)
+        if fig.get_layout_engine() is None:  # a figure-level legend brings the constrained layout
+            fig.tight_layout()
+        fig.savefig(path, dpi=110, bbox_inches="tight",  # nothing cut at the edges (long legends)
+                    metadata={"Title": figure_title(exp), "Description": f"bloomkit experiment {exp.id}; {exp.source}"})
     finally:
         plt.close(fig)
     return True
+
+
+
+
+MIN_FONT = 7.5
+"""Points: no text of a figure is smaller (legends of 5 pt were unreadable)."""
+
+
+def _legible(fig: Any) -> None:
+    """Raise every text of the figure (legends, ticks, labels) to at least :data:`MIN_FONT`."""
+    for text in fig.findobj(lambda a: hasattr(a, "get_fontsize") and hasattr(a, "set_fontsize")):
+        if text.get_fontsize() < MIN_FONT:
+            text.set_fontsize(MIN_FONT)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,15 +347,13 @@ def _write_png(path: Path, plot: Callable[[Any], None], exp: Experiment) -> bool
 class _Block:
     kind: str  # "h1" | "h2" | "text" | "table" | "image" | "code"
     text: str = ""
-    rows: tuple[tuple[Any, ...], ...] = ()
-    headers: tuple[str, ...] = ()
     anchor: str = ""
 
 
 def _cell(v: Any) -> str:
     """One table cell: the value as printed, on one line (a blank line would end an HTML
     block in markdown)."""
-    return " ".join(_fmt(v).split())
+    return " ".join(fmt(v).split())
 
 
 def _table_html(headers: Sequence[str], rows: Sequence[Sequence[Any]], links: Sequence[str] | None = None) -> str:
@@ -335,44 +373,104 @@ def _anchor(exp_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9.-]", "-", exp_id)
 
 
+_BACK = "[Back to the summary](#summary) · [overview](#overview)"
+
+
+def _document_of(exp: Experiment) -> str:
+    """The id's prefix: the source document ("000".."004"), or the family ("base")."""
+    return exp.id.split("-", 1)[0]
+
+
+def _overview(runs: Sequence[Run]) -> list[_Block]:
+    """Verdicts per source document, and the comparisons that deviate without a cause."""
+    order = [*VERDICTS[:-1], "not judged", "failed"]
+    per_doc: dict[str, dict[str, int]] = {}
+    rows_by: dict[str, int] = {}
+    for r in runs:
+        doc = _document_of(r.experiment)
+        per_doc.setdefault(doc, {})
+        st = r.verdict.status
+        per_doc[doc][st] = per_doc[doc].get(st, 0) + 1
+        if r.result is not None:
+            for c in r.result.comparisons:
+                j = judge(c, r.quick)
+                rows_by[j.status] = rows_by.get(j.status, 0) + 1
+    used = [s for s in order if any(s in d for d in per_doc.values())]
+    table = [(doc, sum(d.values()), *[d.get(s, 0) or "" for s in used]) for doc, d in sorted(per_doc.items())]
+    totals = {s: sum(d.get(s, 0) for d in per_doc.values()) for s in used}
+    table.append(("all", len(runs), *[totals[s] for s in used]))
+    tally = ", ".join(f"{totals[s]} {s}" for s in used)
+    row_tally = ", ".join(f"{rows_by[s]} {s}" for s in order if rows_by.get(s))
+    defects = []
+    for r in runs:
+        if r.result is None:
+            continue
+        for c in r.result.comparisons:
+            j = judge(c, r.quick)
+            if j.status == "deviates":
+                defects.append((_anchor(r.experiment.id), c.quantity, j.detail, j.cause))
+    blocks = [
+        _Block("h2", "Overview", anchor="overview"),
+        _Block("text", f"{len(runs)} experiments: {tally}. Their comparisons: {row_tally}."),
+        _Block("table", _table_html(("document", "experiments", *used), table)),
+        _Block("h2", "Defects of ours", anchor="defects"),
+    ]
+    if defects:
+        blocks += [_Block("text", f"{len(defects)} comparisons deviate and nothing explains them: each is a "
+                                  "defect of ours until shown otherwise."),
+                   _Block("table", _table_html(("experiment", "quantity", "ours vs reference", "cause"), defects,
+                                               [d[0] for d in defects]))]
+    else:
+        blocks.append(_Block("text", "None: no comparison deviates without a cause (every difference from the "
+                                     "document is explained below by noise, a document erratum, an approximate "
+                                     "document model or a setting that differs, each with its evidence)."))
+    return blocks
+
+
+def _rules() -> str:
+    return (f"How a row is judged: ours against the document's value, and our measurement against our model, "
+            f"apart. Numbers without sampling noise agree within {TOLERANCE:.0%} ({APPROX_TOLERANCE:.0%} where "
+            f"the document says 'about'); rates are compared with their counts (exact binomial tests at "
+            f"{Z_TOLERANCE:g} sd, two-sample tests when the document states its sample size, t tests on the "
+            f"spread when filters are rebuilt), other measurements within {Z_TOLERANCE:g} standard errors; a "
+            f"band wider than +-{RESOLUTION:.0%} of the value cannot resolve it. Timings are judged only as "
+            "ratios of one run, by their direction. A difference is a document erratum or an approximate "
+            "document model only when an independent derivation (check) agrees with ours and not with the "
+            "document; not comparable when the settings differ (said which); otherwise it deviates.")
+
+
 def _summary(runs: Sequence[Run]) -> list[_Block]:
-    counts: dict[str, int] = {}
     rows, links = [], []
     for r in runs:
         v = r.verdict
-        counts[v.status] = counts.get(v.status, 0) + 1
-        rows.append((_anchor(r.experiment.id), r.experiment.title, v.headline, v.status, v.reason))
+        rows.append((_anchor(r.experiment.id), r.experiment.title, v.status, v.reason, v.headline))
         links.append(_anchor(r.experiment.id))
-    order = ("reproduced", "deviates", "not judged", "failed")
-    tally = ", ".join(f"{counts[s]} {s}" for s in order if s in counts)
-    rule = (f"A comparison agrees when ours is within {TOLERANCE:.0%} of the paper's value "
-            f"({APPROX_TOLERANCE:.0%} where the paper says 'about'), or without one the measurement within "
-            f"{TOLERANCE:.0%} of our model's; a rate measured from a stated number of trials also within "
-            f"{Z_TOLERANCE:g} binomial sd, and rates both below {RATE_FLOOR:g} agree. Bounds, ranges, lists and "
-            "yes / no are read; other text is not judged. An experiment may state its own tolerance or verdict. "
-            "Quick mode measures with fewer trials than the documents: small deviations of rates can be noise.")
-    table = _table_html(("experiment", "title", "paper vs ours", "verdict", "why"), rows, links)
-    return [_Block("h2", "Summary", anchor="summary"), _Block("text", f"{len(runs)} experiments: {tally}."),
-            _Block("table", table), _Block("text", rule)]
+    table = _table_html(("experiment", "title", "verdict", "cause", "headline: ours vs reference"), rows, links)
+    return [_Block("h2", "Summary", anchor="summary"), _Block("table", table), _Block("text", _rules())]
 
 
-def _section(run: Run) -> list[_Block]:
+def _section(run: Run, errata: dict[str, int]) -> list[_Block]:
     exp, res = run.experiment, run.result
-    blocks = [_Block("h2", f"{exp.id}: {exp.title}", anchor=_anchor(exp.id))]
+    blocks = [_Block("h2", f"{exp.id}: {exp.title}", anchor=_anchor(exp.id)), _Block("text", _BACK)]
     v = run.verdict
     if res is None:
         return [*blocks, _Block("text", f"Source: {exp.source}. **Failed:**"), _Block("code", run.error)]
     timing = f"Run time: {res.seconds:.2f} s"
     if res.jit_seconds >= 0.005:
         timing += f" (not counted: {res.jit_seconds:.2f} s compiling or loading JIT kernels)"
-    blocks.append(_Block("text", f"Source: {exp.source}. {timing}. Verdict: **{v.status}** ({v.reason})."))
+    blocks.append(_Block("text", f"Source: {exp.source}. {timing}. Verdict: **{v.status}**."))
     if res.comparisons:
         rows = []
         for c in res.comparisons:
-            j = judge(c)
-            check = "" if j.agrees is None else ("yes" if j.agrees else "no") + (f" ({j.text.rsplit(': ', 1)[-1]})" if ": " in j.text else "")
-            rows.append((c.quantity, c.paper, c.model, c.measured, check, c.note))
-        blocks.append(_Block("table", _table_html(("quantity", "paper", "model", "measured", "agrees", "note"), rows)))
+            j = judge(c, run.quick)
+            cause = j.cause
+            if j.status == "document erratum" and c.erratum:
+                cause += f" [E{errata.setdefault(c.erratum, len(errata) + 1)}]"
+            check = "" if c.check is None else f"{_ref(c.check.value)} ({c.check.how})"
+            rows.append((c.quantity, _ref(c.paper), c.model, c.measured, check, j.status,
+                         cause + (f". Note: {c.note}" if c.note else "")))
+        blocks.append(_Block("table", _table_html(
+            ("quantity", "paper", "model", "measured", "independent check", "verdict", "cause"), rows)))
     if res.notes:
         blocks.append(_Block("text", res.notes))
     for f in run.files:
@@ -380,17 +478,30 @@ def _section(run: Run) -> list[_Block]:
     return blocks
 
 
+def _errata(errata: dict[str, int]) -> list[_Block]:
+    if not errata:
+        return []
+    rows = [(f"E{i}", text) for text, i in sorted(errata.items(), key=lambda t: t[1])]
+    return [_Block("h2", "Document errata cited", anchor="errata"), _Block("text", _BACK),
+            _Block("text", "Each erratum is backed by the independent derivation in its row; the full entries are in "
+                           "the source documents' ERRATA.md and the docs pages named."),
+            _Block("table", _table_html(("erratum", "explanation"), rows))]
+
+
 def _document(runs: Sequence[Run], quick: bool) -> list[_Block]:
     from .. import __version__
 
     head = [
         _Block("h1", "bloomkit reproduction report"),
-        _Block("text", f"bloomkit {__version__}. Mode: {'quick' if quick else 'full'}. Each section puts the "
-                       "document's value (paper), our model's and our measurement side by side. Run times "
-                       "leave out JIT compilation and kernel loading (given apart); they were measured on "
-                       "whatever else the machine was running."),
+        _Block("text", f"bloomkit {__version__}. Mode: {'quick' if quick else 'full'}"
+                       + (" (fewer trials than the documents: rows the sample cannot resolve say so)" if quick else "")
+                       + ". Each section puts the document's value (paper), our model's and our measurement side "
+                         "by side, every row with its verdict and cause. Run times leave out JIT compilation and "
+                         "kernel loading (given apart); they were measured on whatever else the machine was running."),
     ]
-    return head + _summary(runs) + [b for r in runs for b in _section(r)]
+    errata: dict[str, int] = {}
+    sections = [b for r in runs for b in _section(r, errata)]
+    return head + _overview(runs) + _summary(runs) + sections + _errata(errata)
 
 
 def _markdown(blocks: Sequence[_Block]) -> str:
@@ -410,12 +521,14 @@ def _markdown(blocks: Sequence[_Block]) -> str:
 
 
 _CSS = """
-body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.4; }
+body { font-family: system-ui, sans-serif; max-width: 80rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.4; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.85rem; }
 th, td { border: 1px solid #ccc; padding: 0.2rem 0.4rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 img { max-width: 100%; }
 pre { background: #f6f6f6; padding: 0.5rem; overflow-x: auto; }
+nav.top { position: sticky; top: 0; background: #fff; padding: 0.3rem 0; border-bottom: 1px solid #ddd; }
+h1, h2 { scroll-margin-top: 2.5rem; }
 """
 
 
@@ -424,7 +537,8 @@ def _html(blocks: Sequence[_Block], folder: Path) -> str:
 
     md = MarkdownIt("commonmark", {"html": False})  # raw HTML in notes is shown, escaped
     title = next((b.text for b in blocks if b.kind == "h1"), "report")
-    body = []
+    body = ['<nav class="top"><a href="#overview">overview</a> · <a href="#defects">defects of ours</a> · '
+            '<a href="#summary">summary</a></nav>']
     for b in blocks:
         if b.kind in ("h1", "h2"):
             ident = f' id="{html.escape(b.anchor)}"' if b.anchor else ""

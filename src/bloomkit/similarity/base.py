@@ -25,7 +25,7 @@ from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterErro
 from . import _kernels as SK
 from . import theory
 from .lsh import AlignableLSH, as_point, as_points
-from .mvbf import mvbf_seeds
+from .mvbf import mvbf_seeds, verification_fpr
 from .spec import (
     AND_WIDTH,
     NUM_BITS,
@@ -219,10 +219,15 @@ class LSHFilterBase(Persistable):
 
     # -- theory -------------------------------------------------------------------------------
     def _predicted(self, level: Any, alpha: Any, owner: str) -> float:
-        """Theorem 8, exact OR form: 1 - (1 - alpha phi)^L, phi = (1 - e^(-k' n L / m''))^k'."""
+        """Theorem 8, exact OR form: 1 - (1 - alpha phi)^L, with phi the verification FPR of this
+        filter's MVBF (Theorem 7's exponential form with this seed's suffix bits,
+        :func:`bloomkit.similarity.mvbf.verification_fpr`; at the coarsest level, and for the
+        LSBF, exactly (1 - e^(-k' n L / m''))^k')."""
         lv = self._check_level(level, owner)
         a = ALPHA(alpha, "alpha", owner)
-        return float(theory.mlbf_fpr(a, self.count, self.or_count, self.verify_bits, self.verify_hashes, lv))
+        phi = verification_fpr(self.count * self.or_count, self.verify_bits, self.verify_hashes, self.num_levels,
+                               lv, self.seed, self.and_width, exact=False)
+        return float(theory.or_amplify(a * phi, self.or_count))
 
     def predicted_verify_fpr(self, level: int = 0) -> float:
         """Deprecated: ``predicted_fpr(level=level)`` (alpha = 1, the verification part)."""

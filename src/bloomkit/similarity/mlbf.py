@@ -59,15 +59,17 @@ class _MultiLevel(LSHFilterBase):
         domain_margin: float = 0.1,
     ) -> Self:
         """A filter sized from Section 6.4's requirements (w, k, L, m', k' from
-        :func:`bloomkit.similarity.select_parameters`; S = max(levels) + 1). ``num_bits``
-        defaults to the class's default m.
+        :func:`bloomkit.similarity.select_parameters` with this ``seed``; S = max(levels) + 1):
+        its ``predicted_fpr(level=theta)`` at ``num_objects`` objects is at most
+        ``delta_p_verify`` at every level of ``levels``. ``num_bits`` defaults to the class's
+        default m.
 
         Complexity: as select_parameters, plus O(m + m') allocation.
         """
         from .params import select_parameters  # scipy: imported when sizing, not with the filters
 
         sp = select_parameters(r1, r2, delta_n, delta_p_lsh, delta_p_verify, num_objects,
-                               p1=p1, w=w, levels=levels)
+                               p1=p1, w=w, levels=levels, seed=seed)
         size = {} if num_bits is None else {"num_bits": num_bits}
         make: Callable[..., Self] = cls  # MLBF or MLBFStar: the same keyword-only parameters
         return make(dim, sp.w, num_levels=max(sp.levels) + 1, and_width=sp.and_width,
@@ -183,8 +185,12 @@ class MLBF(_MultiLevel):
 
     def predicted_fpr(self, *, level: int = 0, alpha: float = 1.0) -> float:
         """The false positive rate for far queries at level theta, with the current count n:
-        Theorem 8 in the exact OR form of its proof (ERRATA 002),
-        ``1 - (1 - alpha phi)^L``, phi = (1 - e^(-k' n L / m''))^k', m'' = m' / 2^theta.
+        Theorem 8 in the exact OR form of its proof (ERRATA 002), ``1 - (1 - alpha phi)^L``.
+        phi is the verification FPR of this filter's MVBF: (1 - e^(-k' n L / m''))^k',
+        m'' = m' / 2^theta (Theorem 7) at the coarsest level; below it, Theorem 7 with this
+        seed's suffix bits (a suffix bit is a hash of a k-bit slice, only 2^k values, so the bits
+        are not uniform: 1.0-1.4 times Theorem 7 at k = 5, k' = 1, computed from the hash alone,
+        :func:`bloomkit.similarity.mvbf.verification_fpr`).
 
         alpha (Theorem 5) is the probability that the k BMLBF bits of one AND-construction
         are set for the query; it depends on the query's distances to the stored objects, which
@@ -192,7 +198,7 @@ class MLBF(_MultiLevel):
         upper bound of the MLBF's for every query. Pass ``alpha=theory.alpha(p, p', k, L)``
         for a known query.
 
-        Complexity: O(1).
+        Complexity: as :meth:`MLBFStar.predicted_fpr`.
         """
         return self._predicted(level, alpha, "MLBF.predicted_fpr")
 
@@ -250,6 +256,8 @@ class MLBFStar(_MultiLevel):
         """The false positive rate for far queries at level theta, with the current count n:
         Theorem 8 for the MLBF* in the exact OR form of its proof (ERRATA 002),
         ``1 - (1 - phi)^L``, phi = (1 - e^(-k' n L / m''))^k', m'' = m' / 2^theta (Fig 13's
-        worked numbers). Complexity: O(1).
+        worked numbers) at the coarsest level; below it phi carries this seed's suffix bits, as
+        in :meth:`MLBF.predicted_fpr`. Complexity: O(2^k S + N k') the first time per level
+        (cached), then O(2^(S-1-theta) k' + N k').
         """
         return self._predicted(level, 1.0, "MLBFStar.predicted_fpr")

@@ -8,13 +8,25 @@ the false positive bound delta_p = delta'_p + delta''_p and the number n of obje
 2. the smallest AND width k for which Formula 8 admits an integer L:
    ln(delta_n) / ln(1 - P1^k) <= L <= ln(1 - delta'_p) / (n ln(1 - P2^k)) (Formulas 6, 7);
 3. L = the smallest integer allowed by Formula 6;
-4. the smallest power of two m' and then the smallest k' with
-   (1 - P2^k)^(n') (1 - e^(-k' n' / m''))^k' <= delta''_p, n' = nL, m'' = m' / 2^theta, for
-   every level theta the application needs.
+4. the smallest power of two m' and then the smallest k' for which the filter built from these
+   parameters predicts a verification false positive rate <= delta''_p at every level theta the
+   application needs: ``1 - (1 - phi)^L``, phi = (1 - e^(-k' n' / m''))^k', n' = nL,
+   m'' = m' / 2^theta -- exactly ``predicted_fpr(level=theta)`` of the MLBF* (and of the MLBF
+   with alpha = 1) holding n objects; with ``seed`` given, phi carries that seed's suffix bits
+   as the filter's own prediction does.
+
+Section 6.4 prints the condition of step 4 as (1 - P2^k)^(n') (1 - e^(-k' n'/m''))^k' <= delta''_p.
+That is the rate of ONE AND-construction: a far query is a false positive when ANY of the L
+constructions passes the MVBF, so the printed form is about L times too small (the filter it
+chose for 10^5 objects with r2 = 4 r1 reported 0.0039 and predicted / measured 0.497). The
+factor (1 - P2^k)^(n') (no LSH collision) is >= 1 - delta'_p once Formula 7 holds, and is left
+out (conservative). See docs/similarity.md, "Parameter selection".
 
 The worked example of Section 6.4 (r1 = (20 * 0.1^2)^0.5, P1 = 0.8, r2 = 10 r1, delta_n = 0.1,
 delta'_p = 0.09, delta''_p = 0.001, n = 100, theta = 0, 1, 2) gives w = 1.78, P2 = 0.16,
-k = 5, L = 6 (5.8 <= L <= 9.0), m' = 65,536 and k' = 4.
+k = 5, L = 6 (5.8 <= L <= 9.0) and m' = 65,536, as printed, and k' = 5: the printed k' = 4
+follows from the printed condition, and that filter's verification rate at level 2 is
+0.0021 > delta''_p (k' = 5: 0.00079).
 """
 
 from __future__ import annotations
@@ -25,8 +37,10 @@ from dataclasses import dataclass
 
 from scipy.optimize import brentq
 
-from .._validation import check_float, check_int
+from .._validation import SEED, check_float, check_int
 from ..errors import InvalidParameterError
+from . import theory
+from .mvbf import verification_fpr
 from .theory import collision_probability
 
 __all__ = ["SimilarityParameters", "select_parameters", "width_for_probability"]
@@ -61,7 +75,10 @@ class SimilarityParameters:
     predicted_lsh_fpr : float
         1 - (1 - P2^k)^(nL) (left side of Formula 7).
     predicted_verify_fpr : tuple of float
-        (1 - P2^k)^(n') (1 - e^(-k'n'/m''))^k' per level.
+        Per level: the verification false positive rate the built filter predicts at n objects,
+        ``1 - (1 - phi)^L`` (its ``predicted_fpr(level=theta)`` with alpha = 1).
+    seed : int or None
+        The seed the verification rates were computed for (None: uniform suffix bits).
     """
 
     w: float
@@ -77,6 +94,7 @@ class SimilarityParameters:
     predicted_fnr: float
     predicted_lsh_fpr: float
     predicted_verify_fpr: tuple[float, ...]
+    seed: int | None = None
 
 
 def width_for_probability(distance: float, probability: float) -> float:
@@ -111,6 +129,7 @@ def select_parameters(
     max_and_width: int = 64,
     max_verify_hashes: int = 64,
     max_verify_log2: int = 40,
+    seed: int | None = None,
 ) -> SimilarityParameters:
     """Choose w, k, L, m', k' from the requirements (document 002, Section 6.4).
 
@@ -134,6 +153,10 @@ def select_parameters(
         Levels theta at which the verification bound must hold (the coarsest decides).
     max_and_width, max_verify_hashes, max_verify_log2 : int
         Search limits.
+    seed : int, optional
+        The seed of the filter to be built: its verification rates then include that seed's
+        suffix bits (below the coarsest level 1.0-1.4 times the uniform value), so that
+        ``predicted_verify_fpr`` equals the built filter's ``predicted_fpr(level=theta)``.
 
     Returns
     -------
@@ -144,14 +167,15 @@ def select_parameters(
     InvalidParameterError
         Bad input, or no k <= max_and_width satisfies Formula 8.
 
-    Complexity: O(max_and_width + max_verify_log2 * max_verify_hashes * len(levels)).
+    Complexity: O(max_and_width + max_verify_log2 * max_verify_hashes * len(levels)), with a
+    seed O(2^k S + N k') more per k' tried (:func:`bloomkit.similarity.mvbf.suffix_model`).
 
     Examples
     --------
     >>> r1 = (20 * 0.1**2) ** 0.5
     >>> s = select_parameters(r1, 10 * r1, 0.1, 0.09, 0.001, 100, p1=0.80, levels=(0, 1, 2))
     >>> round(s.w, 2), round(s.p2, 2), s.and_width, s.or_count, s.verify_bits, s.verify_hashes
-    (1.78, 0.16, 5, 6, 65536, 4)
+    (1.78, 0.16, 5, 6, 65536, 5)
     """
     r1 = check_float(r1, "r1", _OWNER, lo=0, lo_open=True)
     r2 = check_float(r2, "r2", _OWNER, lo=0, lo_open=True)
@@ -203,18 +227,36 @@ def select_parameters(
         )
     k, L, l_min, l_max = chosen
     n_prime = n * L
-    far_miss = (1.0 - p2v**k) ** n_prime
+    sd = None if seed is None else SEED(seed, "seed", _OWNER)
+    num_levels = max(lv) + 1
 
-    def verify_fpr(mp: int, kp: int, theta: int) -> float:
-        m2 = mp / float(1 << theta)
-        return far_miss * (-math.expm1(-kp * n_prime / m2)) ** kp
+    def verify_fpr(mp: int, kp: int, theta: int, seeded: bool) -> float:
+        if seeded and sd is not None:
+            phi = verification_fpr(n_prime, mp, kp, num_levels, theta, sd, k, exact=False)
+        else:
+            phi = float(theory.mvbf_fpr(n_prime, mp, kp, theta, exact=False))
+        return float(theory.or_amplify(phi, L))
+
+    def meets(mp: int, kp: int) -> bool:
+        uniform = [verify_fpr(mp, kp, t, False) for t in lv]
+        if sd is None:
+            return max(uniform) <= dpv
+        # A seed's rate is never below the uniform one at a load k' n' / m'' <= 1 and never
+        # below 0.74 times it above (checked over 92,400 (seed, k, k', S, level, load) cases,
+        # k <= 8, k' <= 12, loads 0.05-12): only candidates within 2x of the bound need the
+        # seed's suffix tables.
+        if max(uniform) > 2.0 * dpv:
+            return False
+        return all(verify_fpr(mp, kp, t, True) <= dpv for t in lv)
 
     top = max(lv)
     found: tuple[int, int] | None = None
     for b in range(top + 1, bmax + 1):
         mp = 1 << b
-        for kp in range(1, kpmax + 1):
-            if all(verify_fpr(mp, kp, t) <= dpv for t in lv):
+        # past k' = ln 2 m'' / n' (+3 for the seed's suffix bits) every level's rate grows with k'
+        kp_top = min(kpmax, math.ceil(math.log(2) * mp / n_prime) + 3)
+        for kp in range(1, kp_top + 1):
+            if meets(mp, kp):
                 found = (mp, kp)
                 break
         if found:
@@ -238,5 +280,6 @@ def select_parameters(
         levels=lv,
         predicted_fnr=(1.0 - p1v**k) ** L,
         predicted_lsh_fpr=1.0 - (1.0 - p2v**k) ** n_prime,
-        predicted_verify_fpr=tuple(verify_fpr(mp, kp, t) for t in lv),
+        predicted_verify_fpr=tuple(verify_fpr(mp, kp, t, sd is not None) for t in lv),
+        seed=sd,
     )

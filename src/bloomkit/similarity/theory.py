@@ -45,6 +45,7 @@ __all__ = [
     "mvbf_fpr",
     "or_amplify",
     "typical_phi",
+    "verification_pass_probability",
     "vlbf_fnr",
     "vlbf_fpr",
 ]
@@ -302,6 +303,74 @@ def mvbf_fpr(
     else:
         zero = np.exp(-kp * n / m2)
     return _ret((1.0 - zero) ** kp)
+
+
+def verification_pass_probability(
+    num_elements: float,
+    coarse_locations: int,
+    bit_probs: np.ndarray,
+    codes: np.ndarray,
+    weights: np.ndarray,
+    exact: bool = True,
+) -> float:
+    """Probability that an element never stored passes VVBF theta when its suffix bits are not
+    uniform (the seed-specific form of Theorem 7).
+
+    Section 5.2 builds a VVBF-theta address from a coarse address (k' hashes of j and the upper
+    substrings: uniform over the m' / 2^(S-1) coarse locations) and, for each level
+    v = 1..S-1-theta, one suffix bit per address i: bit i of a hash of the k-bit slice formed by
+    the v-th lower bits of the k addresses. A slice takes only 2^k values, so for a given hash
+    seed bit i of level v is 1 for a fraction ``q[v, i]`` of the slices, not 1/2: the stored
+    elements crowd some of the 2^(S-1-theta) locations under each coarse location, and a query
+    lands in a crowded one more often than Theorem 7 assumes. With the query's k' suffix codes
+    taking the values ``codes`` with probabilities ``weights``:
+
+        P_i(s)  = prod_v (q[v, i] if bit v of s else 1 - q[v, i])       (element address i lands on suffix s)
+        z(s)    = prod_i' (1 - P_i'(s) / m_c)^(n')     or  exp(-n' sum_i' P_i'(s) / m_c)  (``exact=False``)
+        FPR     = sum_w weights[w] prod_i (1 - z(codes[w, i]))
+
+    With every q = 1/2 this is Theorem 7, ``(1 - (1 - 1/m'')^(k' n'))^k'``.
+
+    Parameters
+    ----------
+    num_elements : float
+        n', the elements stored (nL in an MLBF).
+    coarse_locations : int
+        m_c = m' / 2^(S-1), the locations of VVBF S-1.
+    bit_probs : ndarray, shape (V, k')
+        q[v, i] for the V = S-1-theta suffix levels (first row: the level appended first).
+    codes : ndarray of int, shape (N, k')
+        The query's suffix codes (V bits, the first level the most significant), one row per
+        class of equally treated slices.
+    weights : ndarray, shape (N,)
+        The probability of each row (they sum to 1).
+    exact : bool
+        (1 - x)^n' (Theorem 7's exact form) or e^(-n' x) (its approximation, Theorem 8's form).
+
+    Complexity: O(2^V k' + N k').
+
+    >>> import numpy as np
+    >>> q = np.full((2, 1), 0.5)
+    >>> codes = np.arange(4).reshape(4, 1); w = np.full(4, 0.25)
+    >>> round(verification_pass_probability(2000, 65536 // 4, q, codes, w), 6) == round(mvbf_fpr(2000, 65536, 1, 0), 6)
+    True
+    """
+    n = float(_nonneg_array(num_elements, "num_elements"))
+    mc = check_int(coarse_locations, "coarse_locations", _OWNER, lo=1)
+    q = np.asarray(bit_probs, dtype=np.float64)
+    kp = q.shape[1]
+    probs = np.ones((kp, 1))
+    for v in range(q.shape[0]):  # kron per address: P_i over the 2^V suffixes, level 1 the MSB
+        probs = (probs[:, :, None] * np.stack([1.0 - q[v], q[v]], axis=1)[:, None, :]).reshape(kp, -1)
+    if n == 0:
+        return 0.0
+    if exact:
+        with np.errstate(divide="ignore"):
+            log_zero = n * np.log1p(-probs / mc).sum(axis=0)
+    else:
+        log_zero = -n * probs.sum(axis=0) / mc
+    hit = -np.expm1(log_zero)  # P(location set) per suffix s
+    return float(np.dot(np.asarray(weights, dtype=np.float64), np.prod(hit[np.asarray(codes)], axis=1)))
 
 
 def typical_phi(
