@@ -200,7 +200,8 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
     IsADirectoryError
         If ``path`` is a directory.
     OSError
-        If the directory does not exist or is not writable, or the disk is full.
+        If the directory does not exist or is not writable, or the disk is full (the error's
+        ``filename`` is ``path``, never the temporary file).
     """
     target = os.path.realpath(os.fspath(path))
     if os.path.isdir(target):
@@ -218,6 +219,9 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
             break
         except FileExistsError:  # pragma: no cover - 48 random bits
             continue
+        except OSError as e:  # name the user's path, not the hidden temporary file
+            why = "its directory does not exist" if isinstance(e, FileNotFoundError) else e.strerror
+            raise type(e)(e.errno, f"cannot save there: {why}", os.fspath(path)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             for p in parts:
@@ -227,9 +231,11 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
                 os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.filename == tmp:  # disk full, ...: the user's path
+            raise type(e)(e.errno, f"cannot save there: {e.strerror}", os.fspath(path)) from None
         raise
     with contextlib.suppress(OSError):  # directories cannot be opened / synced everywhere
         dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -546,6 +552,18 @@ def _import_all() -> None:
                 raise
 
 
+def _import_structure_module(tag: str) -> None:
+    """Import the module a structure tag names (``"bloom.BloomFilter"`` -> ``bloomkit.bloom``),
+    so loading one filter does not import every subpackage."""
+    name = tag.partition(".")[0]
+    if name in _SUBPACKAGES:
+        try:
+            importlib.import_module(f"bloomkit.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"bloomkit.{name}":
+                raise
+
+
 def registered_structures() -> dict[str, type[Persistable]]:
     """Every persistable structure class by its tag (imports all subpackages first)."""
     _import_all()
@@ -561,6 +579,9 @@ def loads(data: bytes) -> Any:
     """Rebuild whatever structure ``data`` holds (the right class is chosen from its tag)."""
     c = unpack(data)
     cls = _STRUCTURES.get(c.structure)
+    if cls is None:  # the tag's prefix names its module ("bloom.BloomFilter"): import that one first
+        _import_structure_module(c.structure)
+        cls = _STRUCTURES.get(c.structure)
     if cls is None:
         _import_all()
         cls = _STRUCTURES.get(c.structure)

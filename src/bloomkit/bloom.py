@@ -47,6 +47,7 @@ from ._validation import (
     check_float,
     param_error,
 )
+from ._watch import FilterWatch
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 
 __all__ = ["BloomFilter", "CountingBloomFilter"]
@@ -145,7 +146,7 @@ def _tag_seeds(seed: int) -> dict[int, np.uint64]:
     return {t: np.uint64(tag_seed(seed, t)) for t in range(TAG_STR, TAG_TUPLE + 1)}
 
 
-class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
+class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable):
     """A Bloom filter over bits: no false negatives, false positives at rate ``predicted_fpr()``.
 
     Parameters
@@ -166,8 +167,16 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
     -----
     The whole set protocol of Python (``add``, ``in``, ``update``, ``|``, ``&``, ``|=``, ``&=``,
     ``union``, ``intersection``, ``issubset``, ``<=``, ``copy``, ``clear``, ``bool``, ...) plus
-    ``add_many`` / ``contains_many`` for batches. ``len()`` is the Swamidass-Baldi *estimate*
-    of the number of distinct keys (``exact_len`` is False).
+    ``add_many`` / ``contains_many`` for batches. ``len()`` is the rounded Swamidass-Baldi
+    *estimate* of the number of distinct keys (``exact_len`` is False: 10,000 keys may give
+    10,002); an empty batch is allowed and changes nothing (``contains_many([])`` is an empty
+    array), as ``set.update([])`` is.
+
+    Warnings (:class:`bloomkit.BloomkitWarning`, once per filter): when adds take the filter
+    past its design (more than ``capacity`` keys: its false positive rate is then above
+    ``fpr``), and when a query's key has a type the filter holds none of (``"1"`` or ``1.0``
+    asked of a filter of ``int`` keys is never a member). ``warnings.simplefilter("error",
+    bloomkit.BloomkitWarning)`` makes them errors.
 
     Single keys: ``add`` and ``in`` are one C call each when the compiled boundary is active
     (:mod:`bloomkit._boundary`; the base class ``FilterCore``), else numba kernels; both give
@@ -288,11 +297,13 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
                 _ENTRY.bits_add_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3])
                 if not self._key_mask & _INT_BIT:
                     self._note_keys(_INT_BIT)
-            return
-        tag, payload = encode_key(key)
-        bits = self._bits
-        _ENTRY.bits_add_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
-        self._note_keys(1 << tag)
+        else:
+            tag, payload = encode_key(key)
+            bits = self._bits
+            _ENTRY.bits_add_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
+            self._note_keys(1 << tag)
+        left = self._budget - 1
+        self._budget = left if left > 0 else self._design_check(2)
 
     def _py_contains(self, key: Any) -> bool:
         """True if the key may be in the set (never False for an inserted key). Complexity: O(k)."""
@@ -301,10 +312,17 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
             ref = self._wref
             if ref[0] is not self._bits.words:
                 ref = self._words_ref()
+            mask = self._key_mask
             if t is str:
+                if mask and not mask & _STR_BIT:
+                    self._foreign_key(key, TAG_STR, 2)
                 return _ENTRY.bits_test_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3])
+            if mask and not mask & _INT_BIT:
+                self._foreign_key(key, TAG_INT, 2)
             return _ENTRY.bits_test_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3])
         tag, payload = encode_key(key)
+        if self._key_mask and not self._key_mask >> tag & 1:
+            self._foreign_key(key, tag, 2)
         bits = self._bits
         return _ENTRY.bits_test_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
 
@@ -329,7 +347,7 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         private word arrays ORed into the filter at the end holding the GIL (so concurrent
         adds from other threads never lose a bit; private arrays take at most a fifth of the
         batch's bytes). A bad key (NaN, None, an unsupported type) raises before any bit is
-        set.
+        set. An empty batch changes nothing.
         """
         keys = as_keys(keys, "keys", f"{type(self).__name__}.add_many")
         bits = self._bits  # words and m of one storage object (a concurrent fold replaces both)
@@ -338,6 +356,7 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         add_chunked(src, hash_chunk, lambda h: K.bits_set(words, h, k, m),
                     lambda private, h: K.bits_set_private(private, h, k, m), words, probes_per_key=k)
         self._note_keys(tags)
+        self._count_adds(len(src), 2)
 
     def update(self, *others: Any) -> None:
         """Insert the keys of every argument (iterables / arrays), or merge filters of the same
@@ -356,7 +375,8 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         keys = as_keys(keys, "keys", f"{type(self).__name__}.contains_many")
         bits = self._bits
         words, k, m = bits.words, self._num_hashes, bits.m64
-        src, hash_chunk, _tags = hash_source(keys, self._hash)
+        src, hash_chunk, tags = hash_source(keys, self._hash)
+        self._foreign_keys(tags, 2)
         return query_chunked(src, lambda part: K.bits_test(words, hash_chunk(part), k, m))
 
     def clear(self) -> None:
@@ -512,7 +532,8 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         return float(theory.false_positive_rate(n, self.num_bits, self._num_hashes))
 
     def __len__(self) -> int:
-        """Rounded Swamidass-Baldi *estimate* of the number of distinct keys."""
+        """Rounded Swamidass-Baldi *estimate* of the number of distinct keys (not a count:
+        10,000 keys may give 10,002; ``exact_len`` is False). Complexity: O(m / 64)."""
         n = self.estimated_count()
         return int(round(n)) if np.isfinite(n) else self.num_bits
 
@@ -527,10 +548,8 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         m = self.num_bits
         est = float(theory.estimate_count(set_bits, m, self._num_hashes))
         cap = self.capacity
-        over = False
-        if cap is not None:
-            expected = float(theory.fill_ratio(cap, m, self._num_hashes))
-            over = set_bits / m > expected + 3.0 * theory.binomial_sd(expected, m)
+        limit = self._design_limit()
+        over = limit is not None and set_bits > limit[0]
         return {
             "structure": self._STRUCTURE, "class": type(self).__name__, "seed": self.seed,
             "num_bits": self.num_bits, "num_hashes": self._num_hashes, "capacity": cap, "fpr": self.fpr,
@@ -539,6 +558,22 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
             "count_is_exact": False, "predicted_fpr": self.predicted_fpr(),
             "overfilled": over,
         }
+
+    def _design_limit(self) -> tuple[int, int] | None:
+        """(most set bits at ``capacity`` keys: the expected fill X/m of doc 000 Eq. 1 plus three
+        binomial standard deviations, times m; bits one add sets at most: k), None without a
+        capacity. The line of ``info()["overfilled"]`` and of the overfill warning."""
+        cap = self.capacity
+        if cap is None:
+            return None
+        m, k = self.num_bits, self._num_hashes
+        cached = self.__dict__.get("_limit")
+        if cached is not None and cached[0] == (cap, m, k):
+            return cached[1]  # type: ignore[no-any-return]
+        expected = float(theory.fill_ratio(cap, m, k))
+        limit = (int(np.floor((expected + 3.0 * float(theory.binomial_sd(expected, m))) * m)), k)
+        self.__dict__["_limit"] = ((cap, m, k), limit)
+        return limit
 
     def __repr__(self) -> str:
         return (
@@ -694,11 +729,16 @@ class CountingBloomFilter(BloomFilter):
                                  self._num_hashes, c.m64)
         c.overflowed |= bool(over)
         self._note_keys(1 << tag)
+        self._count_adds(1, 2)
 
     def _py_contains(self, key: Any) -> bool:
         """True if the key may be in the set. Complexity: O(k)."""
         c = self._counters
-        return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, c.m64)[0])
+        h1, tag = hash64_tag(key, self.seed)
+        if self._key_mask and not self._key_mask >> tag & 1:
+            self._foreign_key(key, tag, 2)
+        h = np.array([h1], dtype=np.uint64)
+        return bool(K.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64)[0])
 
     if not COMPILED:
         add = _py_add
@@ -711,11 +751,14 @@ class CountingBloomFilter(BloomFilter):
         over = K.counters_inc_h1(c.data, c.width, c.max_value, h, self._num_hashes, c.m64)
         c.overflowed |= bool(over)
         self._note_keys(tags)
+        self._count_adds(len(h), 2)
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key. Complexity: O(n k)."""
         c = self._counters
-        return K.counters_test_h1(c.data, c.width, self._hash(keys)[0], self._num_hashes, c.m64)
+        h, tags = self._hash(keys)
+        self._foreign_keys(tags, 2)
+        return K.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64)
 
     def remove(self, key: Any) -> None:
         """Remove one key; InvalidParameterError (filter unchanged) if it is certainly absent.
