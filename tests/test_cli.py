@@ -80,7 +80,7 @@ def test_text_build_query_info(data, tmp_path):
     assert bf.contains_many([f"w{i}-é" if i % 5 == 0 else f"w{i}" for i in range(3000)]).all()
     res = answers(ok("query", str(out), "w1", "w5-é", "nobody-xyz"))
     assert res == {"w1": "maybe", "w5-é": "maybe", "nobody-xyz": "no"}
-    info = json.loads(ok("info", str(out)))
+    info = json.loads(ok("info", str(out), "--json"))
     assert info["structure"] == "bloom.BloomFilter" and 0 < info["predicted_fpr"] < 0.002
 
 
@@ -130,7 +130,7 @@ def test_every_membership_kind(data, tmp_path, kind):
     assert f.contains_many(words).all()
     res = answers(ok("query", str(out), words[0], "absent-word-1"))
     assert res[words[0]] == "maybe"
-    info = json.loads(ok("info", str(out)))
+    info = json.loads(ok("info", str(out), "--json"))
     assert info["size_in_bits"] > 0 and "predicted_fpr" in info
 
 

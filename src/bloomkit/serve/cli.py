@@ -34,8 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--demo", action="store_true",
                    help="Table 1 of the report as the schema; fill an empty database with generated profiles")
     p.add_argument("--demo-profiles", type=int, default=10_000, help="profiles --demo generates (default 10000)")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--host", default="127.0.0.1",
+                   help="the address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every interface)")
+    p.add_argument("--port", type=int, default=8000, help="the TCP port to listen on (default 8000)")
     p.add_argument("--snapshot", help="the snapshot file (default: <db>.snapshot)")
     p.add_argument("--snapshot-interval", type=float, default=60.0,
                    help="seconds between snapshots while writes arrive (0: no snapshots; default 60)")
