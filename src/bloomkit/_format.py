@@ -200,6 +200,9 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
     IsADirectoryError
         If ``path`` is a directory.
     OSError
+        If ``path`` is a device, a FIFO or a socket (renaming over it would replace the device
+        node itself, e.g. /dev/null, for every program on the machine).
+    OSError
         If the directory does not exist or is not writable, or the disk is full (the error's
         ``filename`` is ``path``, never the temporary file).
     """
@@ -208,9 +211,13 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
         raise IsADirectoryError(errno.EISDIR, "cannot save to a directory; give a file path", os.fspath(path))
     folder = os.path.dirname(target) or "."
     try:
-        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        st = os.stat(target)
     except FileNotFoundError:
-        mode = None
+        mode: int | None = None
+    else:
+        if not stat.S_ISREG(st.st_mode):  # the rename would replace the device node (/dev/zero) itself
+            raise OSError(errno.EINVAL, "cannot save to a device, FIFO or socket; give a file path", os.fspath(path))
+        mode = stat.S_IMODE(st.st_mode)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
         tmp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")

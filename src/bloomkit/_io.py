@@ -369,6 +369,8 @@ class KeyInput:
                 else:
                     cut = buf.rfind(b"\n")
                     if cut < 0:
+                        if b"\0" in block:  # binary input: say so now, not after 16 MiB
+                            _parse_lines(buf, self.source, line0, key_type)
                         carry = buf
                         if len(carry) > MAX_LINE_BYTES:
                             raise InputError(f"{self.source}: line {line0 + 1} is longer than {MAX_LINE_BYTES >> 20} "

@@ -66,6 +66,7 @@ class FilterWatch:
         most, per_add = limit
         have = self._set_count()
         if have > most:
+            self._budget = 0  # raised as an error: every later add checks (and raises) again
             fpr = getattr(self, "fpr", None)
             rate = self.predicted_fpr()  # type: ignore[attr-defined]
             warnings.warn(
