@@ -385,13 +385,20 @@ def test_fifos_and_devices_are_refused_stdin_is_not(tmp_path):
     assert "FIFOs and devices are refused as INPUT" in " ".join(run("build", "--help").stdout.split())
 
 
+# A launcher that forks and execs the command and reports its peak RSS: subprocess starts children
+# with vfork, whose RSS high-water mark starts at the parent's (the test process's); a fork of
+# this small launcher starts at the launcher's.
+_LAUNCHER = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execv(sys.argv[1], sys.argv[1:])\n"
+             "_, status, usage = os.wait4(pid, 0)\nsys.stderr.write(f'\\nPEAK-RSS-KB {usage.ru_maxrss}\\n')\n"
+             "sys.exit(os.waitstatus_to_exitcode(status))\n")
+
+
 def _peak_rss_mib(args: list[str], stdin: Any) -> tuple[int, str, float]:
-    """(exit status, stderr, peak RSS of the child in MiB) of the bloomkit command."""
-    p = subprocess.Popen([BLOOMKIT, *args], stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = p.stderr.read().decode()
-    _pid, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, err, usage.ru_maxrss / 1024
+    """(exit status, stderr, peak RSS of the bloomkit process in MiB)."""
+    p = subprocess.run([sys.executable, "-c", _LAUNCHER, BLOOMKIT, *args], stdin=stdin, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, timeout=300)
+    err, _, peak = p.stderr.decode().rstrip().rpartition("PEAK-RSS-KB ")
+    return p.returncode, err.strip() + "\n", int(peak) / 1024
 
 
 class _Zeros:
@@ -435,6 +442,11 @@ def test_endless_and_hostile_input_stays_small(tmp_path):
             code, err, peak = _peak_rss_mib(["build", "-", "-o", str(tmp_path / "x.bkf")], fh)
         assert code == 2 and re.search(match, err) and err.count("\n") == 1, (src, err)
         assert peak < 300, (src, peak)
+    gen = subprocess.Popen(["sh", "-c", "yes same-key | head -n 3000000"], stdout=subprocess.PIPE)
+    code, err, peak = _peak_rss_mib(["build", "-", "-o", str(tmp_path / "y.bkf")], gen.stdout)
+    gen.wait()
+    assert code == 0 and peak < 300, (err, peak)  # 30 MB of keys through a pipe, read twice (spooled)
+    assert bloomkit.load(tmp_path / "y.bkf").capacity == 1
     line = tmp_path / "one-line.txt"
     line.write_bytes(b"a" * (17 << 20))  # no newline: one 17 MiB "key"
     code, err, peak = _peak_rss_mib(["build", str(line), "-o", str(tmp_path / "x.bkf")], subprocess.DEVNULL)

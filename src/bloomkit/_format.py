@@ -38,7 +38,6 @@ import math
 import operator
 import os
 import pickle
-import secrets
 import stat
 import struct
 import threading
@@ -220,7 +219,7 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
         mode = stat.S_IMODE(st.st_mode)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
-        tmp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")
+        tmp = os.path.join(folder, f".{os.path.basename(target)}.{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(tmp, flags, 0o666)  # the umask applies, as for a file created anew
             break

@@ -29,17 +29,10 @@ output file is written (the first pass reads to the end before anything is built
 
 from __future__ import annotations
 
-import bz2
-import csv
-import gzip
 import io
-import lzma
 import os
-import shutil
 import stat
 import sys
-import tempfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,7 +155,7 @@ class _Guarded(io.RawIOBase):
         except EOFError:
             raise InputError(f"{self.source}: the {self.codec} data is truncated (the file ends before its "
                              "end-of-stream marker); nothing was built") from None
-        except (OSError, zlib.error, lzma.LZMAError, ValueError) as e:
+        except (OSError, ValueError) as e:  # BadGzipFile, zlib.error, lzma.LZMAError, OSError (bz2)
             raise InputError(f"{self.source}: damaged {self.codec} data ({e}); nothing was built") from None
 
 
@@ -171,10 +164,16 @@ def _decompress(raw: io.BufferedReader, source: str) -> tuple[IO[bytes], str | N
     head = raw.peek(6)[:6]
     inner: Any
     if head[:2] == b"\x1f\x8b":
+        import gzip
+
         codec, inner = "gzip", gzip.GzipFile(fileobj=raw, mode="rb")
     elif head[:3] == b"BZh":
+        import bz2
+
         codec, inner = "bzip2", bz2.BZ2File(raw)
     elif head == b"\xfd7zXZ\x00":
+        import lzma
+
         codec, inner = "xz", lzma.LZMAFile(raw)
     else:
         return raw, None
@@ -269,6 +268,8 @@ class KeyInput:
         else:
             inner = sys.stdin.buffer
             if self.passes_left > 0 and spool_stdin:  # read again later: keep a copy
+                import tempfile
+
                 self._spool = tempfile.NamedTemporaryFile(prefix="bloomkit-stdin-", delete=False)  # noqa: SIM115
                 spool = self._spool
         self._count = _Counting(inner, spool)
@@ -426,6 +427,8 @@ class KeyInput:
         raw = self._open_raw()
         stream, _codec = _decompress(raw, self.source)
         delim = "\t" if self.kind == "tsv" else ","
+        import csv
+
         try:
             head = stream.readline(MAX_LINE_BYTES)
             if not head.strip():
@@ -482,6 +485,9 @@ class KeyInput:
                         raise InputError(f"{self.source}: not a Parquet file (no PAR1 magic)")
                     target = self.path
                 else:
+                    import shutil
+                    import tempfile
+
                     with tempfile.NamedTemporaryFile(prefix="bloomkit-parquet-", suffix=".parquet",
                                                      delete=False) as tmp:
                         self._tmp_parquet = tmp.name
