@@ -181,6 +181,12 @@ def test_similarity_kinds_take_vectors(data, tmp_path):
 
 
 def test_pbf_items_by_column_name(data, tmp_path):
+    from bloomkit.multiattr import ParallelBloomFilter
+
+    for n in (1, 2, 5):  # raised ZeroDivisionError for every n <= 5
+        f = ParallelBloomFilter.for_requirements(3, n, 0.01)
+        f.add_many([(i, f"b{i}", 3.5) for i in range(n)])
+        assert f.capacity == n and all((i, f"b{i}", 3.5) in f for i in range(n))
     # the README's example on a small file: PBF for any number of items (was ZeroDivisionError for n <= 5)
     pq.write_table(pa.table({"src": ["10.0.0.1", "10.0.0.2"], "dst": ["10.0.0.9", "10.0.0.9"], "port": [80, 443]}),
                    tmp_path / "flows.parquet")

@@ -237,9 +237,10 @@ class KeyInput:
                 what = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else
                         "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else
                         "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-                raise InputError(f"{path} is {what}, not a regular file: bloomkit reads its input twice (to size "
-                                 f"the structure, then to fill it); give it as standard input instead: "
-                                 f"bloomkit ... - < {path}")
+                why = (" bloomkit reads its input twice (to size the structure, then to fill it), and a FIFO "
+                       "without a writer would wait forever;" if passes > 1 else "")
+                raise InputError(f"{path} is {what}, not a regular file:{why} give it as standard input "
+                                 f"instead: bloomkit ... - < {path}")
             self.total = st.st_size
             name = p.name
         suffix = Path(name).suffix.lower()

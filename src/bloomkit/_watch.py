@@ -20,6 +20,10 @@
 
 ``warnings.simplefilter("error", bloomkit.BloomkitWarning)`` makes both errors (raised every
 time: the state that silences repeats is set only when a warning was shown).
+
+Thread safety: the countdowns are plain integers updated without a lock; concurrent adds may
+lose a decrement, which only moves the next check a few adds later (the check itself counts
+the bits, so the verdict is never wrong).
 """
 
 from __future__ import annotations
