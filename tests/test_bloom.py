@@ -664,3 +664,18 @@ def test_import_is_light_and_the_namespace_clean():
     assert bloomkit.BloomFilter is BloomFilter and bloomkit.load is bloomkit._format.load
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         bloomkit.Nope  # noqa: B018
+
+
+def test_single_keys_start_no_numba():
+    """With the C extension, a new filter's first adds and queries (and their overfill check)
+    start neither numba nor scipy."""
+    if bloomkit.info()["hash_path"] != "c-extension":
+        pytest.skip("the numba path is numba")
+    code = ("import sys, bloomkit\n"
+            "for cls in (bloomkit.BloomFilter, bloomkit.SplitBlockBloomFilter, bloomkit.CountingBloomFilter):\n"
+            "    f = cls(capacity=100, fpr=0.01)\n"
+            "    for i in range(100): f.add(f'k{i}')\n"
+            "    assert 'k1' in f and len(f) > 50\n"
+            "heavy = [m for m in ('numba', 'scipy', 'pyarrow') if m in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    subprocess.run([sys.executable, "-W", "ignore", "-c", code], check=True)

@@ -220,9 +220,10 @@ def test_filter_locations_outside_the_file_are_refused():
                                (10, 0, "runs past"), (10, 40, "follow"), (30, None, "truncated|Thrift|numBytes|twice|past")):
         col = P._Column("a", MD(CC(off, length)), 0, "INT64", None, None)
         with pytest.raises(FormatError, match=match):
-            P._read_filter(fh, col, 0, len(fh.getvalue()))
+            P._FilterReader(fh, len(fh.getvalue())).read(col, 0)
     col = P._Column("a", MD(CC(10, None)), 0, "INT64", None, None)  # no length: header, then the bitset
-    assert P._read_filter(fh, col, 0, len(fh.getvalue())) == S.for_parquet(physical_type="INT64", num_bytes=32)
+    got = P._FilterReader(fh, len(fh.getvalue())).read(col, 0)
+    assert got == S.for_parquet(physical_type="INT64", num_bytes=32)
 
 
 def test_every_truncation_and_header_flip_is_refused():
@@ -411,15 +412,6 @@ def test_pandas_workflow_against_an_exact_model(tmp_path):
 # hostile footers (issue 25): shared and overlapping filter offsets; what probe did not test
 
 
-def _varint(v: int) -> bytes:
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
 def _patched(src, dst, offset_of) -> None:
     """A copy of the pyarrow-written file ``src`` whose row group i's bloom_filter_offset
     (Thrift compact i64: zigzag varint) says ``offset_of(i, old)`` (same varint length)."""
@@ -431,7 +423,7 @@ def _patched(src, dst, offset_of) -> None:
     md = pq.ParquetFile(src).metadata
     for i in range(md.num_row_groups):
         old = md.row_group(i).column(0).bloom_filter_offset
-        a, b = _varint(old << 1), _varint(offset_of(i, old) << 1)
+        a, b = P._varint(old << 1), P._varint(offset_of(i, old) << 1)  # zigzag of a non-negative i64
         assert len(a) == len(b) and bytes(raw[start:]).count(a) == 1
         at = start + bytes(raw[start:]).index(a)
         raw[at : at + len(a)] = b

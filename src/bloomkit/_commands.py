@@ -504,11 +504,11 @@ def _model_rate(obj: Any, keys: int | None) -> float:
     """The model's false positive rate of a built structure: at ``keys`` distinct keys when
     known and its model takes a count (Bloom, counting, split-block, foldable), else of its
     contents (``predicted_fpr()``)."""
-    if keys is not None:
-        try:
-            return float(obj.predicted_fpr(keys))
-        except TypeError:
-            pass
+    from .bloom import BloomFilter
+    from .splitblock import SplitBlockBloomFilter
+
+    if keys is not None and isinstance(obj, BloomFilter | SplitBlockBloomFilter):
+        return float(obj.predicted_fpr(keys))
     return float(obj.predicted_fpr())
 
 

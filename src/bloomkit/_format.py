@@ -549,20 +549,9 @@ def _check_arrays(spec: dict[str, ArraySpec], arrays: dict[str, np.ndarray], own
 _SUBPACKAGES = ("bloom", "scalable", "splitblock", "ranges", "lookup", "similarity", "folding", "multiattr", "dask")
 
 
-def _import_all() -> None:
-    for name in _SUBPACKAGES:
-        try:
-            importlib.import_module(f"bloomkit.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"bloomkit.{name}":
-                raise
-
-
-def _import_structure_module(tag: str) -> None:
-    """Import the module a structure tag names (``"bloom.BloomFilter"`` -> ``bloomkit.bloom``),
-    so loading one filter does not import every subpackage."""
-    name = tag.partition(".")[0]
-    if name in _SUBPACKAGES:
+def _import_all(names: tuple[str, ...] = _SUBPACKAGES) -> None:
+    """Import the subpackages ``names`` (a missing one, e.g. without its extra, is skipped)."""
+    for name in names:
         try:
             importlib.import_module(f"bloomkit.{name}")
         except ModuleNotFoundError as e:
@@ -586,7 +575,8 @@ def loads(data: bytes) -> Any:
     c = unpack(data)
     cls = _STRUCTURES.get(c.structure)
     if cls is None:  # the tag's prefix names its module ("bloom.BloomFilter"): import that one first
-        _import_structure_module(c.structure)
+        prefix = c.structure.partition(".")[0]
+        _import_all(tuple(n for n in _SUBPACKAGES if n == prefix))
         cls = _STRUCTURES.get(c.structure)
     if cls is None:
         _import_all()

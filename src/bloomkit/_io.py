@@ -421,6 +421,23 @@ class KeyInput:
         else:
             yield from self._csv_batches(column, extra, key_type)
 
+    def _wanted(self, names: list[str], column: str | None, extra: list[str] | None) -> tuple[str | None, list[str] | None]:
+        """(the key column, the columns to read) of a table with columns ``names``: all of them
+        when ``extra`` is None (records), else the key column (the only one when ``column`` is
+        None) and the extras, each required to exist."""
+        if extra is None:
+            return column, None
+        if column is None:
+            if len(names) != 1:
+                raise InputError(f"{self.source} has {len(names)} columns ({', '.join(names[:10])}): "
+                                 "choose the keys with --column")
+            column = names[0]
+        wanted = [column, *extra]
+        missing = [c for c in wanted if c not in names]
+        if missing:
+            raise InputError(f"{self.source} has no column {missing[0]!r} (columns: {', '.join(names[:20])})")
+        return column, wanted
+
     def _csv_batches(self, column: str | None, extra: list[str] | None, key_type: str | None) -> Iterator[Any]:
         import pyarrow as pa
         import pyarrow.csv as pacsv
@@ -439,17 +456,7 @@ class KeyInput:
                 names = next(csv.reader([head.decode("utf-8-sig")], delimiter=delim))
             except (UnicodeDecodeError, csv.Error, StopIteration) as e:
                 raise InputError(f"{self.source}: cannot read its first line as a {self.kind.upper()} header ({e})") from None
-            wanted = None
-            if extra is not None:  # the key column and the extras
-                if column is None:
-                    if len(names) != 1:
-                        raise InputError(f"{self.source} has {len(names)} columns ({', '.join(names[:10])}): "
-                                         "choose the keys with --column")
-                    column = names[0]
-                wanted = [column, *extra]
-                missing = [c for c in wanted if c not in names]
-                if missing:
-                    raise InputError(f"{self.source} has no column {missing[0]!r} (columns: {', '.join(names[:20])})")
+            column, wanted = self._wanted(names, column, extra)
             types = {column: _arrow_type(key_type)} if column is not None and key_type else {}
             reader = pacsv.open_csv(
                 stream,
@@ -513,18 +520,7 @@ class KeyInput:
 
         self._rows_done = 0
         pf = self._parquet_file()
-        names = list(pf.schema_arrow.names)
-        wanted = None
-        if extra is not None:
-            if column is None:
-                if len(names) != 1:
-                    raise InputError(f"{self.source} has {len(names)} columns ({', '.join(names[:10])}): "
-                                     "choose the keys with --column")
-                column = names[0]
-            wanted = [column, *extra]
-            missing = [c for c in wanted if c not in names]
-            if missing:
-                raise InputError(f"{self.source} has no column {missing[0]!r} (columns: {', '.join(names[:20])})")
+        column, wanted = self._wanted(list(pf.schema_arrow.names), column, extra)
         try:
             for batch in pf.iter_batches(batch_size=CHUNK_ROWS, columns=wanted):
                 if key_type is not None and column is not None:

@@ -123,37 +123,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    """An argparse type: an integer >= 1 (``--capacity 0`` is an error, never "the default")."""
-    try:
-        v = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
+def _checked(convert: Any, ok: Any, noun: str, rule: str) -> Any:
+    """An argparse type: ``convert(text)``, refused unless ``ok`` (``--capacity 0`` is an
+    error, never "the default")."""
+
+    def parse(text: str) -> Any:
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
+        return v
+
+    return parse
 
 
-def _rate(text: str) -> float:
-    """An argparse type: a probability in (0, 1)."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < v < 1.0:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
-    return v
-
-
-def _positive(text: str) -> float:
-    """An argparse type: a finite number > 0."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < v < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
-    return v
+_positive_int = _checked(lambda t: int(t, 10), lambda v: v >= 1, "an integer", "at least 1")
+_rate = _checked(float, lambda v: 0.0 < v < 1.0, "a number", "in (0, 1)")
+_positive = _checked(float, lambda v: 0.0 < v < float("inf"), "a number", "a finite number > 0")
 
 
 class _Parser(argparse.ArgumentParser):

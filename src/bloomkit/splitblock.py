@@ -44,7 +44,7 @@ from ._hashing import (
 from ._lazy import kernels as K
 from ._lazy import splitblock_kernels as SK
 from ._parallel import add_chunked, hash_source, identity, query_chunked
-from ._storage import aligned_copy, aligned_zeros
+from ._storage import aligned_copy, aligned_zeros, popcount_words
 from ._validation import (
     CAPACITY,
     FPR,
@@ -469,7 +469,7 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable)
         self._need_parquet("shrink_to_fpp")
         p = FPR(fpp, "fpp", "shrink_to_fpp")
         bits = self.num_blocks * PARQUET_BLOCK_BITS
-        set_bits = int(K.popcount_words(self._words))
+        set_bits = self._set_count()
         if set_bits == 0:
             self._set_storage(aligned_zeros(_WORDS_PER_BLOCK["parquet"], np.uint64))
             return
@@ -790,7 +790,7 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable)
         exactly ``1 - 1/(B w)`` (block 1/B, then bit 1/w of its lane); inf for a full filter.
         Complexity: O(B)."""
         m = self.size_in_bits
-        x = int(K.popcount_words(self._words))
+        x = self._set_count()
         if x >= m:
             return math.inf
         return math.log1p(-x / m) / math.log1p(-1.0 / (self.num_blocks * _LANE_BITS[self.mode]))
@@ -837,7 +837,7 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable)
 
     def _set_count(self) -> int:
         """Number of set bits. Complexity: O(B)."""
-        return int(K.popcount_words(self._words))
+        return popcount_words(self._words)
 
     def _design_limit(self) -> tuple[int, int] | None:
         """(most set bits at ``capacity`` keys: the mean fill of :func:`split_block_fill` plus
