@@ -53,13 +53,15 @@ _EXPERIMENTS_EXTRA = "pip install -e '.[experiments]' (from a checkout; pip inst
 def _needs_experiments_extra() -> None:
     """InvalidParameterError naming the ``experiments`` extra when a package of it is missing
     (found before ten seconds of experiments fail on it)."""
-    import importlib
+    import importlib.util
 
     missing = []
     for m in ("matplotlib", "sklearn", "pybloom_live", "tabulate", "markdown_it"):
         try:
-            importlib.import_module(m)
+            found = importlib.util.find_spec(m) is not None
         except ImportError:
+            found = False
+        if not found:
             missing.append(m)
     if missing:
         raise InvalidParameterError(f"bloomkit reproduce needs the 'experiments' extra ({', '.join(missing)} "
