@@ -276,7 +276,8 @@ class KeyInput:
         self._count = _Counting(inner, spool)
         return io.BufferedReader(self._count, CHUNK_BYTES)
 
-    def _end_pass(self, stream: IO[bytes]) -> None:
+    def _end_pass(self) -> None:
+        """After a pass: the spool (if any) complete, the file closed."""
         if self._count is not None and self._count.spool is not None:
             self._count.spool.flush()
             self._spooled = True
@@ -389,7 +390,7 @@ class KeyInput:
                 if eof:
                     break
         finally:
-            self._end_pass(stream)
+            self._end_pass()
 
     # tables --------------------------------------------------------------------------------
     def _table_chunks(self, column: str | None, extra: list[str], key_type: str | None) -> Iterator[Chunk]:
@@ -476,7 +477,7 @@ class KeyInput:
             what = f" (--key-type {key_type})" if key_type and "conversion" in first.lower() else ""
             raise InputError(f"{self.source}: cannot read it as {self.kind.upper()}{what}: {first}") from None
         finally:
-            self._end_pass(stream)
+            self._end_pass()
 
     def _parquet_file(self) -> Any:
         """A pyarrow ParquetFile: the path itself, or a temporary copy of standard input /
@@ -505,7 +506,7 @@ class KeyInput:
                         if fh.read(4) != b"PAR1":
                             raise InputError(f"{self.source}: not a Parquet file (no PAR1 magic)")
             finally:
-                self._end_pass(stream)
+                self._end_pass()
             self._pq_target = target
             self.passes_left = 1 << 30  # a file now: read it as often as needed
         try:
