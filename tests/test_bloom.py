@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
+import warnings
 
 import numpy as np
 import pyarrow as pa
@@ -11,6 +14,7 @@ import pytest
 import bloomkit
 from bloomkit import (
     BloomFilter,
+    BloomkitWarning,
     CountingBloomFilter,
     FormatError,
     IncompatibleFiltersError,
@@ -21,9 +25,10 @@ from bloomkit import (
 
 def test_sizing_from_capacity_and_fpr():
     bf = BloomFilter(capacity=1000, fpr=0.01)
-    assert bf.num_bits == theory.num_bits_for(1000, 0.01) == 9586
-    assert bf.num_hashes == 7
-    assert bf.bits.words.nbytes == 8 * ((9586 + 63) // 64)  # memory: m bits rounded up to a word
+    # Eq. 1's m (9586) with k rounded to 7 predicts 0.01004 > fpr: m is raised until Eq. 2 meets it
+    assert theory.num_bits_for(1000, 0.01) == 9586 and bf.num_bits == 9594
+    assert bf.num_hashes == 7 and bf.predicted_fpr(1000) <= 0.01 < theory.false_positive_rate(1000, 9586, 7)
+    assert bf.bits.words.nbytes == 8 * ((9594 + 63) // 64)  # memory: m bits rounded up to a word
     bf2 = BloomFilter(num_bits=1000, num_hashes=3, seed=7)
     assert (bf2.num_bits, bf2.num_hashes, bf2.seed) == (1000, 3, 7)
     assert BloomFilter(num_bits=1000, num_hashes=2.6).num_hashes == 3
@@ -476,15 +481,16 @@ def test_key_types_are_recorded_and_saved():
 
 def test_info_for_requirements_and_overfill():
     bf = BloomFilter.for_requirements(1000, 0.01, seed=2)
-    assert (bf.num_bits, bf.num_hashes, bf.seed) == (9586, 7, 2)
+    assert (bf.num_bits, bf.num_hashes, bf.seed) == (9594, 7, 2)
     info = bf.info()
     assert info["structure"] == "bloom.BloomFilter" and info["overfilled"] is False
-    assert info["size_in_bits"] == bf.size_in_bits == 9586
-    bf.add_many(np.arange(20_000))
+    assert info["size_in_bits"] == bf.size_in_bits == 9594
+    with pytest.warns(BloomkitWarning, match="capacity"):
+        bf.add_many(np.arange(20_000))
     info = bf.info()
     assert info["overfilled"] is True and info["predicted_fpr"] > 0.5
     c = CountingBloomFilter.for_requirements(1000, 0.01, counter_bits=8)
-    assert c.size_in_bits == 9586 * 8 and c.info()["counter_bits"] == 8
+    assert c.size_in_bits == 9594 * 8 and c.info()["counter_bits"] == 8
 
 
 def test_overfilled_is_a_statistical_verdict():
@@ -496,6 +502,180 @@ def test_overfilled_is_a_statistical_verdict():
         bf = BloomFilter(capacity=50, fpr=0.01, seed=seed)
         bf.add_many(np.arange(50) + seed * 1000)
         at_cap += bf.info()["overfilled"]
-        bf.add_many(np.arange(50, 75) + seed * 1000)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BloomkitWarning)
+            bf.add_many(np.arange(50, 75) + seed * 1000)
         over += bf.info()["overfilled"]
     assert at_cap <= 6 and over == 400, (at_cap, over)
+
+
+# ---------------------------------------------------------------------------------------------
+# first contact (issue 25): sizing that keeps its promise, warnings, empty batches, len()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 10, 100, 999, 1000, 12345, 10**6])
+@pytest.mark.parametrize("fpr", [0.5, 0.1, 0.01, 0.001, 1e-6])
+def test_capacity_and_fpr_are_met_by_the_model(n, fpr):
+    """``BloomFilter(n, fpr).predicted_fpr(n) <= fpr`` (Eq. 1's m with a rounded k misses it by
+    up to 16 %), with at most 0.5 % more bits than Eq. 1 for n >= 100, and m - 1
+    bits would not do (the smallest such m, up to the jumps of the rounded k)."""
+    bf = BloomFilter(n, fpr)
+    m0 = theory.num_bits_for(n, fpr)
+    assert bf.predicted_fpr(n) <= fpr
+    assert bf.num_bits >= m0 and (n < 100 or bf.num_bits <= m0 * 1.005)
+    if bf.num_bits > m0:
+        k = theory.optimal_num_hashes(n, bf.num_bits - 1)
+        assert theory.false_positive_rate(n, bf.num_bits - 1, k) > fpr
+
+
+@pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter])
+def test_overfill_warns_once_and_can_be_an_error(cls):
+    """Past its design, a filter warns once (single adds through the C or numba path, batches),
+    at the same line as info()['overfilled']; at capacity it stays quiet; as an error it
+    raises at every add past the line (the key is added)."""
+    bf = cls(capacity=1000, fpr=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BloomkitWarning)
+        for i in range(1000):  # exactly capacity: no warning
+            bf.add(i)
+        bf.add_many(np.arange(1000))  # duplicates add nothing
+    assert not bf.info()["overfilled"]
+    with pytest.warns(BloomkitWarning, match=r"capacity \(1000\).*above the 0.01") as record:
+        for i in range(1000, 3000):
+            bf.add(i)
+        bf.add_many(np.arange(3000, 6000))
+    assert len([w for w in record if issubclass(w.category, BloomkitWarning)]) == 1
+    assert record[0].filename == __file__  # points at the caller's line
+    assert bf.info()["overfilled"] and 6000 in bf and 2999 in bf
+    quiet = cls(capacity=100, fpr=0.01)
+    quiet.add_many(np.arange(100))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BloomkitWarning)
+        for i in range(100, 400):
+            try:
+                quiet.add(i)
+            except BloomkitWarning:
+                break
+        assert 100 < i < 200  # within capacity / 64 adds of the 3-sd line (the line is ~120 keys)
+        with pytest.raises(BloomkitWarning):
+            quiet.add_many([10**6, 10**6 + 1])  # each add past the line raises again
+        assert 10**6 in quiet  # the keys are in
+    sized = BloomFilter(num_bits=64, num_hashes=3)  # no capacity: no design, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BloomkitWarning)
+        sized.add_many(np.arange(1000))
+
+
+def test_overfill_check_costs_little():
+    """The fill is counted at most about 64 times per capacity of adds: a million single adds
+    into a filter of capacity 1,000,000 count its words a few dozen times, not a million."""
+    bf = BloomFilter(capacity=10**6, fpr=0.01)
+    calls = []
+    real = bf._design_check
+    bf._design_check = lambda *a: calls.append(1) or real(*a)  # the compiled add calls it by name
+    for i in range(200_000):
+        bf.add(i)
+    assert 1 <= len(calls) <= 20, len(calls)
+
+
+@pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter])
+def test_query_of_a_foreign_key_type_warns_once(cls):
+    """A filter of int keys asked about "1" or 1.0 warns (once per type), answers False; keys
+    of its own type (and big ints) and empty filters stay quiet; warnings as errors raise."""
+    empty = cls(capacity=100, fpr=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BloomkitWarning)
+        assert "1" not in empty and not empty.contains_many(["a", 1.5]).any()
+    bf = cls(capacity=100, fpr=0.01)
+    bf.add_many([1, 2, 3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BloomkitWarning)
+        assert 1 in bf and 2**70 not in bf and bf.contains_many(np.array([1, 2])).all()
+        with pytest.raises(BloomkitWarning, match=r"holds int keys; the str key '1' is never one of them"):
+            "1" in bf  # noqa: B015
+        with pytest.raises(BloomkitWarning, match="float"):
+            bf.contains_many([1.0])
+    with pytest.warns(BloomkitWarning, match="str key '1'") as record:
+        assert "1" not in bf and "2" not in bf and not bf.contains_many(["3"]).any()
+    assert len(record) == 1 and record[0].filename == __file__
+    with pytest.warns(BloomkitWarning, match="float keys are never among them"):
+        bf.contains_many([1.0, 2.0])
+    bf.add("x")  # now it holds str keys too: no warning for them
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BloomkitWarning)
+        assert "x" in bf
+
+
+@pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter])
+def test_empty_batches_change_nothing_and_len_is_an_estimate(cls):
+    """``add_many([])`` / ``update([])`` are allowed and change nothing (as ``set.update``),
+    ``contains_many([])`` is an empty bool array; ``len()`` is the rounded estimate."""
+    bf = cls(capacity=10_000, fpr=0.01)
+    before = bf.to_bytes()
+    for empty in ([], (), np.array([], dtype=np.int64), pa.array([], pa.string())):
+        bf.add_many(empty)
+        bf.update(empty)
+        out = bf.contains_many(empty)
+        assert out.dtype == bool and out.shape == (0,)
+    assert bf.to_bytes() == before and len(bf) == 0 and not bf
+    bf.add_many(np.arange(10_000))
+    assert len(bf) == round(bf.estimated_count()) and 9_800 < len(bf) < 10_200 and not cls.exact_len
+
+
+def test_batch_inputs_against_a_python_set():
+    """list, numpy, pyarrow (chunked too) and tuple inputs of the same keys give the same bits,
+    hold every key of the exact model (a set) and record their key types."""
+    rng = np.random.default_rng(3)
+    ints = rng.integers(-(2**62), 2**62, 5000)
+    words = [f"w{i}" for i in range(5000)]
+    truth = set(ints.tolist()) | set(words)
+    filters = []
+    for batch_int, batch_str in ((ints.tolist(), words), (ints, pa.array(words)),
+                                 (pa.chunked_array([ints[:100], ints[100:]]), pa.chunked_array([words[:7], words[7:]])),
+                                 (tuple(ints.tolist()), np.array(words))):
+        bf = BloomFilter(capacity=10_000, fpr=0.001)
+        bf.add_many(batch_int)
+        bf.add_many(batch_str)
+        assert bf.key_types == ("int", "str")
+        assert all(k in bf for k in truth) and bf.contains_many(list(truth)).all()
+        filters.append(bf)
+    assert all(f == filters[0] for f in filters)
+
+
+def test_save_to_a_missing_directory_names_the_users_path(tmp_path):
+    bf = BloomFilter(capacity=10, fpr=0.1)
+    target = tmp_path / "no" / "such" / "f.bkf"
+    with pytest.raises(FileNotFoundError) as e:
+        bf.save(target)
+    assert e.value.filename == str(target) and ".tmp" not in str(e.value)
+    assert "directory does not exist" in str(e.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_import_is_light_and_the_namespace_clean():
+    """``import bloomkit`` imports neither numpy, numba, scipy nor pyarrow (its names load on
+    first use), and holds no stray names (``Any``, ``annotations``)."""
+    code = ("import sys, bloomkit; heavy = [m for m in ('numpy', 'numba', 'scipy', 'pyarrow') if m in sys.modules];"
+            "assert not heavy, heavy; print(' '.join(n for n in dir(bloomkit) if not n.startswith('_')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "Any" not in out and "annotations" not in out
+    assert set(out) - set(bloomkit.__all__) <= {"errors"}  # the one submodule it imports
+    assert set(bloomkit.__all__) <= set(dir(bloomkit))
+    assert bloomkit.BloomFilter is BloomFilter and bloomkit.load is bloomkit._format.load
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        bloomkit.Nope  # noqa: B018
+
+
+def test_single_keys_start_no_numba():
+    """With the C extension, a new filter's first adds and queries (and their overfill check)
+    start neither numba nor scipy."""
+    if bloomkit.info()["hash_path"] != "c-extension":
+        pytest.skip("the numba path is numba")
+    code = ("import sys, bloomkit\n"
+            "for cls in (bloomkit.BloomFilter, bloomkit.SplitBlockBloomFilter, bloomkit.CountingBloomFilter):\n"
+            "    f = cls(capacity=100, fpr=0.01)\n"
+            "    for i in range(100): f.add(f'k{i}')\n"
+            "    assert 'k1' in f and len(f) > 50\n"
+            "heavy = [m for m in ('numba', 'scipy', 'pyarrow') if m in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    subprocess.run([sys.executable, "-W", "ignore", "-c", code], check=True)

@@ -4,13 +4,16 @@ typed keys from Parquet / CSV / text / gzip / stdin, and every error path (exit 
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -23,10 +26,21 @@ from bloomkit.experiments.registry import all_experiments, get_experiment, selec
 
 BLOOMKIT = shutil.which("bloomkit", path=str(Path(sys.executable).parent)) or shutil.which("bloomkit")
 
+# `make test` runs this file twice: with the C extension and on numba alone (BLOOMKIT_NO_EXTENSION=1),
+# for the code with two paths (single keys and lists of the filters with a compiled boundary).
+# Tests of reading input, messages, experiments and structures without a compiled path run once.
+once = pytest.mark.skipif(os.environ.get("BLOOMKIT_NO_EXTENSION", "") not in ("", "0"),
+                          reason="no compiled path involved: run in the pass with the extension only")
 
-def run(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+
+def run(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
+        binary: bool = False) -> subprocess.CompletedProcess[str]:
+    """The installed command; ``binary`` passes ``stdin`` as bytes (output still text)."""
     assert BLOOMKIT, "the bloomkit command is not installed in this environment"
     env = {k: v for k, v in os.environ.items() if k != "BLOOMKIT_DEBUG"}
+    if binary:
+        p = subprocess.run([BLOOMKIT, *args], input=stdin, capture_output=True, cwd=cwd, env=env, timeout=300)
+        return subprocess.CompletedProcess(p.args, p.returncode, p.stdout.decode(), p.stderr.decode())
     return subprocess.run([BLOOMKIT, *args], input=stdin.decode() if stdin is not None else None,
                           capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
 
@@ -80,7 +94,7 @@ def test_text_build_query_info(data, tmp_path):
     assert bf.contains_many([f"w{i}-é" if i % 5 == 0 else f"w{i}" for i in range(3000)]).all()
     res = answers(ok("query", str(out), "w1", "w5-é", "nobody-xyz"))
     assert res == {"w1": "maybe", "w5-é": "maybe", "nobody-xyz": "no"}
-    info = json.loads(ok("info", str(out)))
+    info = json.loads(ok("info", str(out), "--json"))
     assert info["structure"] == "bloom.BloomFilter" and 0 < info["predicted_fpr"] < 0.002
 
 
@@ -124,14 +138,18 @@ def test_every_membership_kind(data, tmp_path, kind):
     if kind == "split-block" and not hasattr(bloomkit, "SplitBlockBloomFilter"):
         pytest.skip("split-block filter not in this build")
     out = tmp_path / f"{kind}.bkf"
-    ok("build", str(data / "t.parquet"), "--column", "word", "--kind", kind, "-o", str(out))
+    summary = json.loads(ok("build", str(data / "t.parquet"), "--column", "word", "--kind", kind, "-o", str(out),
+                            "--strict", "--json"))  # the defaults meet --fpr: --strict passes
+    assert summary["distinct"] == 3000 and summary["distinct_exact"] and summary["predicted_fpr"] <= 0.01
     f = bloomkit.load(out)
     words = pq.read_table(data / "t.parquet").column("word").to_pylist()
     assert f.contains_many(words).all()
     res = answers(ok("query", str(out), words[0], "absent-word-1"))
     assert res[words[0]] == "maybe"
-    info = json.loads(ok("info", str(out)))
+    info = json.loads(ok("info", str(out), "--json"))
     assert info["size_in_bits"] > 0 and "predicted_fpr" in info
+    table = ok("info", str(out))  # a table for people; --json for programs
+    assert table.splitlines()[0].split() == ["file", str(out)] and "predicted_fpr" in table and "{" not in table
 
 
 @pytest.mark.parametrize("kind", ["geometric", "bloomier"])
@@ -149,21 +167,40 @@ def test_lookup_kinds_print_values(data, tmp_path, kind):
     assert doc == [{"key": keys[0], "value": truth[keys[0]]}]
 
 
+@once
 def test_similarity_kinds_take_vectors(data, tmp_path):
     out = tmp_path / "m.bkf"
     fails("build", str(data / "t.parquet"), "--kind", "mlbf", "--columns", "x,y", "-o", str(out), match="--w")
-    ok("build", str(data / "t.parquet"), "--kind", "mlbf", "--columns", "x,y", "--w", "2", "-o", str(out))
+    doc = json.loads(ok("build", str(data / "t.parquet"), "--kind", "mlbf", "--columns", "x,y", "--w", "2", "-o",
+                        str(out), "--strict", "--json"))  # sized for the 3000 rows and --fpr (for_requirements)
+    assert doc["info"]["count"] == 3000 and doc["predicted_fpr"] <= 0.01
+    fails("build", str(data / "t.parquet"), "--kind", "mlbf-star", "--columns", "x,y", "--w", "2", "--and-width", "2",
+          "--or-count", "3", "--verify-bits", "256", "-o", str(tmp_path / "bad.bkf"), "--strict", match="above --fpr")
+    assert not (tmp_path / "bad.bkf").exists()
     t = pq.read_table(data / "t.parquet")
     x, y = t.column("x").to_numpy(), t.column("y").to_numpy()
     pts = [f"{a},{b}" for a, b in zip(x[:20], y[:20], strict=True)]
     assert set(answers(ok("query", str(out), *pts)).values()) == {"near"}
     fails("query", str(out), "1,2,3", match="2 columns")
     fails("query", str(out), "a,b", match="not a vector")
-    ok("build", str(data / "t.parquet"), "--kind", "lsbf", "--columns", "x,y", "--w", "2", "-o", str(tmp_path / "l.bkf"))
+    ok("build", str(data / "t.parquet"), "--kind", "lsbf", "--columns", "x,y", "--w", "2", "-o", str(tmp_path / "l.bkf"),
+       "--strict")
     fails("query", str(tmp_path / "l.bkf"), "1,2", "--level", "1", match="level")
 
 
 def test_pbf_items_by_column_name(data, tmp_path):
+    from bloomkit.multiattr import ParallelBloomFilter
+
+    for n in (1, 2, 5):  # raised ZeroDivisionError for every n <= 5
+        f = ParallelBloomFilter.for_requirements(3, n, 0.01)
+        f.add_many([(i, f"b{i}", 3.5) for i in range(n)])
+        assert f.capacity == n and all((i, f"b{i}", 3.5) in f for i in range(n))
+    # the README's example on a small file: PBF for any number of items (was ZeroDivisionError for n <= 5)
+    pq.write_table(pa.table({"src": ["10.0.0.1", "10.0.0.2"], "dst": ["10.0.0.9", "10.0.0.9"], "port": [80, 443]}),
+                   tmp_path / "flows.parquet")
+    ok("build", str(tmp_path / "flows.parquet"), "--columns", "src,dst,port", "--kind", "pbf", "-o",
+       str(tmp_path / "flows.bkf"), "--strict")
+    assert answers(ok("query", str(tmp_path / "flows.bkf"), "10.0.0.2,10.0.0.9,443")) == {"10.0.0.2,10.0.0.9,443": "maybe"}
     out = tmp_path / "p.bkf"
     ok("build", str(data / "t.parquet"), "--kind", "pbf", "--columns", "src,port", "-o", str(out))
     res = answers(ok("query", str(out), "10.0.0.1,1", "10.0.0.1,2"))
@@ -174,7 +211,8 @@ def test_pbf_items_by_column_name(data, tmp_path):
 
 def test_overfill_warns_and_strict_fails(data, tmp_path):
     p = run("build", str(data / "words.txt"), "-o", str(tmp_path / "o.bkf"), "--capacity", "100")
-    assert p.returncode == 0 and "bloomkit: warning:" in p.stderr and "3000 distinct keys" in p.stderr
+    assert p.returncode == 0 and "bloomkit: warning:" in p.stderr and "capacity (100)" in p.stderr
+    assert len(p.stderr.splitlines()) == 1, p.stderr  # one warning, once
     fails("build", str(data / "words.txt"), "-o", str(tmp_path / "o2.bkf"), "--capacity", "100", "--strict",
           match="--strict")
     assert not (tmp_path / "o2.bkf").exists()
@@ -204,7 +242,7 @@ def test_every_error_is_one_line(data, tmp_path):
     badgz = tmp_path / "bad.txt.gz"
     badgz.write_bytes(gzip.compress(b"a\nb\n")[:-8])
     fails("build", str(badgz), "-o", str(tmp_path / "x.bkf"), match="gzip")
-    fails("build", str(data / "words.txt"), "-o", str(tmp_path / "x.bkf"), "--fpr", "2", match="'fpr'")
+    fails("build", str(data / "words.txt"), "-o", str(tmp_path / "x.bkf"), "--fpr", "2", match="--fpr")
     fails("build", str(data / "words.txt"), "-o", str(tmp_path / "x.bkf"), "--kind", "nope", match="invalid choice")
     fails("build", str(data / "words.txt"), "-o", str(tmp_path), match="directory")
     fails("build", str(data / "words.txt"), "-o", str(tmp_path / "x.bkf"), "--key-type", "int", match="line 1")
@@ -228,6 +266,7 @@ def test_format_1_files_query_as_str_with_a_note(tmp_path):
     assert p.returncode == 0 and answers(p.stdout)["alpha"] == "maybe" and "format 1" in p.stderr
 
 
+@once
 def test_reproduce_one_experiment(tmp_path):
     ok("reproduce", "--quick", "--only", "base-fpr-grid", "--out", str(tmp_path))
     assert "base-fpr-grid" in (tmp_path / "report.md").read_text()
@@ -236,6 +275,7 @@ def test_reproduce_one_experiment(tmp_path):
     fails("reproduce", "--only", "no-such-experiment", "--out", str(tmp_path), match="no-such-experiment")
 
 
+@once
 def test_registry():
     exps = all_experiments()
     ids = [e.id for e in exps]
@@ -256,6 +296,7 @@ def test_version_names_the_hash_path():
     assert out.startswith(f"bloomkit {bloomkit.__version__} (") and ("c-extension" in out or "numba" in out)
 
 
+@once
 def test_range_and_profile_index_from_a_table(tmp_path):
     """--kind range / profile-index: the schema file's design, a CSV whose columns are the
     attributes (a range as Name.lo / Name.hi); query answers equal a scan of the table."""
@@ -282,7 +323,12 @@ def test_range_and_profile_index_from_a_table(tmp_path):
     assert doc[0]["ids"] == want
     fails("query", str(idx), "Height=3", match="no attribute 'Height'")
     rf = tmp_path / "r.bkf"
-    ok("build", str(tmp_path / "people.csv"), "--kind", "range", "--schema", str(tmp_path / "schema.json"), "-o", str(rf))
+    # 300 profiles in one 512-bit range filter: predicted FPR 1.0; refused, pointing to profile-index
+    fails("build", str(tmp_path / "people.csv"), "--kind", "range", "--schema", str(tmp_path / "schema.json"),
+          "-o", str(rf), match="--kind profile-index")
+    assert not rf.exists()
+    pacsv.write_csv(pa.table({"Name": ["n3"], "Age.lo": [45], "Age.hi": [55]}), tmp_path / "one.csv")
+    ok("build", str(tmp_path / "one.csv"), "--kind", "range", "--schema", str(tmp_path / "schema.json"), "-o", str(rf))
     assert answers(ok("query", str(rf), "Name=n3", "Age=50"))["Name=n3 Age=50"] == "maybe"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"num_bits": 512, "attributes": [{"name": "Age", "type": "integer", "min": 5, "max": 1}]}))
@@ -290,3 +336,300 @@ def test_range_and_profile_index_from_a_table(tmp_path):
           match="attributes[0]")
     fails("build", str(tmp_path / "people.csv"), "--kind", "range", "--schema", str(tmp_path / "schema.json"),
           "--column", "Name", "-o", str(rf), match="--column is not for")
+
+
+# ---------------------------------------------------------------------------------------------
+# first contact (issue 25): input that is streamed, checked and typed; a fast start; messages
+
+
+@once
+def test_bad_numbers_are_errors(data, tmp_path):
+    """--capacity 0 used to mean "the default"; every number is checked where it is parsed."""
+    from bloomkit.cli import _parse
+
+    for opt, value in (("--capacity", "0"), ("--fpr", "nan")):
+        fails("build", str(data / "words.txt"), "-o", str(tmp_path / "x.bkf"), opt, value, match=f"argument {opt}")
+    for opt, value in (("--capacity", "-5"), ("--fpr", "0"), ("--w", "-1"), ("--levels", "0"), ("--capacity", "1.5")):
+        with pytest.raises(SystemExit):  # the same parser, in process
+            _parse(["build", "x.txt", "-o", "x.bkf", opt, value])
+    fails("bench", "--keys", "0", match="--keys")
+    assert not (tmp_path / "x.bkf").exists()
+
+
+@once
+def test_key_type_of_a_one_column_csv(tmp_path):
+    """--key-type is honoured without --column (was: the column's inferred type, silently)."""
+    (tmp_path / "i.csv").write_text("k\n1\n2\n007\n")
+    ok("build", str(tmp_path / "i.csv"), "-o", str(tmp_path / "s.bkf"), "--key-type", "str")
+    f = bloomkit.load(tmp_path / "s.bkf")
+    assert f.key_types == ("str",) and all(k in f for k in ("1", "2", "007"))
+    (tmp_path / "mixed.csv").write_text("k\n1\n2\nabc\n")
+    fails("build", str(tmp_path / "mixed.csv"), "-o", str(tmp_path / "m.bkf"), "--key-type", "int",
+          match="invalid value 'abc'")
+    assert not (tmp_path / "m.bkf").exists()
+
+
+@once
+def test_damaged_compressed_input_builds_nothing(data, tmp_path):
+    """A truncated gzip file used to build from the part that decompressed and exit 0."""
+    whole = gzip.compress((data / "words.txt").read_bytes())
+    (tmp_path / "cut.txt.gz").write_bytes(whole[: len(whole) // 2])
+    fails("build", str(tmp_path / "cut.txt.gz"), "-o", str(tmp_path / "x.bkf"), match="cut.txt.gz: the gzip data is truncated")
+    flipped = bytearray(whole)
+    flipped[len(whole) // 2] ^= 0xFF
+    (tmp_path / "bad.txt.gz").write_bytes(bytes(flipped))
+    fails("build", str(tmp_path / "bad.txt.gz"), "-o", str(tmp_path / "x.bkf"), match="bad.txt.gz: ")
+    assert not (tmp_path / "x.bkf").exists()
+
+
+@once
+@pytest.mark.parametrize("codec", ["bz2", "xz"])
+def test_damaged_bz2_xz_in_process(data, tmp_path, codec):
+    import bz2
+    import lzma
+
+    from bloomkit._io import InputError, KeyInput
+
+    whole = (bz2 if codec == "bz2" else lzma).compress((data / "words.txt").read_bytes())
+    (tmp_path / f"w.txt.{codec}").write_bytes(whole)
+    keys = [k for ch in KeyInput(str(tmp_path / f"w.txt.{codec}")).chunks() for k in ch.keys.to_pylist()]
+    assert set(keys) == set((data / "words.txt").read_text(encoding="utf-8").split())
+    (tmp_path / f"cut.txt.{codec}").write_bytes(whole[:-20])
+    with pytest.raises(InputError, match=f"cut.txt.{codec}: .*(truncated|damaged)"):
+        list(KeyInput(str(tmp_path / f"cut.txt.{codec}")).chunks())
+
+
+@once
+def test_fifos_and_devices_are_refused_stdin_is_not(tmp_path):
+    """A FIFO with no writer used to wait forever; /dev/zero to grow until MemoryError."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    fails("build", str(fifo), "-o", str(tmp_path / "x.bkf"), match="is a FIFO (named pipe), not a regular file")
+    fails("build", "/dev/urandom", "-o", str(tmp_path / "x.bkf"), match="is a device, not a regular file")
+    fails("build", "/dev/urandom", "-o", str(tmp_path / "x.bkf"), match="- < /dev/urandom")
+    fails("query", str(tmp_path / "x.bkf"), "--input", str(fifo), match="no such file")  # the filter first
+    assert "FIFOs and devices are refused as INPUT" in " ".join(run("build", "--help").stdout.split())
+
+
+# A launcher that forks and execs the command and reports its peak RSS: subprocess starts children
+# with vfork, whose RSS high-water mark starts at the parent's (the test process's); a fork of
+# this small launcher starts at the launcher's.
+_LAUNCHER = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execv(sys.argv[1], sys.argv[1:])\n"
+             "_, status, usage = os.wait4(pid, 0)\nsys.stderr.write(f'\\nPEAK-RSS-KB {usage.ru_maxrss}\\n')\n"
+             "sys.exit(os.waitstatus_to_exitcode(status))\n")
+
+
+def _peak_rss_mib(args: list[str], stdin: Any) -> tuple[int, str, float]:
+    """(exit status, stderr, peak RSS of the bloomkit process in MiB)."""
+    p = subprocess.run([sys.executable, "-c", _LAUNCHER, BLOOMKIT, *args], stdin=stdin, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, timeout=300)
+    err, _, peak = p.stderr.decode().rstrip().rpartition("PEAK-RSS-KB ")
+    return p.returncode, err.strip() + "\n", int(peak) / 1024
+
+
+class _Zeros:
+    """An endless stream of zero bytes (what /dev/zero gives) through a pipe."""
+
+    def __enter__(self) -> Any:
+        r, self.w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the writer: zeros until the reader goes away
+            os.close(r)
+            try:
+                block = b"\0" * (1 << 16)
+                while True:
+                    os.write(self.w, block)
+            finally:
+                os._exit(0)
+        os.close(self.w)
+        self.r = os.fdopen(r, "rb")
+        return self.r
+
+    def __exit__(self, *exc: Any) -> None:
+        self.r.close()
+        os.kill(self.pid, 9)
+        os.waitpid(self.pid, 0)
+
+
+@once
+def test_endless_and_hostile_input_stays_small(tmp_path):
+    """Endless zeros, /dev/urandom, an endless line and a gzip bomb as standard input: one
+    error line each, a few seconds, peak RSS far below 300 MB (they grew to 2-3.3 GB)."""
+    with _Zeros() as zeros:
+        code, err, peak = _peak_rss_mib(["build", "-", "-o", str(tmp_path / "x.bkf")], zeros)
+    assert code == 2 and "NUL byte" in err and peak < 300, (err, peak)
+    bomb = tmp_path / "bomb.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as fh:
+        block = b"\0" * (1 << 20)
+        for _ in range(256):  # 256 MiB of zeros in ~250 KB
+            fh.write(block)
+    cases = [("/dev/urandom", "(NUL byte|not valid UTF-8)"), (str(bomb), "NUL byte")]
+    for src, match in cases:
+        with open(src, "rb") as fh:
+            code, err, peak = _peak_rss_mib(["build", "-", "-o", str(tmp_path / "x.bkf")], fh)
+        assert code == 2 and re.search(match, err) and err.count("\n") == 1, (src, err)
+        assert peak < 300, (src, peak)
+    gen = subprocess.Popen(["sh", "-c", "yes same-key | head -n 1000000"], stdout=subprocess.PIPE)
+    code, err, peak = _peak_rss_mib(["build", "-", "-o", str(tmp_path / "y.bkf")], gen.stdout)
+    gen.wait()
+    assert code == 0 and peak < 300, (err, peak)  # 9 MB of keys through a pipe, read twice (spooled)
+    assert bloomkit.load(tmp_path / "y.bkf").capacity == 1
+    line = tmp_path / "one-line.txt"
+    line.write_bytes(b"a" * (17 << 20))  # no newline: one 17 MiB "key"
+    code, err, peak = _peak_rss_mib(["build", str(line), "-o", str(tmp_path / "x.bkf")], subprocess.DEVNULL)
+    assert code == 2 and "longer than 16 MiB" in err and peak < 300, (err, peak)
+
+
+@once
+def test_streamed_keys_match_an_exact_model(tmp_path):
+    """Keys crossing chunk boundaries (more than CHUNK_BYTES of text, CRLF, empty lines, a BOM)
+    through a pipe (spooled, read twice): every key of the exact model (a Python set) is in, the
+    distinct count is exact, empty lines are counted; the same keys from xz'd TSV (read once,
+    --capacity) give the same filter."""
+    import lzma
+
+    from bloomkit._io import CHUNK_BYTES
+
+    rng = np.random.default_rng(7)
+    keys = [f"key-{int(x)}-é" for x in rng.integers(0, 120_000, 180_000)]
+    truth = set(keys)
+    body = "\r\n".join(k if i % 1000 else k + "\r\n" for i, k in enumerate(keys)) + "\r\n"
+    raw = b"\xef\xbb\xbf" + body.encode("utf-8")
+    assert len(raw) > CHUNK_BYTES
+    p = run("build", "-", "-o", str(tmp_path / "s.bkf"), "--json", stdin=raw, binary=True)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["rows"] == len(keys) and doc["distinct"] == len(truth) and doc["distinct_exact"]
+    assert "skipped 180 empty line(s)" in p.stderr
+    f = bloomkit.load(tmp_path / "s.bkf")
+    assert f.contains_many(list(truth)).all() and f.key_types == ("str",)
+    (tmp_path / "k.tsv.xz").write_bytes(lzma.compress(("k\tv\n" + "".join(f"{k}\t1\n" for k in keys)).encode()))
+    ok("build", str(tmp_path / "k.tsv.xz"), "--column", "k", "-o", str(tmp_path / "t.bkf"), "--capacity",
+       str(len(truth)))  # the same capacity: read once; the same filter
+    assert bloomkit.load(tmp_path / "t.bkf") == f
+
+
+@once
+def test_inputs_in_process_against_an_exact_model(tmp_path):
+    """KeyInput (the CLI's reader) on text, CSV, TSV, gzip and Parquet, in chunks smaller than
+    the input: exactly the keys of the model, typed as asked, rows numbered across chunks."""
+    import bloomkit._io as bio
+
+    rng = np.random.default_rng(1)
+    ints = rng.integers(-(2**62), 2**62, 5000)
+    words = [f"w{i}" for i in range(5000)]
+    (tmp_path / "i.txt").write_text("\n".join(map(str, ints)) + "\n")
+    pacsv.write_csv(pa.table({"k": ints, "w": words}), tmp_path / "t.csv")
+    (tmp_path / "t.tsv.gz").write_bytes(gzip.compress((tmp_path / "t.csv").read_text().replace(",", "\t").encode()))
+    pq.write_table(pa.table({"k": ints, "w": words}), tmp_path / "t.parquet", row_group_size=700)
+    old = bio.CHUNK_BYTES, bio.CHUNK_ROWS, bio.CSV_BLOCK_BYTES
+    bio.CHUNK_BYTES, bio.CHUNK_ROWS, bio.CSV_BLOCK_BYTES = 4096, 999, 4096
+    try:
+        for path, column, kt in (("i.txt", None, "int"), ("t.csv", "k", None), ("t.tsv.gz", "k", None),
+                                 ("t.parquet", "k", None), ("t.csv", "w", None), ("t.parquet", "k", "str")):
+            chunks = list(bio.KeyInput(str(tmp_path / path), passes=1).chunks(column, [], kt))
+            assert len(chunks) > 3 and [c.first_row for c in chunks] == list(np.cumsum([0] + [c.rows for c in chunks])[:-1])
+            got = [k for c in chunks for k in (c.keys.tolist() if isinstance(c.keys, np.ndarray) else
+                                               c.keys.to_pylist() if hasattr(c.keys, "to_pylist") else c.keys)]
+            want = words if column == "w" else [str(x) for x in ints] if kt == "str" else ints.tolist()
+            assert got == want, path
+    finally:
+        bio.CHUNK_BYTES, bio.CHUNK_ROWS, bio.CSV_BLOCK_BYTES = old
+
+
+@once
+def test_distinct_counter_exact_then_estimated():
+    from bloomkit._io import DistinctCounter
+
+    seen: set[int] = set()
+    rng = np.random.default_rng(0)
+    c = DistinctCounter(exact_limit=10_000)
+    for _ in range(5):
+        part = rng.integers(0, 8000, 3000).astype(np.uint64)
+        seen |= set(part.tolist())
+        c.add(part)
+    assert c.count() == (len(seen), True) and c.capacity() == len(seen)
+    big = DistinctCounter(exact_limit=1000)
+    h = rng.integers(0, 2**64, 300_000, dtype=np.uint64)
+    for part in np.array_split(np.concatenate([h, h[:100_000]]), 7):
+        big.add(part)
+    n, exact = big.count()
+    assert not exact and abs(n - 300_000) < 4 * 0.0041 * 300_000  # 4 standard errors
+    assert big.capacity() >= n
+
+
+def test_query_of_one_key_starts_fast(tmp_path):
+    """A one-key query of a Bloom, split-block or counting file imports neither numba, scipy
+    nor pyarrow (the C extension answers); `import bloomkit` not even numpy."""
+    if bloomkit.info()["hash_path"] != "c-extension":
+        pytest.skip("the numba path loads numba for single keys too")
+    for cls in (bloomkit.BloomFilter, bloomkit.SplitBlockBloomFilter, bloomkit.CountingBloomFilter):
+        f = cls(capacity=1000, fpr=0.01)
+        f.add_many(["alpha", "beta"])
+        f.save(tmp_path / f"{cls.__name__}.bkf")
+        p = subprocess.run([sys.executable, "-X", "importtime", "-m", "bloomkit", "query",
+                            str(tmp_path / f"{cls.__name__}.bkf"), "alpha", "gamma"], capture_output=True, text=True)
+        assert p.returncode == 0 and answers(p.stdout)["alpha"] == "maybe", p.stderr
+        loaded = {ln.split("|")[-1].strip() for ln in p.stderr.splitlines() if ln.startswith("import time:")}
+        assert not loaded & {"numba", "scipy", "pyarrow"}, (cls, sorted(loaded & {"numba", "scipy", "pyarrow"}))
+    timing = json.loads(ok("info", str(tmp_path / "BloomFilter.bkf"), "--timing", "--json"))["timing"]
+    assert timing["kernels_import_s"] > 0 and timing["first_batch_s"] >= timing["second_batch_s"]
+
+
+@once
+def test_progress_bar_on_a_terminal_and_a_summary(data, tmp_path):
+    """Standard error a terminal (a pty here; BLOOMKIT_PROGRESS=1 skips the 2 s wait): a bar;
+    a summary line on standard output in every case."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "BLOOMKIT_PROGRESS": "1"}
+    p = subprocess.Popen([BLOOMKIT, "build", str(data / "words.txt"), "-o", str(tmp_path / "w.bkf")],
+                         stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        err += chunk
+    out = p.communicate()[0].decode()
+    os.close(master)
+    assert p.returncode == 0
+    assert b"building a BloomFilter" in err or b"counting the keys" in err, err[:500]
+    assert out.startswith("BloomFilter: 3,100 rows (3,000 distinct) from ") and "predicted FPR" in out
+
+
+@once
+def test_messages_name_the_users_things(data, tmp_path):
+    """Saving to a missing directory names the user's path (not `.f.bkf.<hex>.tmp`); `info`
+    on a Parquet file points to `bloomkit parquet info`; --help explains every argument."""
+    line = fails("build", str(data / "words.txt"), "-o", str(tmp_path / "no" / "dir" / "f.bkf"),
+                 match="directory does not exist")
+    assert str(tmp_path / "no" / "dir" / "f.bkf") in line and ".tmp" not in line
+    fails("info", str(data / "t.parquet"), match=f"bloomkit parquet info {data / 't.parquet'}")
+    from bloomkit.cli import _parser
+
+    subs = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    helps = {cmd: " ".join(subs[cmd].format_help().split()) for cmd in ("query", "info", "bench", "serve")}
+    helps["build"] = " ".join(run("build", "--help").stdout.split())  # and the command itself
+    assert "a file written by bloomkit build" in helps["query"] and "Parquet files: bloomkit parquet info" in helps["info"]
+    assert "hash seed" in helps["build"] and "keys added and queried" in helps["bench"]
+    assert "the address to listen on" in helps["serve"] and "the TCP port" in helps["serve"]
+
+
+@once
+def test_reproduce_names_the_missing_extra(tmp_path):
+    """Without the experiments extra (tabulate hidden here), reproduce says which extra to
+    install, at once (it used to run 10 s and fail with "No module named 'tabulate'")."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\nclass _Hide:\n    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'tabulate':\n            raise ModuleNotFoundError(\"No module named 'tabulate'\")\n"
+        "sys.meta_path.insert(0, _Hide())\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    p = subprocess.run([BLOOMKIT, "reproduce", "--quick", "--only", "base-fpr-grid", "--out", str(tmp_path / "r")],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 2 and "pip install -e '.[experiments]'" in p.stderr and "tabulate" in p.stderr, p.stderr

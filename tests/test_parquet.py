@@ -220,9 +220,10 @@ def test_filter_locations_outside_the_file_are_refused():
                                (10, 0, "runs past"), (10, 40, "follow"), (30, None, "truncated|Thrift|numBytes|twice|past")):
         col = P._Column("a", MD(CC(off, length)), 0, "INT64", None, None)
         with pytest.raises(FormatError, match=match):
-            P._read_filter(fh, col, 0, len(fh.getvalue()))
+            P._FilterReader(fh, len(fh.getvalue())).read(col, 0)
     col = P._Column("a", MD(CC(10, None)), 0, "INT64", None, None)  # no length: header, then the bitset
-    assert P._read_filter(fh, col, 0, len(fh.getvalue())) == S.for_parquet(physical_type="INT64", num_bytes=32)
+    got = P._FilterReader(fh, len(fh.getvalue())).read(col, 0)
+    assert got == S.for_parquet(physical_type="INT64", num_bytes=32)
 
 
 def test_every_truncation_and_header_flip_is_refused():
@@ -405,3 +406,93 @@ def test_pandas_workflow_against_an_exact_model(tmp_path):
     assert names[0].all()
     wrong = hits.sum() - len(probe)
     assert wrong <= 0.05 * 2 * len(probe)
+
+
+# ---------------------------------------------------------------------------------------------
+# hostile footers (issue 25): shared and overlapping filter offsets; what probe did not test
+
+
+def _patched(src, dst, offset_of) -> None:
+    """A copy of the pyarrow-written file ``src`` whose row group i's bloom_filter_offset
+    (Thrift compact i64: zigzag varint) says ``offset_of(i, old)`` (same varint length)."""
+    import struct
+
+    raw = bytearray(src.read_bytes())
+    flen = struct.unpack("<I", raw[-8:-4])[0]
+    start = len(raw) - 8 - flen
+    md = pq.ParquetFile(src).metadata
+    for i in range(md.num_row_groups):
+        old = md.row_group(i).column(0).bloom_filter_offset
+        a, b = P._varint(old << 1), P._varint(offset_of(i, old) << 1)  # zigzag of a non-negative i64
+        assert len(a) == len(b) and bytes(raw[start:]).count(a) == 1
+        at = start + bytes(raw[start:]).index(a)
+        raw[at : at + len(a)] = b
+    dst.write_bytes(bytes(raw))
+
+
+class _Counting:
+    """A binary file that counts the bytes read through it."""
+
+    def __init__(self, path) -> None:
+        self.fh, self.bytes_read = open(path, "rb"), 0  # noqa: SIM115
+
+    def read(self, n=-1):
+        data = self.fh.read(n)
+        self.bytes_read += len(data)
+        return data
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+
+def test_a_filter_shared_by_every_row_group_is_read_once(tmp_path):
+    """128 row groups whose metadata all point at one Bloom filter (the issue's case, at 1 KiB
+    instead of 8 MiB): read and parsed once (one object), the bytes read bounded by one filter
+    plus the footer (not 128 copies), probes answer as that filter does."""
+    t = pa.table({"a": np.arange(128 * 500, dtype=np.int32)})  # small pages: every offset below 1 MiB
+    pq.write_table(t, tmp_path / "rg.parquet", row_group_size=500, bloom_filter_options={"a": {"ndv": 500, "fpp": 0.01}})
+    first = pq.ParquetFile(tmp_path / "rg.parquet").metadata.row_group(0).column(0).bloom_filter_offset
+    _patched(tmp_path / "rg.parquet", tmp_path / "shared.parquet", lambda i, old: first)
+    size = (tmp_path / "shared.parquet").stat().st_size
+    fh = _Counting(tmp_path / "shared.parquet")
+    filters = P.read_bloom_filters(fh, "a")
+    one = filters[0].size_in_bits // 8
+    assert len(filters) == 128 and len({id(f) for f in filters}) == 1 and one >= 512
+    footer = pq.ParquetFile(tmp_path / "shared.parquet").metadata.serialized_size
+    assert size > 128 * one and fh.bytes_read < one + 2 * footer + 64 * 1024 < 128 * one, (fh.bytes_read, footer)
+    hits = P.row_groups_may_contain(tmp_path / "shared.parquet", "a", [0, 499, 10**9])
+    assert hits[:, 0].all() and hits[:, 1].all()  # row group 0's values, answered by every row group
+    assert len(set(hits[:, 2].tolist())) == 1  # one filter: one answer for all
+
+
+def test_overlapping_filter_offsets_are_refused(tmp_path):
+    """Offsets that make distinct filters overlap (so that reading each would read the same
+    bytes again and again) raise FormatError naming the column and row group."""
+    t = pa.table({"a": np.arange(8 * 50, dtype=np.int64)})
+    pq.write_table(t, tmp_path / "rg.parquet", row_group_size=50, bloom_filter_options={"a": {"ndv": 50, "fpp": 0.01}})
+    first = pq.ParquetFile(tmp_path / "rg.parquet").metadata.row_group(0).column(0).bloom_filter_offset
+    _patched(tmp_path / "rg.parquet", tmp_path / "overlap.parquet", lambda i, old: first + 32 * (i % 2))
+    with pytest.raises(FormatError, match="row group 1: .* overlap another Bloom filter"):
+        P.read_bloom_filters(tmp_path / "overlap.parquet", "a")
+    assert main(["parquet", "probe", str(tmp_path / "overlap.parquet"), "--column", "a", "1"]) == 2
+
+
+def test_probe_says_what_it_did_not_test(tmp_path, capsys):
+    """A column without Bloom filters: probe still answers "every row group" but says that
+    nothing was tested; a directory mixing files with and without filters says which."""
+    t = pa.table({"a": np.arange(300, dtype=np.int64), "b": np.arange(300, dtype=np.int64)})
+    (tmp_path / "d").mkdir()
+    pq.write_table(t, tmp_path / "d" / "with.parquet", row_group_size=100, bloom_filter_options={"a": True, "b": True})
+    pq.write_table(t, tmp_path / "d" / "without.parquet", row_group_size=100)
+    assert main(["parquet", "probe", str(tmp_path / "d" / "without.parquet"), "--column", "a", "5"]) == 0
+    cap = capsys.readouterr()
+    assert "row groups: 0, 1, 2 (not tested: 0-2: no Bloom filter)" in cap.out
+    assert "bloomkit: warning:" in cap.err and "nothing was tested" in cap.err
+    assert main(["parquet", "probe", str(tmp_path / "d"), "--column", "a", "5", "--json"]) == 0
+    cap = capsys.readouterr()
+    doc = json.loads(cap.out)
+    assert doc[str(tmp_path / "d" / "with.parquet")]["5"] == [0] and len(doc) == 2
+    assert cap.err.count("bloomkit: warning:") == 1 and "without.parquet" in cap.err
+    (tmp_path / "empty").mkdir()
+    assert main(["parquet", "probe", str(tmp_path / "empty"), "--column", "a", "5"]) == 2
+    assert "holds no Parquet files" in capsys.readouterr().err

@@ -434,3 +434,24 @@ def test_queries_during_growth_never_miss_a_key():
         t.join()
     assert not misses
     f._check()
+
+
+def test_foreign_key_types_warn_growth_does_not():
+    """A scalable filter grows instead of overfilling (no warning for many keys); a query of a
+    key type it holds none of warns once per type; empty batches change nothing."""
+    import warnings
+
+    f = ScalableBloomFilter(100, 0.01)
+    f.add_many([])
+    assert f.contains_many([]).shape == (0,) and len(f) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bloomkit.BloomkitWarning)
+        f.add_many(np.arange(10_000))
+        for i in range(10_000, 10_500):
+            f.add(i)
+        assert 5 in f and f.contains_many(np.arange(5)).all()
+    with pytest.warns(bloomkit.BloomkitWarning, match="str key '5'") as record:
+        "5" in f, "6" in f  # noqa: B018 - (never asserting one absent key absent)
+    assert len(record) == 1
+    with pytest.warns(bloomkit.BloomkitWarning, match="float keys"):
+        f.contains_many([5.0])

@@ -443,3 +443,41 @@ def test_protocols_and_a_seeded_stress_run_against_a_python_set():
         f._check()
         if model:
             assert f.contains_many(np.fromiter(model, dtype=np.int64)).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# first contact (issue 25): warnings and empty batches
+
+
+def test_overfill_and_foreign_keys_warn_once():
+    """Past its capacity (beyond the 3-sd line of info()['overfilled']) a split-block filter
+    warns once; a key type it holds none of warns once per type; at capacity it is quiet."""
+    import warnings
+
+    f = SplitBlockBloomFilter(capacity=2000, fpr=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bloomkit.BloomkitWarning)
+        for i in range(2000):
+            f.add(i)
+        assert 5 in f and f.contains_many(np.arange(10)).all()
+    assert not f.info()["overfilled"]
+    with pytest.warns(bloomkit.BloomkitWarning, match="capacity") as record:
+        for i in range(2000, 6000):
+            f.add(i)
+        f.add_many(np.arange(6000, 9000))
+    assert len(record) == 1 and f.info()["overfilled"]
+    with pytest.warns(bloomkit.BloomkitWarning, match="str key '5'") as record:
+        "5" in f, "6" in f  # noqa: B018 - the answer does not matter (an overfilled filter)
+        f.contains_many(["7"])  # str already warned about
+    assert len(record) == 1
+    with pytest.warns(bloomkit.BloomkitWarning, match="bytes keys"):
+        f.contains_many([b"5"])
+
+
+def test_empty_batches_change_nothing():
+    f = SplitBlockBloomFilter(capacity=100, fpr=0.01)
+    before = f.to_bytes()
+    for empty in ([], np.array([], dtype=np.int64), pa.array([], pa.string())):
+        f.add_many(empty)
+        assert f.contains_many(empty).shape == (0,)
+    assert f.to_bytes() == before and len(f) == 0 and f.key_types == ()

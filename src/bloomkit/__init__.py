@@ -2,30 +2,62 @@
 
 Public names live here; submodules ``ranges``, ``lookup``, ``similarity``, ``folding`` and
 ``multiattr`` hold the structures of the five source documents.
+
+``import bloomkit`` imports only this module and :mod:`bloomkit.errors`: each public name is
+imported on first use (PEP 562), so a script or command that needs one filter does not pay for
+numpy, numba, scipy or pyarrow before it uses them. ``from bloomkit import BloomFilter`` and
+``bloomkit.BloomFilter`` work as usual.
 """
 
-from __future__ import annotations
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
-from typing import Any
-
-from ._boundary import hash_path
-from ._format import load, loads
-from ._parallel import get_num_threads, set_num_threads
-from .bloom import BloomFilter, CountingBloomFilter
 from .errors import (
     BloomkitError,
+    BloomkitWarning,
     FormatError,
     IncompatibleFiltersError,
     InvalidParameterError,
     UpdateNotSupportedError,
 )
-from .scalable import ScalableBloomFilter
-from .splitblock import SplitBlockBloomFilter
 
 __version__ = "0.1.0"
 
+# public name -> the module that defines it (imported on first access)
+_LAZY = {
+    "BloomFilter": "bloom",
+    "CountingBloomFilter": "bloom",
+    "ScalableBloomFilter": "scalable",
+    "SplitBlockBloomFilter": "splitblock",
+    "load": "_format",
+    "loads": "_format",
+    "get_num_threads": "_parallel",
+    "set_num_threads": "_parallel",
+}
 
-def info() -> dict[str, Any]:
+if _TYPE_CHECKING:  # type checkers and IDEs see the names themselves
+    from ._format import load, loads
+    from ._parallel import get_num_threads, set_num_threads
+    from .bloom import BloomFilter, CountingBloomFilter
+    from .scalable import ScalableBloomFilter
+    from .splitblock import SplitBlockBloomFilter
+
+
+def __getattr__(name: str) -> _Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bloomkit' has no attribute {name!r}")
+    value = getattr(_import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later accesses are plain lookups
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def info() -> dict[str, _Any]:
     """The running bloomkit: version, which path single keys and Python lists take
     (``"hash_path"``: ``"c-extension"``, or ``"numba (...)"`` with the reason: not built, or
     ``BLOOMKIT_NO_EXTENSION=1``) and the default number of threads of batch operations.
@@ -33,6 +65,9 @@ def info() -> dict[str, Any]:
     >>> sorted(info())
     ['extension', 'hash_path', 'num_threads', 'version']
     """
+    from ._boundary import hash_path
+    from ._parallel import get_num_threads
+
     path = hash_path()
     return {"version": __version__, "hash_path": path, "extension": path == "c-extension",
             "num_threads": get_num_threads()}
@@ -41,6 +76,7 @@ def info() -> dict[str, Any]:
 __all__ = [
     "BloomFilter",
     "BloomkitError",
+    "BloomkitWarning",
     "CountingBloomFilter",
     "FormatError",
     "IncompatibleFiltersError",

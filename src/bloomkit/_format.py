@@ -38,7 +38,6 @@ import math
 import operator
 import os
 import pickle
-import secrets
 import stat
 import struct
 import threading
@@ -200,24 +199,35 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
     IsADirectoryError
         If ``path`` is a directory.
     OSError
-        If the directory does not exist or is not writable, or the disk is full.
+        If ``path`` is a device, a FIFO or a socket (renaming over it would replace the device
+        node itself, e.g. /dev/null, for every program on the machine).
+    OSError
+        If the directory does not exist or is not writable, or the disk is full (the error's
+        ``filename`` is ``path``, never the temporary file).
     """
     target = os.path.realpath(os.fspath(path))
     if os.path.isdir(target):
         raise IsADirectoryError(errno.EISDIR, "cannot save to a directory; give a file path", os.fspath(path))
     folder = os.path.dirname(target) or "."
     try:
-        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        st = os.stat(target)
     except FileNotFoundError:
-        mode = None
+        mode: int | None = None
+    else:
+        if not stat.S_ISREG(st.st_mode):  # the rename would replace the device node (/dev/zero) itself
+            raise OSError(errno.EINVAL, "cannot save to a device, FIFO or socket; give a file path", os.fspath(path))
+        mode = stat.S_IMODE(st.st_mode)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
-        tmp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")
+        tmp = os.path.join(folder, f".{os.path.basename(target)}.{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(tmp, flags, 0o666)  # the umask applies, as for a file created anew
             break
         except FileExistsError:  # pragma: no cover - 48 random bits
             continue
+        except OSError as e:  # name the user's path, not the hidden temporary file
+            why = "its directory does not exist" if isinstance(e, FileNotFoundError) else e.strerror
+            raise type(e)(e.errno, f"cannot save there: {why}", os.fspath(path)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             for p in parts:
@@ -227,9 +237,11 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
                 os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.filename == tmp:  # disk full, ...: the user's path
+            raise type(e)(e.errno, f"cannot save there: {e.strerror}", os.fspath(path)) from None
         raise
     with contextlib.suppress(OSError):  # directories cannot be opened / synced everywhere
         dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -537,8 +549,9 @@ def _check_arrays(spec: dict[str, ArraySpec], arrays: dict[str, np.ndarray], own
 _SUBPACKAGES = ("bloom", "scalable", "splitblock", "ranges", "lookup", "similarity", "folding", "multiattr", "dask")
 
 
-def _import_all() -> None:
-    for name in _SUBPACKAGES:
+def _import_all(names: tuple[str, ...] = _SUBPACKAGES) -> None:
+    """Import the subpackages ``names`` (a missing one, e.g. without its extra, is skipped)."""
+    for name in names:
         try:
             importlib.import_module(f"bloomkit.{name}")
         except ModuleNotFoundError as e:
@@ -561,6 +574,10 @@ def loads(data: bytes) -> Any:
     """Rebuild whatever structure ``data`` holds (the right class is chosen from its tag)."""
     c = unpack(data)
     cls = _STRUCTURES.get(c.structure)
+    if cls is None:  # the tag's prefix names its module ("bloom.BloomFilter"): import that one first
+        prefix = c.structure.partition(".")[0]
+        _import_all(tuple(n for n in _SUBPACKAGES if n == prefix))
+        cls = _STRUCTURES.get(c.structure)
     if cls is None:
         _import_all()
         cls = _STRUCTURES.get(c.structure)

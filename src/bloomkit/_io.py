@@ -1,91 +1,77 @@
-"""Reading keys, values and records from files for the command line (text, gzip, stdin, CSV,
-Parquet), with typed keys and errors that name the file, the line and the column.
+"""Reading keys, values and records from files for the command line (text, CSV, TSV, Parquet;
+gzip, bzip2 or xz; stdin), in bounded chunks, with typed keys and errors that name the file,
+the line and the column.
 
 Everything returned goes on through the data front door (:mod:`bloomkit._columns`): columns are
 read by name, rows by position; nothing is guessed silently:
 
 * a table with several columns needs ``--column`` (the first column is never picked for you);
 * a text file is UTF-8, one key per line (``\\n`` or ``\\r\\n``); a NUL byte or invalid UTF-8 is
-  an error naming the line; empty lines are skipped and counted;
+  an error naming the line; empty lines are skipped and counted; a line longer than
+  :data:`MAX_LINE_BYTES` is an error (an endless line must not fill the memory);
 * ``--key-type`` parses text keys (``int``, ``float``, ``bytes`` = the UTF-8 of the line) and
-  forces the type of a table column; by default text keys are ``str`` and table columns keep
-  their own type (an int64 Parquet column holds int keys).
+  forces the type of a table column, a CSV / TSV file of one column included; by default text
+  keys are ``str`` and table columns keep their own type (an int64 Parquet column holds int
+  keys).
+
+**Bounded memory.** :class:`KeyInput` reads its input a chunk at a time (:data:`CHUNK_BYTES`
+of text or CSV, :data:`CHUNK_ROWS` rows of Parquet), so what a build holds besides its
+structure does not grow with the input. A build that sizes itself from the data reads the
+input twice (count, then insert): a regular file is simply opened again; standard input that
+is not a regular file is copied to a temporary file while it is read the first time (in
+``$TMPDIR``, removed at the end). Other non-regular files (FIFOs, devices such as /dev/zero,
+sockets) are refused: give them as ``-`` (``bloomkit build - < /dev/fd/3``).
+
+**Damaged input builds nothing.** A truncated or corrupted gzip / bzip2 / xz stream is an
+:class:`InputError` naming the file, raised when the damage is reached, which is before any
+output file is written (the first pass reads to the end before anything is built).
 """
 
 from __future__ import annotations
 
-import gzip
+import io
+import os
+import stat
 import sys
-import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from .errors import BloomkitError, InvalidParameterError
 
-__all__ = ["KEY_TYPES", "KeyFile", "open_bytes", "parse_key", "read_keys", "read_table", "read_text_keys"]
+__all__ = [
+    "CHUNK_BYTES",
+    "CHUNK_ROWS",
+    "KEY_TYPES",
+    "MAX_LINE_BYTES",
+    "Chunk",
+    "DistinctCounter",
+    "InputError",
+    "KeyInput",
+    "concat_batches",
+    "parse_key",
+]
 
 KEY_TYPES = ("str", "bytes", "int", "float")
 _TABLE_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+_COMPRESSED = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz"}
+
+CHUNK_BYTES = 2 << 20
+"""Bytes of text or CSV read at a time (about 200,000 ten-byte keys)."""
+CSV_BLOCK_BYTES = 1 << 20
+"""Bytes of CSV / TSV parsed at a time (Arrow's parser holds about 25 times a block of short
+rows while it works)."""
+CHUNK_ROWS = 1 << 18
+"""Rows of a Parquet file read at a time."""
+MAX_LINE_BYTES = 16 << 20
+"""The longest line (key) of a text file; a longer one is an error, not an allocation."""
 
 
 class InputError(BloomkitError, ValueError):
-    """An input file cannot be read as keys (format, encoding, column, type)."""
-
-
-@dataclass
-class KeyFile:
-    """What :func:`read_keys` found: the keys (a canonical batch), optional values / extra
-    columns, and what was read."""
-
-    keys: Any
-    source: str
-    rows: int
-    columns: dict[str, Any] = field(default_factory=dict)
-    skipped_empty: int = 0
-
-    def distinct(self) -> int:
-        """Number of distinct keys (what a filter's capacity has to hold)."""
-        return count_distinct(self.keys)
-
-
-def count_distinct(keys: Any) -> int:
-    """Distinct keys of a canonical batch (numpy, pyarrow, list)."""
-    if isinstance(keys, np.ndarray):
-        if keys.ndim == 2:
-            return len(np.unique(keys, axis=0))
-        return len(np.unique(keys))
-    if type(keys).__module__.startswith("pyarrow"):
-        import pyarrow.compute as pc
-
-        return int(pc.count_distinct(keys).as_py())
-    try:
-        return len(set(keys))
-    except TypeError:  # unhashable items (lists): count their reprs
-        return len({repr(k) for k in keys})
-
-
-def open_bytes(path: str) -> tuple[bytes, str]:
-    """The bytes of ``path`` ('-' = stdin), gunzipped if gzip; and the name without .gz."""
-    if path == "-":
-        raw = sys.stdin.buffer.read()
-        name = "<stdin>"
-    else:
-        p = Path(path)
-        if p.is_dir():
-            raise InputError(f"{path} is a directory, not a file of keys")
-        raw = p.read_bytes()
-        name = p.name
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as e:
-            raise InputError(f"{path}: damaged gzip data ({e})") from None
-        if name.endswith(".gz"):
-            name = name[:-3]
-    return raw, name
+    """An input file cannot be read as keys (format, encoding, column, type, damage)."""
 
 
 def parse_key(text: str, key_type: str, where: str = "") -> Any:
@@ -109,32 +95,458 @@ def parse_key(text: str, key_type: str, where: str = "") -> Any:
     raise InvalidParameterError(f"unknown key type {key_type!r} (use one of {', '.join(KEY_TYPES)})")
 
 
-def read_text_keys(raw: bytes, source: str, key_type: str = "str") -> KeyFile:
-    """Keys of a UTF-8 text, one per line."""
-    nul = raw.find(b"\0")
-    if nul >= 0:
-        line = raw.count(b"\n", 0, nul) + 1
-        raise InputError(f"{source}: line {line} holds a NUL byte: this looks like a binary file, not text "
-                         "(give a .csv / .parquet file, or text with one key per line)")
+# ---------------------------------------------------------------------------------------------
+# byte streams: counting, teeing to a spool file, decompressing with errors that name the file
+
+
+class _Counting(io.RawIOBase):
+    """A raw reader over ``inner`` that counts the bytes read and, when ``spool`` is given,
+    writes them there too (standard input read twice)."""
+
+    def __init__(self, inner: IO[bytes], spool: IO[bytes] | None = None) -> None:
+        self.inner, self.spool, self.count = inner, spool, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        data = self.inner.read(len(b))
+        n = len(data)
+        b[:n] = data
+        self.count += n
+        if self.spool is not None and n:
+            self.spool.write(data)
+        return n
+
+
+class _Prefixed(io.RawIOBase):
+    """``prefix`` (bytes already read) followed by the rest of ``inner``."""
+
+    def __init__(self, prefix: bytes, inner: IO[bytes]) -> None:
+        self.prefix, self.inner = prefix, inner
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self.prefix:
+            n = min(len(b), len(self.prefix))
+            b[:n] = self.prefix[:n]
+            self.prefix = self.prefix[n:]
+            return n
+        data = self.inner.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+class _Guarded(io.RawIOBase):
+    """A decompressing reader whose errors (truncated or damaged data) are one InputError
+    naming the file."""
+
+    def __init__(self, inner: Any, source: str, codec: str) -> None:
+        self.inner, self.source, self.codec = inner, source, codec
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        try:
+            return int(self.inner.readinto(b))
+        except EOFError:
+            raise InputError(f"{self.source}: the {self.codec} data is truncated (the file ends before its "
+                             "end-of-stream marker); nothing was built") from None
+        except (OSError, ValueError) as e:  # BadGzipFile, zlib.error, lzma.LZMAError, OSError (bz2)
+            raise InputError(f"{self.source}: damaged {self.codec} data ({e}); nothing was built") from None
+
+
+def _decompress(raw: io.BufferedReader, source: str) -> tuple[IO[bytes], str | None]:
+    """(the decompressed stream, the codec name or None) of ``raw``, by its magic bytes."""
+    head = raw.peek(6)[:6]
+    inner: Any
+    if head[:2] == b"\x1f\x8b":
+        import gzip
+
+        codec, inner = "gzip", gzip.GzipFile(fileobj=raw, mode="rb")
+    elif head[:3] == b"BZh":
+        import bz2
+
+        codec, inner = "bzip2", bz2.BZ2File(raw)
+    elif head == b"\xfd7zXZ\x00":
+        import lzma
+
+        codec, inner = "xz", lzma.LZMAFile(raw)
+    else:
+        return raw, None
+    return io.BufferedReader(_Guarded(inner, source, codec), CHUNK_BYTES), codec
+
+
+def _regular(fd: int) -> bool:
+    return stat.S_ISREG(os.fstat(fd).st_mode)
+
+
+# ---------------------------------------------------------------------------------------------
+# chunks
+
+
+@dataclass
+class Chunk:
+    """Rows ``first_row .. first_row + rows - 1`` of an input: the keys (a canonical batch) and
+    the other columns asked for, by name."""
+
+    keys: Any
+    columns: dict[str, Any]
+    rows: int
+    first_row: int
+
+
+class KeyInput:
+    """One input of the CLI: a path (a regular file) or ``-`` (standard input), read a chunk at
+    a time, as many times as ``passes`` says (see the module docstring).
+
+    ``kind`` is the format (``fmt``, else the file name's suffix after a compression suffix;
+    standard input: text), ``total`` the bytes (rows for Parquet) to read when known and
+    :meth:`position` how far the current pass is, for progress bars.
+    """
+
+    def __init__(self, path: str, fmt: str | None = None, *, passes: int = 2) -> None:
+        self.path = path
+        self.source = "<stdin>" if path == "-" else path
+        self.passes_left = passes
+        self.total: int | None = None
+        self.skipped_empty = 0
+        self._spool: Any = None  # standard input copied here on the first pass
+        self._spooled = False
+        self._count: _Counting | None = None
+        self._rows_done = 0
+        self._tmp_parquet: str | None = None  # standard input / decompressed Parquet, copied
+        self._pq_target: str | None = None
+        if path == "-":
+            self._stdin_regular = _regular(sys.stdin.fileno()) if _has_fd(sys.stdin) else False
+            if self._stdin_regular:
+                self.total = os.fstat(sys.stdin.fileno()).st_size
+            name = ""
+        else:
+            p = Path(path)
+            try:
+                st = os.stat(p)
+            except FileNotFoundError:
+                raise FileNotFoundError(2, "No such file or directory", path) from None
+            if stat.S_ISDIR(st.st_mode):
+                raise InputError(f"{path} is a directory, not a file of keys")
+            if not stat.S_ISREG(st.st_mode):
+                what = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else
+                        "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else
+                        "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+                why = (" bloomkit reads its input twice (to size the structure, then to fill it), and a FIFO "
+                       "without a writer would wait forever;" if passes > 1 else "")
+                raise InputError(f"{path} is {what}, not a regular file:{why} give it as standard input "
+                                 f"instead: bloomkit ... - < {path}")
+            self.total = st.st_size
+            name = p.name
+        suffix = Path(name).suffix.lower()
+        if suffix in _COMPRESSED:
+            suffix = Path(name[: -len(suffix)]).suffix.lower()
+        self.kind = fmt or _TABLE_SUFFIXES.get(suffix, "text")
+        if self.kind == "parquet":
+            self.total = None  # rows, known once the footer is read
+
+    # -- bytes ------------------------------------------------------------------------------
+    def _open_raw(self, spool_stdin: bool = True) -> io.BufferedReader:
+        """The raw bytes from the start (counting; standard input spooled on the first of
+        several passes unless ``spool_stdin`` is False)."""
+        if self.passes_left <= 0:
+            raise AssertionError(f"{self.source} read more often than planned")
+        self.passes_left -= 1
+        inner: IO[bytes]
+        spool = None
+        if self.path != "-":
+            inner = open(self.path, "rb", buffering=0)  # noqa: SIM115 - closed with the pass
+        elif self._spooled:
+            inner = open(self._spool.name, "rb")  # noqa: SIM115
+        elif self._stdin_regular:
+            os.lseek(sys.stdin.fileno(), 0, os.SEEK_SET)
+            inner = open(sys.stdin.fileno(), "rb", closefd=False)  # noqa: SIM115
+        else:
+            inner = sys.stdin.buffer
+            if self.passes_left > 0 and spool_stdin:  # read again later: keep a copy
+                import tempfile
+
+                self._spool = tempfile.NamedTemporaryFile(prefix="bloomkit-stdin-", delete=False)  # noqa: SIM115
+                spool = self._spool
+        self._count = _Counting(inner, spool)
+        return io.BufferedReader(self._count, CHUNK_BYTES)
+
+    def _end_pass(self) -> None:
+        """After a pass: the spool (if any) complete, the file closed."""
+        if self._count is not None and self._count.spool is not None:
+            self._count.spool.flush()
+            self._spooled = True
+        if self._count is not None and self._count.inner is not sys.stdin.buffer:
+            self._count.inner.close()
+
+    def position(self) -> int:
+        """Bytes (Parquet: rows) of the input read so far in this pass."""
+        if self.kind == "parquet":
+            return self._rows_done
+        return self._count.count if self._count is not None else 0
+
+    def close(self) -> None:
+        """Remove the temporary copies (standard input, decompressed Parquet)."""
+        for f in (self._spool.name if self._spool is not None else None, self._tmp_parquet):
+            if f is not None:
+                try:
+                    os.unlink(f)
+                except OSError:
+                    pass
+        if self._spool is not None:
+            self._spool.close()
+        self._spool, self._tmp_parquet = None, None
+
+    def __enter__(self) -> KeyInput:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- chunks -----------------------------------------------------------------------------
+    def chunks(self, column: str | None = None, extra: list[str] | None = None,
+               key_type: str | None = None) -> Iterator[Chunk]:
+        """The keys (column ``column`` of a table; the only column if ``column`` is None) and
+        the ``extra`` columns, a chunk at a time, from the start of the input.
+
+        Raises InputError naming the file, line or column for every problem (missing column,
+        several columns without ``column``, nulls, binary text, damaged compressed data or
+        Parquet, a value that is not of ``key_type``); an input without rows raises it at the
+        end of the pass."""
+        if key_type is not None and key_type not in KEY_TYPES:
+            raise InvalidParameterError(f"--key-type must be one of {', '.join(KEY_TYPES)}; got {key_type!r}")
+        extra = list(extra or [])
+        rows = 0
+        if self.kind == "text":
+            if extra:
+                raise InputError(f"{self.source}: a text file has one key per line and no named columns; "
+                                 f"{', '.join(extra)} need a CSV or Parquet file")
+            gen: Iterator[Chunk] = self._text_chunks(key_type or "str")
+        else:
+            gen = self._table_chunks(column, extra, key_type)
+        for chunk in gen:
+            rows += chunk.rows
+            yield chunk
+        if rows == 0:
+            raise InputError(f"{self.source} holds no keys")
+
+    def batches(self) -> Iterator[Any]:
+        """Every column of a CSV / TSV / Parquet table, as pyarrow record batches (records for
+        --kind range / profile-index). InputError for text input and damage; an input without
+        rows raises it at the end of the pass."""
+        if self.kind == "text":
+            raise InputError(f"{self.source}: records come from a table (CSV, TSV or Parquet; say --format for "
+                             "stdin) whose columns are the schema's attributes")
+        rows = 0
+        for batch in self._record_batches(None, None, None):
+            rows += batch.num_rows
+            yield batch
+        if rows == 0:
+            raise InputError(f"{self.source} holds no records")
+
+    # text ----------------------------------------------------------------------------------
+    def _text_chunks(self, key_type: str) -> Iterator[Chunk]:
+        raw = self._open_raw()
+        stream, _codec = _decompress(raw, self.source)
+        self.skipped_empty = 0
+        try:
+            carry = b""
+            line0 = 0  # lines before `data`
+            row0 = 0
+            first = True
+            while True:
+                block = stream.read(CHUNK_BYTES)
+                eof = not block
+                buf = carry + block if carry else block
+                if first and buf:
+                    if buf.startswith(b"\xef\xbb\xbf"):
+                        buf = buf[3:]
+                    first = False
+                if eof:
+                    data, carry = buf, b""
+                else:
+                    cut = buf.rfind(b"\n")
+                    if cut < 0:
+                        if b"\0" in block:  # binary input: say so now, not after 16 MiB
+                            _parse_lines(buf, self.source, line0, key_type)
+                        carry = buf
+                        if len(carry) > MAX_LINE_BYTES:
+                            raise InputError(f"{self.source}: line {line0 + 1} is longer than {MAX_LINE_BYTES >> 20} "
+                                             "MiB: this is not a file of keys, one per line")
+                        continue
+                    data, carry = buf[: cut + 1], buf[cut + 1 :]
+                if data:
+                    keys, n, skipped, lines = _parse_lines(data, self.source, line0, key_type)
+                    self.skipped_empty += skipped
+                    line0 += lines
+                    if n:
+                        yield Chunk(keys, {}, n, row0)
+                        row0 += n
+                if eof:
+                    break
+        finally:
+            self._end_pass()
+
+    # tables --------------------------------------------------------------------------------
+    def _table_chunks(self, column: str | None, extra: list[str], key_type: str | None) -> Iterator[Chunk]:
+        from ._columns import as_keys
+
+        row0 = 0
+        for batch in self._record_batches(column, extra, key_type):
+            key = column if column is not None else batch.schema.names[0]  # the only column
+            cols: dict[str, Any] = {}
+            for c in [key, *extra]:
+                arr = batch.column(batch.schema.get_field_index(c))
+                if arr.null_count:
+                    import pyarrow.compute as pc
+
+                    at = int(pc.index(pc.is_null(arr), True).as_py())
+                    raise InputError(f"{self.source}: column {c!r} has an empty (null) value at row {row0 + at + 1} "
+                                     "(keys and values must not be null)")
+                cols[c] = as_keys(arr, f"column {c!r} of {self.source}")
+            keys = cols.pop(key)
+            yield Chunk(keys, cols, batch.num_rows, row0)
+            row0 += batch.num_rows
+
+    def _record_batches(self, column: str | None, extra: list[str] | None, key_type: str | None) -> Iterator[Any]:
+        """pyarrow record batches of the columns ``[column, *extra]`` (all when None; the
+        only column when ``column`` is None but ``extra`` is a list), ``column`` read as
+        ``key_type``."""
+        if self.kind == "parquet":
+            yield from self._parquet_batches(column, extra, key_type)
+        else:
+            yield from self._csv_batches(column, extra, key_type)
+
+    def _wanted(self, names: list[str], column: str | None, extra: list[str] | None) -> tuple[str | None, list[str] | None]:
+        """(the key column, the columns to read) of a table with columns ``names``: all of them
+        when ``extra`` is None (records), else the key column (the only one when ``column`` is
+        None) and the extras, each required to exist."""
+        if extra is None:
+            return column, None
+        if column is None:
+            if len(names) != 1:
+                raise InputError(f"{self.source} has {len(names)} columns ({', '.join(names[:10])}): "
+                                 "choose the keys with --column")
+            column = names[0]
+        wanted = [column, *extra]
+        missing = [c for c in wanted if c not in names]
+        if missing:
+            raise InputError(f"{self.source} has no column {missing[0]!r} (columns: {', '.join(names[:20])})")
+        return column, wanted
+
+    def _csv_batches(self, column: str | None, extra: list[str] | None, key_type: str | None) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        raw = self._open_raw()
+        stream, _codec = _decompress(raw, self.source)
+        delim = "\t" if self.kind == "tsv" else ","
+        import csv
+
+        try:
+            head = stream.readline(MAX_LINE_BYTES)
+            if not head.strip():
+                return
+            stream = io.BufferedReader(_Prefixed(head, stream), CHUNK_BYTES)
+            try:
+                names = next(csv.reader([head.decode("utf-8-sig")], delimiter=delim))
+            except (UnicodeDecodeError, csv.Error, StopIteration) as e:
+                raise InputError(f"{self.source}: cannot read its first line as a {self.kind.upper()} header ({e})") from None
+            column, wanted = self._wanted(names, column, extra)
+            types = {column: _arrow_type(key_type)} if column is not None and key_type else {}
+            reader = pacsv.open_csv(
+                stream,
+                read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES, use_threads=False),  # no read-ahead
+                parse_options=pacsv.ParseOptions(delimiter=delim),
+                convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                                     include_columns=wanted),
+            )
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    break
+                yield batch
+        except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            what = f" (--key-type {key_type})" if key_type and "conversion" in first.lower() else ""
+            raise InputError(f"{self.source}: cannot read it as {self.kind.upper()}{what}: {first}") from None
+        finally:
+            self._end_pass()
+
+    def _parquet_file(self) -> Any:
+        """A pyarrow ParquetFile: the path itself, or a temporary copy of standard input /
+        decompressed data (Parquet needs random access), made on the first pass."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self._pq_target is None:
+            raw = self._open_raw(spool_stdin=False)
+            stream, codec = _decompress(raw, self.source)
+            try:
+                if codec is None and self.path != "-":
+                    if stream.read(4) != b"PAR1":
+                        raise InputError(f"{self.source}: not a Parquet file (no PAR1 magic)")
+                    target = self.path
+                else:
+                    import shutil
+                    import tempfile
+
+                    with tempfile.NamedTemporaryFile(prefix="bloomkit-parquet-", suffix=".parquet",
+                                                     delete=False) as tmp:
+                        self._tmp_parquet = tmp.name
+                        shutil.copyfileobj(stream, tmp, CHUNK_BYTES)
+                    target = self._tmp_parquet
+                    with open(target, "rb") as fh:
+                        if fh.read(4) != b"PAR1":
+                            raise InputError(f"{self.source}: not a Parquet file (no PAR1 magic)")
+            finally:
+                self._end_pass()
+            self._pq_target = target
+            self.passes_left = 1 << 30  # a file now: read it as often as needed
+        try:
+            pf = pq.ParquetFile(self._pq_target)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise InputError(f"{self.source}: cannot read it as PARQUET: {str(e).splitlines()[0]}") from None
+        self.total = pf.metadata.num_rows
+        return pf
+
+    def _parquet_batches(self, column: str | None, extra: list[str] | None, key_type: str | None) -> Iterator[Any]:
+        import pyarrow as pa
+
+        self._rows_done = 0
+        pf = self._parquet_file()
+        column, wanted = self._wanted(list(pf.schema_arrow.names), column, extra)
+        try:
+            for batch in pf.iter_batches(batch_size=CHUNK_ROWS, columns=wanted):
+                if key_type is not None and column is not None:
+                    i = batch.schema.get_field_index(column)
+                    arr = batch.column(i)
+                    want = _arrow_type(key_type)
+                    if arr.type != want:
+                        try:
+                            arr = arr.cast(want)
+                        except (ValueError, TypeError, NotImplementedError, pa.ArrowInvalid) as e:
+                            raise InputError(f"{self.source}: column {column!r} cannot be read as {key_type} keys: "
+                                             f"{str(e).splitlines()[0]}") from None
+                        batch = batch.set_column(i, column, arr)
+                self._rows_done += batch.num_rows
+                yield batch
+        except (pa.ArrowInvalid, OSError) as e:
+            raise InputError(f"{self.source}: cannot read it as PARQUET: {str(e).splitlines()[0]}") from None
+
+
+def _has_fd(f: Any) -> bool:
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        raise InputError(f"{source}: line {line} is not valid UTF-8 (byte {e.start}): {e.reason}") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    keys: list[Any] = []
-    skipped = 0
-    for i, raw_line in enumerate(lines):
-        entry = raw_line[:-1] if raw_line.endswith("\r") else raw_line
-        if not entry:
-            skipped += 1
-            continue
-        keys.append(entry if key_type == "str" else parse_key(entry, key_type, f"{source}, line {i + 1}: "))
-    return KeyFile(keys, source, len(keys), skipped_empty=skipped)
+        f.fileno()
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+    return True
 
 
 def _arrow_type(key_type: str) -> Any:
@@ -143,114 +555,162 @@ def _arrow_type(key_type: str) -> Any:
     return {"str": pa.string(), "bytes": pa.binary(), "int": pa.int64(), "float": pa.float64()}[key_type]
 
 
-def _read_table(raw: bytes, fmt: str, source: str, wanted: list[str] | None, key_column: str | None,
-                key_type: str | None) -> Any:
+def _parse_lines(data: bytes, source: str, line0: int, key_type: str) -> tuple[Any, int, int, int]:
+    """(keys, number of keys, empty lines skipped, lines) of whole lines of text ``data`` (the
+    last may lack its newline), the first being line ``line0 + 1``. Keys: a pyarrow string /
+    binary array, a numpy int64 / float64 array, or a list (ints beyond 64 bits)."""
     import pyarrow as pa
 
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = line0 + data.count(b"\n", 0, nul) + 1
+        raise InputError(f"{source}: line {line} holds a NUL byte: this looks like a binary file, not text "
+                         "(give a .csv / .parquet file, or text with one key per line)")
+    arr = np.frombuffer(data, dtype=np.uint8)
+    nl = np.flatnonzero(arr == 10)
+    ends = nl if data.endswith(b"\n") else np.append(nl, len(arr))
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    cr = (ends > starts) & (arr[np.maximum(ends - 1, 0)] == 13)  # "\r\n": the \r is not part of the key
+    ends = ends - cr
+    lengths = ends - starts
+    keep = lengths > 0
+    n = int(keep.sum())
+    skipped = len(lengths) - n
+    lines = len(nl)
+    if n == 0:
+        return None, 0, skipped, lines
+    drop = np.zeros(len(arr), dtype=bool)
+    drop[nl] = True
+    drop[ends[cr]] = True
+    packed = arr[~drop] if (nl.size or cr.any()) else arr
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths[keep], out=offsets[1:])
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(packed))]
+    if key_type == "bytes":
+        return pa.Array.from_buffers(pa.large_binary(), n, buffers), n, skipped, lines
+    strings = pa.Array.from_buffers(pa.large_string(), n, buffers)
     try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
+        strings.validate(full=True)
+    except pa.ArrowInvalid:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = line0 + data.count(b"\n", 0, e.start) + 1
+            raise InputError(f"{source}: line {line} is not valid UTF-8 (byte {e.start} of this chunk): {e.reason}") from None
+        raise
+    if key_type == "str":
+        return strings, n, skipped, lines
+    target = pa.int64() if key_type == "int" else pa.float64()
+    try:
+        out = strings.cast(target).to_numpy()
+        if key_type == "float" and np.isnan(out).any():
+            raise ValueError("NaN")
+        return out, n, skipped, lines
+    except (pa.ArrowInvalid, ValueError):  # Python's reading: spaces, big ints; or the line at fault
+        numbers = np.flatnonzero(keep) + line0 + 1
+        keys = [parse_key(t, key_type, f"{source}, line {int(ln)}: ")
+                for t, ln in zip(strings.to_pylist(), numbers, strict=True)]
+        return keys, n, skipped, lines
 
-            return pq.read_table(pa.BufferReader(raw), columns=wanted)
-        import pyarrow.csv as pacsv
 
-        types = {key_column: _arrow_type(key_type)} if key_column and key_type else {}
-        return pacsv.read_csv(
-            pa.BufferReader(raw),
-            parse_options=pacsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ","),
-            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                                 include_columns=wanted),
-        )
-    except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise InputError(f"{source}: cannot read it as {fmt.upper()}: {first}") from None
+# ---------------------------------------------------------------------------------------------
+# batches
 
 
-def read_keys(
-    path: str,
-    *,
-    column: str | None = None,
-    extra: list[str] | None = None,
-    key_type: str | None = None,
-    fmt: str | None = None,
-) -> KeyFile:
-    """Keys (and ``extra`` named columns) of a text / CSV / TSV / Parquet file, gzip or not;
-    ``path`` '-' reads standard input (text unless ``fmt`` says otherwise).
+def concat_batches(parts: list[Any]) -> Any:
+    """One canonical batch of the canonical batches ``parts`` (chunks of one column)."""
+    if len(parts) == 1:
+        return parts[0]
+    if all(isinstance(p, np.ndarray) for p in parts):
+        return np.concatenate(parts)
+    if all(type(p).__module__.startswith("pyarrow") for p in parts):
+        import pyarrow as pa
 
-    Raises InputError naming the file, line or column for every problem (missing column, several
-    columns without ``column``, nulls, binary text, damaged gzip or Parquet, empty input)."""
-    if key_type is not None and key_type not in KEY_TYPES:
-        raise InvalidParameterError(f"--key-type must be one of {', '.join(KEY_TYPES)}; got {key_type!r}")
-    raw, name = open_bytes(path)
-    source = "<stdin>" if path == "-" else path
-    kind = fmt or _TABLE_SUFFIXES.get(Path(name).suffix.lower(), "text")
-    if kind == "text":
-        if extra:
-            raise InputError(f"{source}: a text file has one key per line and no named columns; "
-                             f"{', '.join(extra)} need a CSV or Parquet file")
-        kf = read_text_keys(raw, source, key_type or "str")
-    else:
-        if raw[:4] != b"PAR1" and kind == "parquet":
-            raise InputError(f"{source}: not a Parquet file (no PAR1 magic)")
-        wanted = None if column is None else [column, *(extra or [])]
-        if column is None:  # learn the column names first
-            table = _read_table(raw, kind, source, None, None, None)
-            names = table.column_names
-            if len(names) != 1:
-                raise InputError(f"{source} has {len(names)} columns ({', '.join(names[:10])}): "
-                                 "choose the keys with --column")
-            column = names[0]
-            if extra:
-                raise InputError(f"{source} has no columns {', '.join(extra)}")
+        chunks = [c for p in parts for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
+        if len({c.type for c in chunks}) == 1:
+            return pa.chunked_array(chunks)
+    out: list[Any] = []
+    for p in parts:
+        out.extend(p if isinstance(p, list) else p.tolist() if isinstance(p, np.ndarray) else p.to_pylist())
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# distinct keys in bounded memory
+
+
+@dataclass
+class DistinctCounter:
+    """The number of distinct 64-bit hashes added: exact (a sorted array) up to ``exact_limit``
+    of them, then a HyperLogLog of 2^16 registers (Flajolet et al. 2007; relative standard
+    error 1.04 / 2^8 = 0.41 %), so memory stays below about 3 * 8 * exact_limit bytes (24 MiB)
+    whatever the input.
+
+    >>> c = DistinctCounter(exact_limit=1000)
+    >>> c.add(np.arange(500, dtype=np.uint64)); c.add(np.arange(250, 750, dtype=np.uint64)); c.count()
+    (750, True)
+    """
+
+    exact_limit: int = 1 << 20
+    _sorted: np.ndarray | None = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
+    _registers: np.ndarray | None = None
+
+    P = 16
+    """log2 of the number of HyperLogLog registers."""
+    MARGIN = 1.0125
+    """Capacity per estimated key beyond the exact limit: 3 standard errors of the estimate."""
+
+    def add(self, hashes: np.ndarray) -> None:
+        """Count the (uint64) hashes of a chunk. Complexity: O((n + distinct) log) while exact
+        (a merge of sorted runs), O(n) after."""
+        if self._registers is not None:
+            self._hll_add(hashes)
+            return
+        assert self._sorted is not None
+        merged = np.concatenate([self._sorted, np.sort(hashes)])
+        merged.sort(kind="stable")  # two sorted runs: a merge (np.unique hashes, much slower here)
+        if len(merged) > 1:
+            keep = np.empty(len(merged), dtype=bool)
+            keep[0] = True
+            np.not_equal(merged[1:], merged[:-1], out=keep[1:])
+            merged = merged[keep]
+        if len(merged) > self.exact_limit:
+            self._registers = np.zeros(1 << self.P, dtype=np.uint8)
+            self._hll_add(merged)
+            self._sorted = None
         else:
-            header = _read_table(raw, kind, source, None, None, None) if kind != "parquet" else None
-            names = header.column_names if header is not None else _parquet_names(raw, source)
-            missing = [c for c in [column, *(extra or [])] if c not in names]
-            if missing:
-                raise InputError(f"{source} has no column {missing[0]!r} (columns: {', '.join(names[:20])})")
-            table = _read_table(raw, kind, source, wanted, column, key_type)
-        if table.num_rows == 0:
-            raise InputError(f"{source} holds no keys")
-        from ._columns import as_keys
+            self._sorted = merged
 
-        cols: dict[str, Any] = {}
-        for c in [column, *(extra or [])]:
-            arr = table.column(c)
-            if key_type is not None and c == column and kind == "parquet" and arr.type != _arrow_type(key_type):
-                try:
-                    arr = arr.cast(_arrow_type(key_type))
-                except (ValueError, TypeError, NotImplementedError) as e:
-                    raise InputError(f"{source}: column {c!r} cannot be read as {key_type} keys: {e}") from None
-            cols[c] = as_keys(arr, f"column {c!r} of {source}")
-        keys = cols.pop(column)
-        kf = KeyFile(keys, source, table.num_rows, cols)
-    if kf.rows == 0:
-        raise InputError(f"{source} holds no keys")
-    return kf
+    def _hll_add(self, h: np.ndarray) -> None:
+        assert self._registers is not None
+        p = self.P
+        idx = (h >> np.uint64(64 - p)).astype(np.intp)
+        x = (h << np.uint64(p)) | np.uint64(1 << (p - 1))  # never zero: rank <= 64 - p + 1
+        bits = np.zeros(len(h), dtype=np.uint8)  # the bit length of x
+        for s in (32, 16, 8, 4, 2, 1):
+            big = x >= np.uint64(1 << s)
+            bits[big] += s
+            x[big] >>= np.uint64(s)
+        bits += x.astype(np.uint8)
+        np.maximum.at(self._registers, idx, (65 - bits).astype(np.uint8))
 
+    def count(self) -> tuple[int, bool]:
+        """(distinct hashes, exact?): the estimate of the HyperLogLog beyond the exact limit
+        (with the small-range correction of linear counting)."""
+        if self._registers is None:
+            assert self._sorted is not None
+            return len(self._sorted), True
+        m = float(len(self._registers))
+        est = 0.7213 / (1 + 1.079 / m) * m * m / float(np.sum(np.ldexp(1.0, -self._registers.astype(np.int64))))
+        zeros = int(np.count_nonzero(self._registers == 0))
+        if est <= 2.5 * m and zeros:
+            est = m * float(np.log(m / zeros))
+        return int(round(est)), False
 
-def read_table(path: str, fmt: str | None = None) -> tuple[Any, str]:
-    """(pyarrow Table of every column, source name) of a CSV / TSV / Parquet file, gzip or not
-    (``-``: stdin, ``fmt`` required). InputError for text input, damage and empty tables."""
-    raw, name = open_bytes(path)
-    source = "<stdin>" if path == "-" else path
-    kind = fmt or _TABLE_SUFFIXES.get(Path(name).suffix.lower(), "text")
-    if kind == "text":
-        raise InputError(f"{source}: records come from a table (CSV, TSV or Parquet; say --format for stdin) "
-                         "whose columns are the schema's attributes")
-    if raw[:4] != b"PAR1" and kind == "parquet":
-        raise InputError(f"{source}: not a Parquet file (no PAR1 magic)")
-    table = _read_table(raw, kind, source, None, None, None)
-    if table.num_rows == 0:
-        raise InputError(f"{source} holds no records")
-    return table, source
-
-
-def _parquet_names(raw: bytes, source: str) -> list[str]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        return list(pq.ParquetFile(pa.BufferReader(raw)).schema_arrow.names)
-    except (pa.ArrowInvalid, OSError) as e:
-        raise InputError(f"{source}: cannot read it as PARQUET: {str(e).splitlines()[0]}") from None
+    def capacity(self) -> int:
+        """Keys to size a structure for: the exact count, or the estimate plus 3 standard
+        errors (:data:`MARGIN`), at least 1."""
+        n, exact = self.count()
+        return max(1, n if exact else int(np.ceil(n * self.MARGIN)))

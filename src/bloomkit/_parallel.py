@@ -21,8 +21,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -32,6 +31,9 @@ from ._lazy import kernels as K
 from ._storage import aligned_zeros
 from ._validation import check_int
 from .errors import InvalidParameterError
+
+if TYPE_CHECKING:  # imported when the pool starts (concurrent.futures imports logging: ~10 ms)
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = [
     "CHUNK",
@@ -100,6 +102,8 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
     with _lock:
         if _pool is None or _pool_size < workers:
             old = _pool
+            from concurrent.futures import ThreadPoolExecutor
+
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bloomkit")
             _pool_size = workers
             if old is not None:

@@ -8,7 +8,9 @@
  *   - SplitMix64 probes G_i = splitmix64(h1 + (i + 1) * GOLDEN) reduced exactly mod m;
  *   - FilterCore, the base class of BloomFilter, CountingBloomFilter and SplitBlockBloomFilter:
  *     add / `in` of one key on the storage bound once (a buffer view of the numpy array held
- *     by the object, re-bound when the storage is replaced);
+ *     by the object, re-bound when the storage is replaced); every few adds it calls the
+ *     class's _design_check() (the overfill warning), and a query of a key type the filter
+ *     never held calls its _foreign_key(key, tag) (the key-type warning);
  *   - hash_into: h1 of every key of a list / tuple into a uint64 buffer (no join);
  *   - ItemCore, the base class of ParallelBloomFilter: add / `in` of one item (p values) on
  *     the counters and verification table bound once (pbf_add_item / pbf_contains_item);
@@ -568,7 +570,8 @@ typedef struct {
     int width;      /* counter bits: 4, 8, 16, 32 */
     uint64_t m, M;  /* bits / counters / blocks, and the Barrett constant of m */
     uint64_t seed;  /* the structure's seed */
-    uint64_t seen;  /* a subset of self._key_mask: tags noted already */
+    uint64_t seen;  /* self._key_mask without bit 0 ("unknown"): the tags the filter holds */
+    int64_t budget; /* adds left before the next self._design_check() (0: at the next add) */
     PyObject *store;          /* BitArray / CounterArray holding the array in a slot, or NULL */
     PyTypeObject *store_type; /* its type when store_off >= 0 */
     Py_ssize_t store_off;     /* offset of the array's slot in store, -1: look it up by name */
@@ -580,6 +583,7 @@ typedef struct {
 #define SLOT_AT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
 static PyObject *s_key_mask, *s_rebind, *s_note_keys, *s_py_add, *s_py_contains, *s_overflowed;
+static PyObject *s_design_check, *s_foreign_key;
 static PyObject *storage_names; /* attribute names whose assignment unbinds the storage */
 
 static void core_unbind(Core *c) {
@@ -854,6 +858,19 @@ static PyObject *core_add(Core *c, PyObject *key) {
         Py_DECREF(r);
         c->seen |= 1ULL << tag;
     }
+    /* every `budget` adds, the class's _design_check() looks at the fill (and warns once when
+     * it is past the design); it returns the adds until the next look. The key is in. */
+    if (--c->budget <= 0) {
+        PyObject *r = PyObject_CallMethodNoArgs((PyObject *)c, s_design_check);
+        if (r == NULL) {
+            c->budget = 0; /* an error (the warning made one): again at the next add */
+            return NULL;
+        }
+        long long next = PyLong_AsLongLong(r);
+        Py_DECREF(r);
+        if (next == -1 && PyErr_Occurred()) return NULL;
+        c->budget = next < 1 ? 1 : next;
+    }
     Py_RETURN_NONE;
 }
 
@@ -861,7 +878,17 @@ static int core_contains(Core *c, PyObject *key) {
     uint64_t h;
     int tag = core_prepare(c, key, &h);
     if (tag < 0) return -1;
-    if (tag > 0) return core_test(c, h);
+    if (tag > 0) {
+        if (c->seen != 0 && !((c->seen >> tag) & 1)) { /* a key type the filter never held */
+            PyObject *t = PyLong_FromLong(tag);
+            if (t == NULL) return -1;
+            PyObject *r = PyObject_CallMethodObjArgs((PyObject *)c, s_foreign_key, key, t, NULL);
+            Py_DECREF(t);
+            if (r == NULL) return -1;
+            Py_DECREF(r);
+        }
+        return core_test(c, h);
+    }
     PyObject *r = PyObject_CallMethodOneArg((PyObject *)c, s_py_contains, key);
     if (r == NULL) return -1;
     int v = PyObject_IsTrue(r);
@@ -1793,8 +1820,11 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     s_py_add = PyUnicode_InternFromString("_py_add");
     s_py_contains = PyUnicode_InternFromString("_py_contains");
     s_overflowed = PyUnicode_InternFromString("overflowed");
+    s_design_check = PyUnicode_InternFromString("_design_check");
+    s_foreign_key = PyUnicode_InternFromString("_foreign_key");
     storage_names = PySet_New(NULL);
-    if (!s_key_mask || !s_rebind || !s_note_keys || !s_py_add || !s_py_contains || !s_overflowed || !storage_names)
+    if (!s_key_mask || !s_rebind || !s_note_keys || !s_py_add || !s_py_contains || !s_overflowed || !storage_names
+        || !s_design_check || !s_foreign_key)
         return NULL;
     const char *names[] = {"_bits", "_counters", "_words", "_B64", "_num_hashes", "seed", "_width", "mode", NULL};
     for (int i = 0; names[i]; i++) {

@@ -7,6 +7,7 @@ equals the filter built at that size (document 003).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, ClassVar, Self
 
@@ -47,6 +48,7 @@ from ._validation import (
     check_float,
     param_error,
 )
+from ._watch import FilterWatch
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 
 __all__ = ["BloomFilter", "CountingBloomFilter"]
@@ -76,7 +78,7 @@ def _resolve_size(
                 f"{owner} cannot hold capacity={capacity!r} keys at fpr={fpr!r}: that needs {bits:.3g} bits, "
                 f"more than the {_MAX_BITS} a filter can have."
             )
-        m = int(theory.num_bits_for(cap, rate))
+        m = _bits_meeting(cap, rate)
     else:
         if rate is not None:
             raise InvalidParameterError(
@@ -96,6 +98,36 @@ def _resolve_size(
         if k < 1:
             raise param_error("num_hashes", owner, f"a number that rounds to [1, {MAX_HASHES}]", num_hashes)
     return m, k, cap, rate
+
+
+def _bits_meeting(n: int, fpr: float) -> int:
+    """The smallest m, from doc 000's ``m = ceil(-n ln(fpr) / (ln 2)^2)`` up, at which Eq. (2)
+    with the integer ``k = round(m/n ln 2)`` the filter uses is at most ``fpr``.
+
+    Eq. 1's m is exact for the real optimum k = (m/n) ln 2; rounding k (and the exact
+    ``(1 - 1/m)^(nk)`` of Eq. 2) leaves the rate up to 16 % above ``fpr`` for tiny n and up to
+    0.7 % above for large n, so a filter built for (capacity, fpr) would miss its own promise.
+    For n >= 100 a few per mille more bits meet it (n = 1,000, fpr = 0.01: 9,586 -> 9,594 bits;
+    at fpr = 0.1: +0.33 %). Complexity: O(log m) evaluations of Eq. (2).
+
+    >>> _bits_meeting(1000, 0.01)
+    9594
+    """
+
+    def meets(m: int) -> bool:
+        k = max(1, round(m / n * theory.LN2))
+        return (-math.expm1(n * k * math.log1p(-1.0 / m))) ** k <= fpr if m > 1 else k == 1 and fpr >= 1.0
+
+    lo = int(theory.num_bits_for(n, fpr))
+    if meets(lo):
+        return lo
+    hi = lo + max(1, lo // 256)
+    while not meets(hi):
+        lo, hi = hi, hi + 2 * (hi - lo)
+    while hi - lo > 1:  # Eq. 2 falls with m (k stays optimal), up to the jumps of round()
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return hi
 
 
 class _Entries:
@@ -145,16 +177,17 @@ def _tag_seeds(seed: int) -> dict[int, np.uint64]:
     return {t: np.uint64(tag_seed(seed, t)) for t in range(TAG_STR, TAG_TUPLE + 1)}
 
 
-class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
+class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable):
     """A Bloom filter over bits: no false negatives, false positives at rate ``predicted_fpr()``.
 
     Parameters
     ----------
     capacity : int, optional
-        Expected number of keys n; with ``fpr`` it sizes the filter:
-        ``m = ceil(-n ln(fpr) / ln(2)^2)``, ``k = round(m/n ln 2)`` (doc 000 Eqs. 1-2).
+        Expected number of keys n; with ``fpr`` it sizes the filter: from
+        ``m = ceil(-n ln(fpr) / ln(2)^2)``, ``k = round(m/n ln 2)`` (doc 000 Eqs. 1-2), m raised
+        until Eq. 2 with that integer k is at most ``fpr`` (a few per mille more bits).
     fpr : float in (0, 1), optional
-        Target false positive rate at ``capacity`` keys.
+        The false positive rate at ``capacity`` keys: ``predicted_fpr(capacity) <= fpr``.
     num_bits : int, optional
         m, the number of bits, given directly (instead of fpr).
     num_hashes : int, optional
@@ -166,8 +199,16 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
     -----
     The whole set protocol of Python (``add``, ``in``, ``update``, ``|``, ``&``, ``|=``, ``&=``,
     ``union``, ``intersection``, ``issubset``, ``<=``, ``copy``, ``clear``, ``bool``, ...) plus
-    ``add_many`` / ``contains_many`` for batches. ``len()`` is the Swamidass-Baldi *estimate*
-    of the number of distinct keys (``exact_len`` is False).
+    ``add_many`` / ``contains_many`` for batches. ``len()`` is the rounded Swamidass-Baldi
+    *estimate* of the number of distinct keys (``exact_len`` is False: 10,000 keys may give
+    10,002); an empty batch is allowed and changes nothing (``contains_many([])`` is an empty
+    array), as ``set.update([])`` is.
+
+    Warnings (:class:`bloomkit.BloomkitWarning`, once per filter): when adds take the filter
+    past its design (more than ``capacity`` keys: its false positive rate is then above
+    ``fpr``), and when a query's key has a type the filter holds none of (``"1"`` or ``1.0``
+    asked of a filter of ``int`` keys is never a member). ``warnings.simplefilter("error",
+    bloomkit.BloomkitWarning)`` makes them errors.
 
     Single keys: ``add`` and ``in`` are one C call each when the compiled boundary is active
     (:mod:`bloomkit._boundary`; the base class ``FilterCore``), else numba kernels; both give
@@ -288,11 +329,13 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
                 _ENTRY.bits_add_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3])
                 if not self._key_mask & _INT_BIT:
                     self._note_keys(_INT_BIT)
-            return
-        tag, payload = encode_key(key)
-        bits = self._bits
-        _ENTRY.bits_add_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
-        self._note_keys(1 << tag)
+        else:
+            tag, payload = encode_key(key)
+            bits = self._bits
+            _ENTRY.bits_add_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
+            self._note_keys(1 << tag)
+        left = self._budget - 1
+        self._budget = left if left > 0 else self._design_check(2)
 
     def _py_contains(self, key: Any) -> bool:
         """True if the key may be in the set (never False for an inserted key). Complexity: O(k)."""
@@ -301,10 +344,17 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
             ref = self._wref
             if ref[0] is not self._bits.words:
                 ref = self._words_ref()
+            mask = self._key_mask
             if t is str:
+                if mask and not mask & _STR_BIT:
+                    self._foreign_key(key, TAG_STR, 2)
                 return _ENTRY.bits_test_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3])
+            if mask and not mask & _INT_BIT:
+                self._foreign_key(key, TAG_INT, 2)
             return _ENTRY.bits_test_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3])
         tag, payload = encode_key(key)
+        if self._key_mask and not self._key_mask >> tag & 1:
+            self._foreign_key(key, tag, 2)
         bits = self._bits
         return _ENTRY.bits_test_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
 
@@ -329,7 +379,7 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         private word arrays ORed into the filter at the end holding the GIL (so concurrent
         adds from other threads never lose a bit; private arrays take at most a fifth of the
         batch's bytes). A bad key (NaN, None, an unsupported type) raises before any bit is
-        set.
+        set. An empty batch changes nothing.
         """
         keys = as_keys(keys, "keys", f"{type(self).__name__}.add_many")
         bits = self._bits  # words and m of one storage object (a concurrent fold replaces both)
@@ -338,6 +388,7 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         add_chunked(src, hash_chunk, lambda h: K.bits_set(words, h, k, m),
                     lambda private, h: K.bits_set_private(private, h, k, m), words, probes_per_key=k)
         self._note_keys(tags)
+        self._count_adds(len(src), 2)
 
     def update(self, *others: Any) -> None:
         """Insert the keys of every argument (iterables / arrays), or merge filters of the same
@@ -356,7 +407,8 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         keys = as_keys(keys, "keys", f"{type(self).__name__}.contains_many")
         bits = self._bits
         words, k, m = bits.words, self._num_hashes, bits.m64
-        src, hash_chunk, _tags = hash_source(keys, self._hash)
+        src, hash_chunk, tags = hash_source(keys, self._hash)
+        self._foreign_keys(tags, 2)
         return query_chunked(src, lambda part: K.bits_test(words, hash_chunk(part), k, m))
 
     def clear(self) -> None:
@@ -512,7 +564,8 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         return float(theory.false_positive_rate(n, self.num_bits, self._num_hashes))
 
     def __len__(self) -> int:
-        """Rounded Swamidass-Baldi *estimate* of the number of distinct keys."""
+        """Rounded Swamidass-Baldi *estimate* of the number of distinct keys (not a count:
+        10,000 keys may give 10,002; ``exact_len`` is False). Complexity: O(m / 64)."""
         n = self.estimated_count()
         return int(round(n)) if np.isfinite(n) else self.num_bits
 
@@ -527,10 +580,8 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
         m = self.num_bits
         est = float(theory.estimate_count(set_bits, m, self._num_hashes))
         cap = self.capacity
-        over = False
-        if cap is not None:
-            expected = float(theory.fill_ratio(cap, m, self._num_hashes))
-            over = set_bits / m > expected + 3.0 * theory.binomial_sd(expected, m)
+        limit = self._design_limit()
+        over = limit is not None and set_bits > limit[0]
         return {
             "structure": self._STRUCTURE, "class": type(self).__name__, "seed": self.seed,
             "num_bits": self.num_bits, "num_hashes": self._num_hashes, "capacity": cap, "fpr": self.fpr,
@@ -539,6 +590,22 @@ class BloomFilter(FilterCore, KeyTypesMixin, Persistable):
             "count_is_exact": False, "predicted_fpr": self.predicted_fpr(),
             "overfilled": over,
         }
+
+    def _design_limit(self) -> tuple[int, int] | None:
+        """(most set bits at ``capacity`` keys: the expected fill X/m of doc 000 Eq. 1 plus three
+        binomial standard deviations, times m; bits one add sets at most: k), None without a
+        capacity. The line of ``info()["overfilled"]`` and of the overfill warning."""
+        cap = self.capacity
+        if cap is None:
+            return None
+        m, k = self.num_bits, self._num_hashes
+        cached = self.__dict__.get("_limit")
+        if cached is not None and cached[0] == (cap, m, k):
+            return cached[1]  # type: ignore[no-any-return]
+        expected = float(theory.fill_ratio(cap, m, k))
+        limit = (int(np.floor((expected + 3.0 * float(theory.binomial_sd(expected, m))) * m)), k)
+        self.__dict__["_limit"] = ((cap, m, k), limit)
+        return limit
 
     def __repr__(self) -> str:
         return (
@@ -694,11 +761,16 @@ class CountingBloomFilter(BloomFilter):
                                  self._num_hashes, c.m64)
         c.overflowed |= bool(over)
         self._note_keys(1 << tag)
+        self._count_adds(1, 2)
 
     def _py_contains(self, key: Any) -> bool:
         """True if the key may be in the set. Complexity: O(k)."""
         c = self._counters
-        return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, c.m64)[0])
+        h1, tag = hash64_tag(key, self.seed)
+        if self._key_mask and not self._key_mask >> tag & 1:
+            self._foreign_key(key, tag, 2)
+        h = np.array([h1], dtype=np.uint64)
+        return bool(K.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64)[0])
 
     if not COMPILED:
         add = _py_add
@@ -711,11 +783,14 @@ class CountingBloomFilter(BloomFilter):
         over = K.counters_inc_h1(c.data, c.width, c.max_value, h, self._num_hashes, c.m64)
         c.overflowed |= bool(over)
         self._note_keys(tags)
+        self._count_adds(len(h), 2)
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key. Complexity: O(n k)."""
         c = self._counters
-        return K.counters_test_h1(c.data, c.width, self._hash(keys)[0], self._num_hashes, c.m64)
+        h, tags = self._hash(keys)
+        self._foreign_keys(tags, 2)
+        return K.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64)
 
     def remove(self, key: Any) -> None:
         """Remove one key; InvalidParameterError (filter unchanged) if it is certainly absent.

@@ -4,7 +4,7 @@
 
     bloomkit build INPUT -o FILE [--kind KIND] [--column C | --columns A,B,..] [--values V] ...
     bloomkit query FILE [KEY ...] [--input FILE|-] [--key-type T] [--level L] [--json]
-    bloomkit info FILE
+    bloomkit info FILE [--json] [--timing]
     bloomkit reproduce [--quick | --full] [--only ID ...] [--out DIR]
     bloomkit bench [--keys N]
     bloomkit serve --db PATH --schema SCHEMA.json [--host H] [--port P] | --demo
@@ -14,7 +14,10 @@
 
 Argument parsing and dispatch only: the commands live in :mod:`bloomkit._commands`, the
 report in :mod:`bloomkit.experiments.report`. Every error is one line
-``bloomkit: error: ...`` with exit status 2 (``BLOOMKIT_DEBUG=1`` adds the traceback).
+``bloomkit: error: ...`` with exit status 2 (``BLOOMKIT_DEBUG=1`` adds the traceback); every
+warning one line ``bloomkit: warning: ...`` (bloomkit's :class:`~bloomkit.BloomkitWarning`
+included). Starting is cheap: parsing imports no numba, scipy or pyarrow, and a query of a few
+keys of a Bloom, counting or split-block file never does (with the C extension).
 """
 
 from __future__ import annotations
@@ -23,14 +26,13 @@ import argparse
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
-import numpy as np
-
-from .errors import BloomkitError
+from .errors import BloomkitError, BloomkitWarning, InvalidParameterError
 
 __all__ = ["main"]
 
@@ -45,9 +47,31 @@ def _console() -> Any:
 # reproduce
 
 
+_EXPERIMENTS_EXTRA = "pip install -e '.[experiments]' (from a checkout; pip install 'bloomkit[experiments]' from an index)"
+
+
+def _needs_experiments_extra() -> None:
+    """InvalidParameterError naming the ``experiments`` extra when a package of it is missing
+    (found before ten seconds of experiments fail on it)."""
+    import importlib.util
+
+    missing = []
+    for m in ("matplotlib", "sklearn", "pybloom_live", "tabulate", "markdown_it"):
+        try:
+            found = importlib.util.find_spec(m) is not None
+        except ImportError:
+            found = False
+        if not found:
+            missing.append(m)
+    if missing:
+        raise InvalidParameterError(f"bloomkit reproduce needs the 'experiments' extra ({', '.join(missing)} "
+                                    f"missing): {_EXPERIMENTS_EXTRA}")
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    _needs_experiments_extra()
     from .experiments.registry import select
     from .experiments.report import prepare_output, run_experiment, write_report
 
@@ -80,6 +104,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from ._bench import markdown_table, measure
     from .bloom import BloomFilter
 
@@ -96,6 +122,27 @@ def cmd_bench(args: argparse.Namespace) -> int:
                      "query ns/key": t_q["median"] / n * 1e9})
     print(markdown_table(rows))
     return 0
+
+
+def _checked(convert: Any, ok: Any, noun: str, rule: str) -> Any:
+    """An argparse type: ``convert(text)``, refused unless ``ok`` (``--capacity 0`` is an
+    error, never "the default")."""
+
+    def parse(text: str) -> Any:
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
+        return v
+
+    return parse
+
+
+_positive_int = _checked(lambda t: int(t, 10), lambda v: v >= 1, "an integer", "at least 1")
+_rate = _checked(float, lambda v: 0.0 < v < 1.0, "a number", "in (0, 1)")
+_positive = _checked(float, lambda v: 0.0 < v < float("inf"), "a number", "a finite number > 0")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -129,15 +176,22 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--full", action="store_true", help="the documents' repetition counts")
     r.add_argument("--only", nargs="+", metavar="ID", help="experiment ids or prefixes (e.g. 000-fig8 001)")
     r.add_argument("--out", default="results", help="output directory (default: results)")
-    r.add_argument("--seed", type=int, default=None, help="override every experiment's seed")
+    r.add_argument("--seed", type=int, default=None, help="override every experiment's seed (default: each its own)")
     r.add_argument("--list", action="store_true", help="list experiment ids and exit")
     from ._commands import KINDS
     from ._io import KEY_TYPES
 
     b = sub.add_parser(
         "build", help="build a structure from a file of keys (text, CSV, TSV, Parquet; gzip; - for stdin)",
-        description="Kinds: " + "; ".join(f"{k}: {v.help}" for k, v in KINDS.items()))
-    b.add_argument("input", help="text (one key per line), .csv, .tsv or .parquet, optionally gzip; - reads stdin")
+        description="Kinds: " + "; ".join(f"{k}: {v.help}" for k, v in KINDS.items()) + ". The structure is sized "
+                    "for the data (its distinct keys, read first) and --fpr; --strict fails (exit 2, nothing "
+                    "written) when the result predicts a higher rate.",
+        epilog="INPUT is read in chunks (memory does not grow with it) and twice when the structure sizes "
+               "itself (to count, then to insert): a regular file, or - for standard input (copied to a "
+               "temporary file when it is a pipe). FIFOs and devices are refused as INPUT: redirect them "
+               "to - instead. A truncated or damaged gzip / bzip2 / xz file is an error; nothing is written.")
+    b.add_argument("input", help="text (one key per line), .csv, .tsv or .parquet, optionally gzip / bzip2 / xz; "
+                   "- reads stdin")
     b.add_argument("-o", "--output", required=True, help="the file to write (bloomkit container)")
     b.add_argument("--kind", choices=list(KINDS), default="bloom", help="what to build (default: bloom)")
     b.add_argument("--format", choices=["text", "csv", "tsv", "parquet"], default=None,
@@ -148,50 +202,65 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--key-type", choices=KEY_TYPES, default=None,
                    help="parse text keys as this type / read the key column as it (default: str for text, "
                         "the column's own type for tables)")
-    b.add_argument("--capacity", type=int, default=None, help="keys to size for (default: the distinct keys)")
-    b.add_argument("--fpr", type=float, default=0.01, help="target false positive rate (default 0.01)")
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--capacity", type=_positive_int, default=None,
+                   help="keys (pbf: items) to size for (default: the distinct keys of INPUT; given, INPUT is read once)")
+    b.add_argument("--fpr", type=_rate, default=0.01, help="target false positive rate (default 0.01)")
+    b.add_argument("--seed", type=int, default=0,
+                   help="hash seed (default 0); filters combine (union, ...) only with filters of the same seed")
     b.add_argument("--counter-bits", type=int, default=4, choices=[4, 8, 16, 32], help="counting: bits per counter")
     b.add_argument("--value-bits", type=int, default=None, help="lookup: V, bits per value (default 16)")
     b.add_argument("--lookup-fpr", type=float, default=None, help="lookup: e_o, the rate of absent keys "
                    "answered with a value (default 2^-16)")
     b.add_argument("--on-duplicate", choices=["error", "last", "sum", "max", "min"], default="error",
                    help="lookup: what a repeated key means (default: error)")
-    b.add_argument("--w", type=float, default=None, help="similarity: the bucket width w")
-    b.add_argument("--levels", type=int, default=3, help="mlbf: distance levels w, 2w, 4w, ...")
-    b.add_argument("--and-width", type=int, default=5, help="similarity: k, the AND width")
-    b.add_argument("--or-count", type=int, default=6, help="mlbf: L, the OR count")
-    b.add_argument("--num-bits", type=int, default=None, help="similarity: m, bits of the main filter")
-    b.add_argument("--verify-bits", type=int, default=None, help="similarity: m', bits of the verification filter")
+    b.add_argument("--w", type=_positive, default=None, help="similarity: the bucket width w (level 0 answers "
+                   "'within about w', level 1 'within 2w', ...)")
+    b.add_argument("--levels", type=_positive_int, default=3, help="mlbf: distance levels w, 2w, 4w, ... (default 3)")
+    b.add_argument("--near", type=_positive, default=None, help="similarity: r1, the distance that must be found "
+                   "near (default w/4, where a bucket of width w collides with probability 0.8)")
+    b.add_argument("--far", type=_positive, default=None, help="similarity: r2, the distance that must be found far "
+                   "(default 10 r1, document 002's Section 6.4)")
+    b.add_argument("--fnr", type=_rate, default=0.1, help="similarity: false negative rate at r1 (default 0.1)")
+    b.add_argument("--and-width", type=_positive_int, default=None, help="similarity: k, the AND width (default: "
+                   "chosen with L for --near/--far/--fnr/--fpr by document 002's Section 6.4)")
+    b.add_argument("--or-count", type=_positive_int, default=None, help="mlbf: L, the OR count (default: chosen with k)")
+    b.add_argument("--num-bits", type=_positive_int, default=None, help="similarity: m, bits of the main filter")
+    b.add_argument("--verify-bits", type=_positive_int, default=None,
+                   help="similarity: m', bits of the verification filter (default: sized for --fpr)")
     b.add_argument("--schema", default=None, help="range / profile-index: the schema file (JSON: attributes, "
                    "num_bits, typical range sizes; see docs/serve.md)")
-    b.add_argument("--strict", action="store_true", help="warnings (overfill, skipped lines) are errors")
+    b.add_argument("--strict", action="store_true", help="warnings are errors (exit 2, nothing written): a predicted "
+                   "false positive rate above --fpr, overfill, skipped lines")
     b.add_argument("--json", action="store_true", help="print a JSON summary")
     q = sub.add_parser("query", help="ask a saved structure about keys, items, vectors or records")
-    q.add_argument("filter")
+    q.add_argument("filter", help="a file written by bloomkit build (or any bloomkit structure's save)")
     q.add_argument("keys", nargs="*", help="keys; pbf items as a,b,c; vectors as 1.5,2,3; ranges as Age=22 or Lat=25:26")
-    q.add_argument("--input", help="a text file of queries, one per line (- for stdin)")
+    q.add_argument("--input", help="a text file of queries, one per line (- for stdin; read in chunks)")
     q.add_argument("--key-type", choices=KEY_TYPES, default=None,
                    help="parse the keys as this type (default: the type of key the structure holds)")
     q.add_argument("--level", type=int, default=0, help="similarity: the distance level (0: w, 1: 2w, ...)")
     q.add_argument("--sep", default=",", help="pbf: the separator of an item's attributes (default ,)")
     q.add_argument("--mode", choices=["subset", "intersect"], default="subset", help="profile index: search mode")
     q.add_argument("--json", action="store_true", help="print JSON")
-    i = sub.add_parser("info", help="parameters, sizes, fill and predicted rates of a saved structure (JSON)")
-    i.add_argument("filter")
+    i = sub.add_parser("info", help="parameters, sizes, fill and predicted rates of a saved structure")
+    i.add_argument("filter", help="a file written by bloomkit build (Parquet files: bloomkit parquet info)")
+    i.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    i.add_argument("--timing", action="store_true", help="also time loading the file, importing the numba kernels and "
+                   "the first and second batch query (the first pays numba's start-up)")
     be = sub.add_parser("bench", help="quick throughput check of this machine")
-    be.add_argument("--keys", type=int, default=1_000_000)
+    be.add_argument("--keys", type=_positive_int, default=1_000_000,
+                    help="keys added and queried per input kind (default 1000000)")
     # --- bloomkit parquet: the logic lives in bloomkit.parquet (cli_probe / cli_info) ---------
     pqp = sub.add_parser("parquet", help="query the Bloom filters stored in Parquet files")
     pqs = pqp.add_subparsers(dest="parquet_cmd", required=True, parser_class=_Parser)
     pr = pqs.add_parser("probe", help="which row groups may hold each value")
     pr.add_argument("file", help="a Parquet file or a directory of them")
-    pr.add_argument("--column", required=True, help="the column's path")
+    pr.add_argument("--column", required=True, help="the column's path (a.b for a nested field)")
     pr.add_argument("values", nargs="+", help="values, parsed by the column's type")
     pr.add_argument("--json", action="store_true", help="JSON output")
     pr.add_argument("--hex", action="store_true", help="binary values are given in hex")
     pin = pqs.add_parser("info", help="the Bloom filter of every column chunk")
-    pin.add_argument("file")
+    pin.add_argument("file", help="a Parquet file")
     pin.add_argument("--json", action="store_true", help="JSON output")
     # argparse only: FastAPI and uvicorn load when `serve` runs
     from .serve.cli import add_arguments as serve_arguments
@@ -229,8 +298,18 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """Warnings as one line each: ``bloomkit: warning: ...`` for bloomkit's own."""
+    if issubclass(category, BloomkitWarning):
+        print(f"bloomkit: warning: {message}", file=sys.stderr)
+    else:
+        print(warnings.formatwarning(message, category, filename, lineno, line).rstrip(), file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
+    warnings.showwarning = _show_warning
     try:
         if args.cmd == "reproduce":
             if args.list:

@@ -538,26 +538,62 @@ def _read_exact(fh: IO[bytes], offset: int, n: int, what: str) -> bytes:
     return data
 
 
-def _read_filter(fh: IO[bytes], col: _Column, rg: int, size: int) -> SplitBlockBloomFilter | None:
-    cc = col.metadata.row_group(rg).column(col.index)
-    off, length = cc.bloom_filter_offset, cc.bloom_filter_length
-    what = f"bloom filter of column {col.name!r}, row group {rg}"
-    if off is None:
-        return None
-    if not 0 <= off < size:
-        raise FormatError(f"{what}: offset {off} is outside the file ({size} bytes)")
-    if length is not None:
-        if not 0 < length <= size - off:
-            raise FormatError(f"{what}: length {length} at offset {off} runs past the file ({size} bytes)")
-        return parse_bloom_filter(_read_exact(fh, off, length, what), physical_type=col.physical_type,
-                                  type_length=col.type_length, what=what)
-    head = _read_exact(fh, off, min(_HEADER_GUESS, size - off), what)
-    nb, hl = _parse_header(head, what)
-    if nb > size - off - hl:
-        raise FormatError(f"{what}: a bitset of {nb} bytes runs past the file")
-    bitset = _read_exact(fh, off + hl, nb, what)
-    return SplitBlockBloomFilter.from_parquet_bitset(bitset, physical_type=col.physical_type,
-                                                     type_length=col.type_length)
+class _FilterReader:
+    """The Bloom filters of one open file, each read and parsed once: row groups (or columns)
+    whose metadata point at the same bytes share one filter object, and the filters of a file
+    must not overlap (each is its own region of the file), so what is read is bounded by the
+    file's size whatever the metadata claims (128 row groups pointing at one 8 MiB filter read
+    8 MiB, not 1 GiB). Overlapping regions raise FormatError."""
+
+    def __init__(self, fh: IO[bytes], size: int) -> None:
+        self.fh, self.size = fh, size
+        self.cache: dict[tuple[Any, ...], SplitBlockBloomFilter] = {}
+        self.spans: list[tuple[int, int]] = []  # (start, end) of every filter read, sorted
+
+    def _claim(self, start: int, end: int, what: str) -> None:
+        """Record the region [start, end) of a filter; FormatError if it overlaps another."""
+        import bisect
+
+        i = bisect.bisect_left(self.spans, (start, end))
+        if i < len(self.spans) and self.spans[i] == (start, end):
+            return
+        for j in (i - 1, i):
+            if 0 <= j < len(self.spans) and self.spans[j][0] < end and start < self.spans[j][1]:
+                a, b = self.spans[j]
+                raise FormatError(f"{what}: bytes {start}..{end} overlap another Bloom filter's bytes {a}..{b} "
+                                  "(a damaged or hostile footer)")
+        self.spans.insert(i, (start, end))
+
+    def read(self, col: _Column, rg: int) -> SplitBlockBloomFilter | None:
+        cc = col.metadata.row_group(rg).column(col.index)
+        off, length = cc.bloom_filter_offset, cc.bloom_filter_length
+        what = f"bloom filter of column {col.name!r}, row group {rg}"
+        if off is None:
+            return None
+        key = (off, length, col.physical_type, col.type_length)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        size, fh = self.size, self.fh
+        if not 0 <= off < size:
+            raise FormatError(f"{what}: offset {off} is outside the file ({size} bytes)")
+        if length is not None:
+            if not 0 < length <= size - off:
+                raise FormatError(f"{what}: length {length} at offset {off} runs past the file ({size} bytes)")
+            self._claim(off, off + length, what)
+            f = parse_bloom_filter(_read_exact(fh, off, length, what), physical_type=col.physical_type,
+                                   type_length=col.type_length, what=what)
+        else:
+            head = _read_exact(fh, off, min(_HEADER_GUESS, size - off), what)
+            nb, hl = _parse_header(head, what)
+            if nb > size - off - hl:
+                raise FormatError(f"{what}: a bitset of {nb} bytes runs past the file")
+            self._claim(off, off + hl + nb, what)
+            bitset = _read_exact(fh, off + hl, nb, what)
+            f = SplitBlockBloomFilter.from_parquet_bitset(bitset, physical_type=col.physical_type,
+                                                          type_length=col.type_length)
+        self.cache[key] = f
+        return f
 
 
 def _size(fh: IO[bytes]) -> int:
@@ -572,8 +608,8 @@ def _filters(source: Any, column: str, owner: str) -> tuple[_Column, list[SplitB
     pf, fh = _open(source)
     try:
         col = _column(pf, column, source, owner)
-        size = _size(fh)
-        return col, [_read_filter(fh, col, rg, size) for rg in range(col.metadata.num_row_groups)]
+        reader = _FilterReader(fh, _size(fh))
+        return col, [reader.read(col, rg) for rg in range(col.metadata.num_row_groups)]
     finally:
         if fh is not source:
             fh.close()
@@ -590,7 +626,9 @@ def read_bloom_filters(source: str | os.PathLike[str] | IO[bytes], column: str) 
         The column's path (``"a.b"`` for a nested field).
 
     Only the footer and the filters are read (``bloom_filter_offset`` / ``bloom_filter_length``
-    of each column chunk), never a data page. FormatError for a damaged file or filter.
+    of each column chunk), never a data page; row groups whose metadata point at the same
+    filter share one object (read once), and filters whose bytes overlap are refused, so at
+    most the file's size is read. FormatError for a damaged file or filter.
     Complexity: O(footer + filter bytes).
     """
     return _filters(source, column, "read_bloom_filters")[1]
@@ -605,9 +643,12 @@ def _probe(col: _Column, filters: list[SplitBlockBloomFilter | None], values: An
         cache[key] = hash_fn(phys)
     h = cache[key]
     out = np.ones((len(filters), len(h)), dtype=bool)
+    done: dict[int, np.ndarray] = {}  # a filter shared by row groups is asked once
     for i, f in enumerate(filters):
         if f is not None:
-            out[i] = f.contains_hashes(h)
+            if id(f) not in done:
+                done[id(f)] = f.contains_hashes(h)
+            out[i] = done[id(f)]
     return out
 
 
@@ -692,19 +733,42 @@ def cli_probe(source: str, column: str, values: list[str], *, as_json: bool = Fa
     that may hold each value. Returns the exit status (0)."""
     out = out or sys.stdout
     result: dict[str, dict[str, list[int]]] = {}
-    for path in _files(source):
+    untested: dict[str, list[int]] = {}
+    files = _files(source)
+    if not files:
+        raise InvalidParameterError(f"bloomkit parquet probe: {source} holds no Parquet files (*.parquet, *.parq)")
+    for path in files:
         col, filters = _filters(path, column, "bloomkit parquet probe")
         parsed = parse_cli_values(values, col.physical_type, col.arrow_type, hex_bytes=hex_bytes)
         hits = _probe(col, filters, parsed, {}, "bloomkit parquet probe")
         result[path] = {v: np.flatnonzero(hits[:, j]).tolist() for j, v in enumerate(values)}
+        untested[path] = [rg for rg, f in enumerate(filters) if f is None]
+        if len(untested[path]) == len(filters):
+            print(f"bloomkit: warning: {path}: column {column!r} has no Bloom filter in any of its {len(filters)} row "
+                  "groups: nothing was tested, every row group may hold every value", file=sys.stderr)
+        elif untested[path]:
+            print(f"bloomkit: warning: {path}: column {column!r} has no Bloom filter in row group(s) "
+                  f"{_ranges(untested[path])}: they were not tested (they may hold any value)", file=sys.stderr)
     if as_json:
         print(json.dumps(result, indent=2), file=out)
         return 0
     for path, per_value in result.items():
+        note = f" (not tested: {_ranges(untested[path])}: no Bloom filter)" if untested[path] else ""
         for v, rgs in per_value.items():
             where = ", ".join(map(str, rgs)) if rgs else "none"
-            print(f"{path}\t{v}\trow groups: {where}", file=out)
+            print(f"{path}\t{v}\trow groups: {where}{note}", file=out)
     return 0
+
+
+def _ranges(items: list[int]) -> str:
+    """``[0, 1, 2, 5]`` as ``"0-2, 5"``."""
+    parts: list[str] = []
+    for i in items:
+        if parts and parts[-1].split("-")[-1] == str(i - 1):
+            parts[-1] = f"{parts[-1].split('-')[0]}-{i}"
+        else:
+            parts.append(str(i))
+    return ", ".join(parts)
 
 
 def cli_info(source: str, *, as_json: bool = False, out: IO[str] | None = None) -> int:
@@ -714,7 +778,7 @@ def cli_info(source: str, *, as_json: bool = False, out: IO[str] | None = None) 
     pf, fh = _open(source)
     try:
         md = pf.metadata
-        size = _size(fh)
+        reader = _FilterReader(fh, _size(fh))
         report: dict[str, Any] = {"file": str(source), "row_groups": md.num_row_groups, "columns": {}}
         for i in range(md.num_columns):
             name = md.schema.column(i).path
@@ -723,7 +787,7 @@ def cli_info(source: str, *, as_json: bool = False, out: IO[str] | None = None) 
             col = _column(pf, name, source, "bloomkit parquet info")
             rows = []
             for rg in range(md.num_row_groups):
-                f = _read_filter(fh, col, rg, size)
+                f = reader.read(col, rg)
                 rows.append(None if f is None else {
                     "row_group": rg, "num_bytes": f.size_in_bits // 8, "fill_ratio": round(f.fill_ratio(), 6),
                     "estimated_ndv": f.estimated_count(), "predicted_fpr": f.predicted_fpr(),

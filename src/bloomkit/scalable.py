@@ -29,7 +29,6 @@ from ._hashing import (
     HASH_XXH64,
     KeyTypesMixin,
     check_seed,
-    hash64,
     hash64_tag,
     hash_keys,
     key_tags,
@@ -39,6 +38,7 @@ from ._hashing import (
 from ._lazy import kernels as K
 from ._parallel import hash_batch, map_ranges, ranges
 from ._validation import CAPACITY, FPR, KEY_TYPES, MAX_HASHES, Int, Real, param_error
+from ._watch import FilterWatch
 from .bloom import BloomFilter
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 
@@ -176,7 +176,7 @@ def _locked(*objs: Persistable) -> Iterator[None]:
         yield
 
 
-class ScalableBloomFilter(KeyTypesMixin, Persistable):
+class ScalableBloomFilter(KeyTypesMixin, FilterWatch, Persistable):
     """A Bloom filter that grows with its keys and keeps its false positive rate below ``fpr``.
 
     Parameters
@@ -212,7 +212,10 @@ class ScalableBloomFilter(KeyTypesMixin, Persistable):
     ``len()`` counts the keys that were new when added: duplicates are not counted, and
     neither is a new key the filter already reported present (a false positive). It is
     therefore an estimate of the distinct keys added, low by at most about ``fpr`` of them
-    (``exact_len`` is False). After ``union`` it is the sum of both counts.
+    (``exact_len`` is False). After ``union`` it is the sum of both counts. An empty batch
+    changes nothing. A query of a key type the filter holds none of (``"1"`` asked of a filter
+    of ``int`` keys) warns once per filter (:class:`bloomkit.BloomkitWarning`); the filter never
+    warns about its size: it grows.
 
     Thread safety: any number of threads may add and query at once. Adds (single and batch)
     test, insert, count and grow under the filter's lock, so no key is lost and counts are
@@ -320,7 +323,10 @@ class ScalableBloomFilter(KeyTypesMixin, Persistable):
 
         Complexity: O(k) per slice; the newest (largest) slice is tested first."""
         series = self._series  # held while the kernel reads the words by address
-        return bool(K.series_test_one(series[1], _signed(hash64(key, self.seed))))
+        h1, tag = hash64_tag(key, self.seed)
+        if self._key_mask and not self._key_mask >> tag & 1:
+            self._foreign_key(key, tag, 2)
+        return bool(K.series_test_one(series[1], _signed(h1)))
 
     def add(self, key: Any) -> None:
         """Insert one key (not inserted, nor counted, if the filter already reports it).
@@ -400,8 +406,15 @@ class ScalableBloomFilter(KeyTypesMixin, Persistable):
         keys = as_keys(keys, "keys", owner)
         series = self._series  # held until the kernels return: the words stay alive
         table = series[1]
-        _h, _parts, hits = hash_batch(keys, lambda ks: hash_keys(ks, self.seed, owner=owner)[0],
-                                      lambda h, lo, hi: K.series_test(table, h[lo:hi]))
+        found = [key_tags(keys) or 0]
+
+        def hash_part(part: Any) -> np.ndarray:
+            h, tags = hash_keys(part, self.seed, owner=owner)
+            found[0] |= tags
+            return h
+
+        _h, _parts, hits = hash_batch(keys, hash_part, lambda h, lo, hi: K.series_test(table, h[lo:hi]))
+        self._foreign_keys(found[0], 2)
         return hits[0] if len(hits) == 1 else np.concatenate(hits)
 
     def clear(self) -> None:

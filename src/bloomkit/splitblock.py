@@ -44,7 +44,7 @@ from ._hashing import (
 from ._lazy import kernels as K
 from ._lazy import splitblock_kernels as SK
 from ._parallel import add_chunked, hash_source, identity, query_chunked
-from ._storage import aligned_copy, aligned_zeros
+from ._storage import aligned_copy, aligned_zeros, popcount_words
 from ._validation import (
     CAPACITY,
     FPR,
@@ -54,6 +54,7 @@ from ._validation import (
     Options,
     check_float,
 )
+from ._watch import FilterWatch
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 
 __all__ = [
@@ -260,7 +261,7 @@ def split_block_num_blocks(capacity: int, fpr: float, lane_bits: int = 64) -> in
 # the filter
 
 
-class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
+class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable):
     """A split-block Bloom filter: each key sets 8 bits in one block of one cache line.
 
     Parameters
@@ -288,8 +289,11 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
 
     The set protocol of :class:`bloomkit.BloomFilter` (``add``, ``in``, ``update``, ``|``,
     ``&``, ``|=``, ``&=``, ``issubset``, ``copy``, ``clear``, ``bool``, ``==``) plus
-    ``add_many`` / ``contains_many``. ``len()`` is an *estimate* (``exact_len`` is False),
-    from the fraction of bits set.
+    ``add_many`` / ``contains_many``. ``len()`` is a rounded *estimate* (``exact_len`` is
+    False), from the fraction of bits set; an empty batch changes nothing. Warnings
+    (:class:`bloomkit.BloomkitWarning`, once per filter): adds past ``capacity`` (beyond chance:
+    ``info()["overfilled"]``), and queries of a key type the filter holds none of, as for
+    :class:`bloomkit.BloomFilter`.
 
     Thread safety: any number of threads may add and query at once. Single-key adds keep the
     GIL (the compiled boundary's C call and the numba kernel alike); a batch add sets bits from
@@ -465,7 +469,7 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
         self._need_parquet("shrink_to_fpp")
         p = FPR(fpp, "fpp", "shrink_to_fpp")
         bits = self.num_blocks * PARQUET_BLOCK_BITS
-        set_bits = int(K.popcount_words(self._words))
+        set_bits = self._set_count()
         if set_bits == 0:
             self._set_storage(aligned_zeros(_WORDS_PER_BLOCK["parquet"], np.uint64))
             return
@@ -596,13 +600,16 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
             h, tag = hash64_tag(key, self.seed)
             SK.native_add_one(self._words, np.uint64(h), self._B64)
             self._note_keys(1 << tag)
+            self._count_adds(1, 2)
         else:
             self.add_many([key])
 
     def _py_contains(self, key: Any) -> bool:
         """True if the key may be in the set (never False for an inserted key). Complexity: O(1)."""
         if self.mode == "native":
-            h, _tag = hash64_tag(key, self.seed)
+            h, tag = hash64_tag(key, self.seed)
+            if self._key_mask and not self._key_mask >> tag & 1:
+                self._foreign_key(key, tag, 2)
             return bool(SK.native_test_one(self._words, np.uint64(h), self._B64))
         return bool(self.contains_many([key])[0])
 
@@ -623,11 +630,14 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
         shared, private, _test = self._kernels()
         add_chunked(src, hash_chunk, shared, private, self._words, refuse_nan=self.mode == "native")
         self._note_keys(tags)
+        self._count_adds(len(src), 2)
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key of a batch, hashed and tested a chunk at a
         time (several threads for large batches). Complexity: O(n)."""
-        src, hash_chunk, _tags = self._batch(keys, "contains_many")
+        src, hash_chunk, tags = self._batch(keys, "contains_many")
+        if self.mode == "native":
+            self._foreign_keys(tags, 2)
         test = self._kernels()[2]
         return query_chunked(src, lambda part: test(hash_chunk(part)))
 
@@ -772,7 +782,7 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
     # -- statistics ---------------------------------------------------------------------------
     def fill_ratio(self) -> float:
         """Fraction of bits set. Complexity: O(B)."""
-        return int(K.popcount_words(self._words)) / self.size_in_bits
+        return self._set_count() / self.size_in_bits
 
     def estimated_count(self) -> float:
         """Estimated number of distinct keys from the X set bits of the m = 8 B w:
@@ -780,7 +790,7 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
         exactly ``1 - 1/(B w)`` (block 1/B, then bit 1/w of its lane); inf for a full filter.
         Complexity: O(B)."""
         m = self.size_in_bits
-        x = int(K.popcount_words(self._words))
+        x = self._set_count()
         if x >= m:
             return math.inf
         return math.log1p(-x / m) / math.log1p(-1.0 / (self.num_blocks * _LANE_BITS[self.mode]))
@@ -811,11 +821,10 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
         ``capacity`` beyond chance."""
         rate, est = self.predicted_fpr(), self.estimated_count()
         cap = self.capacity
-        fill = self.fill_ratio()
-        over = False
-        if cap is not None:
-            mean, sd = split_block_fill(cap, self.num_blocks, _LANE_BITS[self.mode])
-            over = fill > mean + 3.0 * sd
+        set_bits = self._set_count()
+        fill = set_bits / self.size_in_bits
+        limit = self._design_limit()
+        over = limit is not None and set_bits > limit[0]
         return {
             "structure": self._STRUCTURE, "class": type(self).__name__, "mode": self.mode, "seed": self.seed,
             "num_blocks": self.num_blocks, "block_bits": self.block_bits, "num_hashes": LANES,
@@ -825,6 +834,26 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, Persistable):
             "fill_ratio": fill, "estimated_count": est if math.isfinite(est) else None,
             "count_is_exact": False, "predicted_fpr": rate, "overfilled": over,
         }
+
+    def _set_count(self) -> int:
+        """Number of set bits. Complexity: O(B)."""
+        return popcount_words(self._words)
+
+    def _design_limit(self) -> tuple[int, int] | None:
+        """(most set bits at ``capacity`` keys: the mean fill of :func:`split_block_fill` plus
+        three standard deviations, times m; bits one add sets at most: 8), None without a
+        capacity. The line of ``info()["overfilled"]`` and of the overfill warning."""
+        cap = self.capacity
+        if cap is None:
+            return None
+        key = (cap, self.num_blocks, self.mode)
+        cached = self.__dict__.get("_limit")
+        if cached is not None and cached[0] == key:
+            return cached[1]  # type: ignore[no-any-return]
+        mean, sd = split_block_fill(cap, self.num_blocks, _LANE_BITS[self.mode])
+        limit = (int(math.floor((mean + 3.0 * sd) * self.size_in_bits)), LANES)
+        self.__dict__["_limit"] = (key, limit)
+        return limit
 
     def __repr__(self) -> str:
         extra = f", physical_type={self.physical_type!r}" if self.mode == "parquet" else f", seed={self.seed}"

@@ -178,7 +178,9 @@ def collision_probability(num_attributes: int, num_hashes: int, num_counters: in
         pmf = verification_pmf(p, num_hashes, num_counters, verification)
         return float(np.dot(pmf, pmf))
     _, var = verification_moments(p, num_hashes, num_counters, verification)
-    return 1.0 / (2.0 * math.sqrt(math.pi * var))
+    if var <= 0.0:  # m = 1 (probed by optimal_parameters' bisection): every item has the same V;
+        return math.nextafter(1.0, 0.0)  # 1 up to rounding, so that callers' log1p(-c) stays finite
+    return min(1.0, 1.0 / (2.0 * math.sqrt(math.pi * var)))
 
 
 def table_hit_probability(values: np.ndarray, num_attributes: int, num_hashes: int,

@@ -43,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--demo", action="store_true",
                    help="Table 1 of the report as the schema; fill an empty database with generated profiles")
     p.add_argument("--demo-profiles", type=int, default=10_000, help="profiles --demo generates (default 10000)")
-    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every interface)")
     p.add_argument("--port", type=int, default=8000, help="the TCP port to listen on (default 8000)")
     p.add_argument("--origin", action="append", metavar="URL",
                    help="an origin the page is served from, e.g. https://match.example.org (repeatable): "
