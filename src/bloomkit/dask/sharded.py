@@ -93,9 +93,9 @@ class ShardedLookupTable(Persistable):
 
     Examples
     --------
-    >>> t = ShardedLookupTable.build(["a", "b", "c"], [1, 2, 3], num_shards=2, value_bits=8, fpr=2**-8)
+    >>> t = ShardedLookupTable.build(["a", "b", "c", "d"], [1, 2, 3, 4], num_shards=2, value_bits=8, fpr=2**-8)
     >>> t.get("b"), t.get_many(["c", "a"]).tolist(), len(t)
-    (2, [3, 1], 3)
+    (2, [3, 1], 4)
     """
 
     _STRUCTURE = "dask.ShardedLookupTable"
