@@ -28,8 +28,9 @@ Nothing here imports pandas or polars: they are recognised by their module names
 
 from __future__ import annotations
 
+import itertools
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any
 
 import numpy as np
@@ -195,7 +196,7 @@ def as_keys(data: Any, name: str = "keys", owner: str | None = None) -> Any:
 
     Parameters
     ----------
-    data : list, tuple, iterable, numpy array, pyarrow Array / ChunkedArray / one-column Table,
+    data : list, tuple, set, range or another sized collection, numpy array, pyarrow Array / ChunkedArray / one-column Table,
         pandas Series / Index / Categorical / one-column DataFrame, polars Series / one-column
         DataFrame
         The keys.
@@ -210,7 +211,8 @@ def as_keys(data: Any, name: str = "keys", owner: str | None = None) -> Any:
     ------
     InvalidParameterError
         For nulls (naming the position), a single str / bytes, a table of several columns,
-        datetime values, masked arrays, or a non-iterable.
+        datetime values, masked arrays, a non-iterable, or an iterable without a length (a
+        generator: it is never iterated, as an endless one would never return; pass a list).
 
     Complexity: O(1) for numpy / arrow string input, O(n) for conversions.
 
@@ -262,12 +264,29 @@ def as_keys(data: Any, name: str = "keys", owner: str | None = None) -> Any:
         return list(data)
     if hasattr(data, "__array__") and not isinstance(data, Iterable):
         return as_keys(np.asarray(data), name, owner)
+    # only sized collections are iterated, and no further than their length: a generator, or
+    # an object whose __getitem__ answers every index, would be read without end
+    if not isinstance(data, Iterable):
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be an iterable of keys. Got {type(data).__name__} instead."
+        )
+    if not isinstance(data, Sized):
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be a collection of keys with a length (a list, tuple, "
+            f"set, range, numpy / pyarrow array, ...). Got {type(data).__name__} instead: pass list(...) of it."
+        )
     try:
-        items = list(data)
+        n = len(data)
+        items = list(itertools.islice(data, n + 1))
     except TypeError:
         raise InvalidParameterError(
             f"The {name!r} parameter{_where(owner)} must be an iterable of keys. Got {type(data).__name__} instead."
         ) from None
+    if len(items) != n:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must yield as many keys as its len() says. Got a "
+            f"{type(data).__name__} of len() {n} that yielded {'more' if len(items) > n else len(items)} instead."
+        )
     return items
 
 

@@ -39,7 +39,7 @@ import numpy as np
 from ._columns import as_keys
 from ._hashing import TAG_BYTES, TAG_FLOAT, TAG_INT, TAG_STR, arrow_buffers
 from ._lazy import kernels as K
-from ._validation import FPR, Int, Options
+from ._validation import FPR, Int, Options, check_bytes, check_path
 from .errors import FormatError, InvalidParameterError
 from .splitblock import PHYSICAL_TYPES, SplitBlockBloomFilter
 
@@ -158,6 +158,9 @@ def _as_arrow(values: Any, ptype: str, target: Any, explicit: bool, name: str, o
         rows = np.ascontiguousarray(values)
         arr = pa.FixedSizeBinaryArray.from_buffers(pa.binary(rows.shape[1]), len(rows),
                                                    [None, pa.py_buffer(rows.tobytes())])
+    elif isinstance(values, np.ndarray) and values.ndim != 1:
+        raise _wrong(name, owner, ptype, target, f"a numpy array of shape {values.shape} (one value per row: "
+                                                 "1-D, or 2-D uint8 rows of FIXED_LEN_BYTE_ARRAY bytes)")
     elif isinstance(values, np.ndarray) and values.dtype.kind in "iufSUmM":
         arr = pa.array(values, from_pandas=values.dtype.kind in "mM")  # NaT is a null
     elif type(values).__module__.split(".")[0] == "pandas" and getattr(values, "dtype", None) is not None \
@@ -165,6 +168,9 @@ def _as_arrow(values: Any, ptype: str, target: Any, explicit: bool, name: str, o
         return _as_arrow(np.asarray(values.to_numpy()), ptype, target, explicit, name, owner)
     else:
         col = as_keys(values, name, owner)  # pandas / polars / iterables, by position
+        if isinstance(col, np.ndarray) and col.dtype.kind not in "iufSUmM" and not (
+                col.ndim == 2 and col.dtype == np.uint8):
+            raise _wrong(name, owner, ptype, target, f"a numpy array of dtype {col.dtype}")
         if not isinstance(col, list):
             return _as_arrow(col, ptype, target, explicit, name, owner)
         allowed = _py_kinds(target)
@@ -451,6 +457,9 @@ def bloom_filter_header(num_bytes: int) -> bytes:
 
 def serialize_bloom_filter(f: SplitBlockBloomFilter) -> bytes:
     """Header + bitset of a Parquet-mode filter, as stored at ``bloom_filter_offset``."""
+    if not isinstance(f, SplitBlockBloomFilter):
+        raise InvalidParameterError("The 'f' parameter of serialize_bloom_filter must be a Parquet-mode "
+                                    f"SplitBlockBloomFilter. Got {type(f).__name__} instead.")
     bitset = f.to_parquet_bitset()
     return bloom_filter_header(len(bitset)) + bitset
 
@@ -464,7 +473,8 @@ def parse_bloom_filter(
 
     Complexity: O(len(data)).
     """
-    raw = bytes(data)
+    raw = check_bytes(data, "data", "parse_bloom_filter")
+    what = str(what)
     nb, hl = _parse_header(raw, what)
     if len(raw) != hl + nb:
         raise FormatError(f"{what}: header says {nb} bytes of bitset, {len(raw) - hl} follow")
@@ -492,7 +502,15 @@ def _open(source: Any) -> tuple[Any, Any]:
     import pyarrow.parquet as pq
 
     pa = _pa()
-    fh: IO[bytes] = open(source, "rb") if isinstance(source, str | os.PathLike) else source
+    if isinstance(source, str | os.PathLike):
+        fh: IO[bytes] = open(check_path(source, "source", "bloomkit.parquet"), "rb")
+    elif all(callable(getattr(source, a, None)) for a in ("read", "seek", "tell")):
+        fh = source
+    else:
+        raise InvalidParameterError(
+            "The 'source' parameter of bloomkit.parquet must be a path or a seekable binary file object. "
+            f"Got {type(source).__name__} instead."
+        )
     try:
         return pq.ParquetFile(fh), fh
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:

@@ -20,9 +20,9 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from .._columns import as_keys, batch_len, take
-from .._format import ArraySpec, Persistable, loads, registered_structures
+from .._format import ArraySpec, Persistable, loads, read_file, registered_structures
 from .._hashing import check_seed, hash64, hash_keys, key_type_mask, key_type_names, probe
-from .._validation import FPR, Int, Options, param_error
+from .._validation import FPR, Int, Options, check_path, param_error
 from ..errors import FormatError, InvalidParameterError
 from ._build import dask_module, in_partition, is_empty
 
@@ -354,7 +354,7 @@ class ShardedLookupTable(Persistable):
         files of another number of shards already there are removed first. Returns the paths.
 
         Complexity: O(size)."""
-        folder = Path(directory)
+        folder = Path(check_path(directory, "directory", "ShardedLookupTable.save_shards"))
         folder.mkdir(parents=True, exist_ok=True)
         s = len(self._shards)
         for old in folder.iterdir():
@@ -371,7 +371,7 @@ class ShardedLookupTable(Persistable):
         """Read a directory written by :meth:`save_shards`: every ``shard-<i>-of-<S>.bkf``
         file for i < S, all of one class and seed; FormatError when one is missing, damaged,
         or of another table. Complexity: O(size)."""
-        folder = Path(directory)
+        folder = Path(check_path(directory, "directory", "ShardedLookupTable.load_shards"))
         found: dict[int, Path] = {}
         totals = set()
         for p in folder.iterdir():
@@ -386,7 +386,7 @@ class ShardedLookupTable(Persistable):
         missing = sorted(set(range(s)) - set(found))
         if missing or not 1 <= s <= MAX_SHARDS:
             raise FormatError(f"{folder}: shard {missing[0] if missing else s} of {s} is missing")
-        shards = [loads(found[i].read_bytes()) for i in range(s)]
+        shards = [loads(read_file(found[i], "ShardedLookupTable.load_shards")) for i in range(s)]
         tag = _tag_of(shards[0]) if type(shards[0]) in _classes().values() else type(shards[0]).__name__
         problem = cls._inconsistency(shards, int(getattr(shards[0], "seed", 0)))
         if problem:
@@ -396,9 +396,9 @@ class ShardedLookupTable(Persistable):
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Self:
         """Read a file written by :meth:`save`, or a directory written by :meth:`save_shards`."""
-        if Path(path).is_dir():
+        if Path(check_path(path, "path", "ShardedLookupTable.load")).is_dir():
             return cls.load_shards(path)
-        out: Self = cls.from_bytes(Path(path).read_bytes())
+        out: Self = cls.from_bytes(read_file(path, "ShardedLookupTable.load"))
         return out
 
 
