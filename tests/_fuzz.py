@@ -102,6 +102,9 @@ OPERATORS = {
     "__ge__": operator.ge, "__gt__": operator.gt, "__getitem__": operator.getitem,
 }
 
+KEYERROR_PROTOCOL = ("__getitem__", "remove")
+"""Methods whose KeyError for an absent key is the protocol (``t[key]``, ``set.remove``)."""
+
 OPTION_STRINGS = (
     "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BOOLEAN", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY",
     "bloom", "counting", "scalable", "foldable", "split-block", "geometric", "bloomier", "pbf",
@@ -251,7 +254,7 @@ def make_world(folder: Path) -> World:
     w = World()
     for tag, e in ex.EXAMPLES.items():
         w.examples[tag] = e.make()
-    for i, (tag, obj) in enumerate(sorted(w.examples.items())):
+    for i, (_tag, obj) in enumerate(sorted(w.examples.items())):
         raw = obj.to_bytes()
         w.blobs.append(raw)
         if i % 3 == 0:
@@ -605,6 +608,8 @@ def names_a_parameter(message: str, params: set[str]) -> bool:
     name is longer than two characters; Python's operator messages name the operand."""
     if "unsupported operand" in message or "not supported between instances" in message:
         return True
+    if re.search(r"(takes|expected) (at most |at least |exactly )?\d+ (positional )?arguments?", message):
+        return True  # Python's own signature errors (a *args method given too many)
     for p in params:
         if f"'{p}'" in message or f'"{p}"' in message or f"`{p}`" in message:
             return True
@@ -629,7 +634,9 @@ def classify(exc: BaseException | None, params: set[str], *, operator_call: bool
     """``ok``, ``clean``, ``memory`` or ``unclear`` (see the module docstring). Also clean: an
     OSError that names its file (``load("missing.bkf")``: what ``open`` raises), a KeyError from
     ``t[key]`` (the mapping protocol), and an operator's error raised by the *other* operand's
-    reflected method (no bloomkit frame: bloomkit returned NotImplemented)."""
+    reflected method (no bloomkit frame: bloomkit returned NotImplemented). ``mapping_get``: the
+    call is ``t[key]`` or a documented ``remove(key)`` of a lookup table (KeyError for an absent
+    key, as dict and set raise)."""
     from bloomkit.errors import BloomkitError
 
     if exc is None:
@@ -663,7 +670,7 @@ def execute(call: Call) -> tuple[str, str]:
     finally:
         bloomkit.set_num_threads(1)
     outcome = classify(exc, call.params, operator_call=call.target.kind == "operator",
-                       mapping_get=call.target.attr == "__getitem__")
+                       mapping_get=call.target.attr in KEYERROR_PROTOCOL)
     detail = "" if exc is None else f"{type(exc).__module__}.{type(exc).__name__}: {str(exc)[:300]}"
     if outcome in ("ok", "clean") and call.instance is not None and call.target.kind != "classmethod":
         try:
@@ -810,11 +817,13 @@ def _drive(seed: int, cases: list[int], *, time_limit: float, memory_limit: int,
 
 
 def run(seed: int, calls: int, *, start: int = 0, time_limit: float = 10.0, memory_limit: int = 1 << 30,
-        big: bool = False, progress: bool = False) -> Report:
-    """Run cases ``start .. start + calls - 1`` of ``seed``; see the module docstring."""
+        big: bool = False, progress: bool = False, cases: list[int] | None = None) -> Report:
+    """Run cases ``start .. start + calls - 1`` of ``seed`` (or the listed ``cases``); see the
+    module docstring."""
     t0 = time.perf_counter()
+    todo = list(range(start, start + calls)) if cases is None else list(cases)
+    calls = len(todo)
     report = Report(seed, calls, targets=len(targets()))
-    todo = list(range(start, start + calls))
     while todo:
         if progress:
             print(f"fuzz: {calls - len(todo)} of {calls} calls done ({time.perf_counter() - t0:.0f} s)",
@@ -858,6 +867,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--memory-limit", type=int, default=1 << 30)
     ap.add_argument("--big", action="store_true", help="larger collections (the slow run)")
+    ap.add_argument("--replay", help="run only the problem cases of a report written with --json")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -875,10 +885,11 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as e:
                 traceback.print_exc()
                 print("outcome:", classify(e, call.params, operator_call=call.target.kind == "operator",
-                                           mapping_get=call.target.attr == "__getitem__"))
+                                           mapping_get=call.target.attr in KEYERROR_PROTOCOL))
         return 0
+    cases = None if a.replay is None else sorted(p["i"] for p in json.loads(Path(a.replay).read_text())["problems"])
     report = run(a.seed, a.calls, start=a.start, time_limit=a.time_limit, memory_limit=a.memory_limit, big=a.big,
-                 progress=True)
+                 progress=True, cases=cases)
     print(report.summary())
     print("\n".join(report.lines(limit=10_000)))
     if a.json:

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from bloomkit import BloomFilter, CountingBloomFilter, InvalidParameterError
-from bloomkit._columns import as_keys, as_table, as_values, take
+from bloomkit._columns import as_keys, as_matrix, as_table, as_values, take
 from bloomkit._hashing import hash64, hash_keys, hash_many, key_type_names
 
 WORDS = [f"word-{i}-é" if i % 7 == 0 else f"word-{i}" for i in range(3000)]
@@ -182,3 +182,5 @@ def test_unsized_or_endless_batches_are_refused_without_iterating(batch):
     with pytest.raises(InvalidParameterError, match="'keys' parameter of BloomFilter.add_many"):
         bf.add_many(batch)
     assert not bf
+    with pytest.raises(InvalidParameterError, match="'points' parameter of f"):  # rows of vectors too
+        as_matrix(batch, "points", "f")

@@ -35,11 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import param_error
+from ._validation import param_error, safe_repr
 from .errors import InvalidParameterError
 
 __all__ = [
     "as_keys",
+    "sized_items",
     "as_matrix",
     "as_table",
     "as_values",
@@ -264,15 +265,24 @@ def as_keys(data: Any, name: str = "keys", owner: str | None = None) -> Any:
         return list(data)
     if hasattr(data, "__array__") and not isinstance(data, Iterable):
         return as_keys(np.asarray(data), name, owner)
-    # only sized collections are iterated, and no further than their length: a generator, or
-    # an object whose __getitem__ answers every index, would be read without end
+    return sized_items(data, name, owner, "keys")
+
+
+def sized_items(data: Any, name: str, owner: str | None, what: str = "items") -> list[Any]:
+    """The items of a sized collection, as a list. Only sized collections are iterated, and no
+    further than their length: a generator, or an object whose ``__getitem__`` answers every
+    index, would be read without end (InvalidParameterError naming the parameter).
+
+    >>> sized_items(range(3), "keys", "f")
+    [0, 1, 2]
+    """
     if not isinstance(data, Iterable):
         raise InvalidParameterError(
-            f"The {name!r} parameter{_where(owner)} must be an iterable of keys. Got {type(data).__name__} instead."
+            f"The {name!r} parameter{_where(owner)} must be an iterable of {what}. Got {type(data).__name__} instead."
         )
     if not isinstance(data, Sized):
         raise InvalidParameterError(
-            f"The {name!r} parameter{_where(owner)} must be a collection of keys with a length (a list, tuple, "
+            f"The {name!r} parameter{_where(owner)} must be a collection of {what} with a length (a list, tuple, "
             f"set, range, numpy / pyarrow array, ...). Got {type(data).__name__} instead: pass list(...) of it."
         )
     try:
@@ -280,11 +290,11 @@ def as_keys(data: Any, name: str = "keys", owner: str | None = None) -> Any:
         items = list(itertools.islice(data, n + 1))
     except TypeError:
         raise InvalidParameterError(
-            f"The {name!r} parameter{_where(owner)} must be an iterable of keys. Got {type(data).__name__} instead."
+            f"The {name!r} parameter{_where(owner)} must be an iterable of {what}. Got {type(data).__name__} instead."
         ) from None
     if len(items) != n:
         raise InvalidParameterError(
-            f"The {name!r} parameter{_where(owner)} must yield as many keys as its len() says. Got a "
+            f"The {name!r} parameter{_where(owner)} must yield as many {what} as its len() says. Got a "
             f"{type(data).__name__} of len() {n} that yielded {'more' if len(items) > n else len(items)} instead."
         )
     return items
@@ -434,13 +444,12 @@ def as_matrix(
             f"a list of vectors, a DataFrame or a table. Got {type(data).__name__} instead{hint}."
         )
     else:
-        try:
-            rows = data.tolist() if isinstance(data, np.ndarray) else list(data)
-        except TypeError:
+        if not isinstance(data, Iterable | np.ndarray):
             raise InvalidParameterError(
                 f"The {name!r} parameter{_where(owner)} must be a 2-D batch of rows (n, d). "
                 f"Got {type(data).__name__} instead."
-            ) from None
+            )
+        rows = data.tolist() if isinstance(data, np.ndarray) else sized_items(data, name, owner, "rows")
         arr = _list_matrix(rows, name, owner, hint)
     if ncols is not None and arr.shape == (0, 0):
         arr = arr.reshape(0, ncols)  # an empty list: no rows of any width
@@ -509,8 +518,10 @@ def _list_matrix(rows: list[Any], name: str, owner: str | None, hint: str) -> np
             if r == 0:
                 raise _one_d_error(name, owner, (len(rows),), hint)
             raise InvalidParameterError(
-                f"The {name!r} parameter{_where(owner)} must be a batch of vectors. Got {row!r} at row {r} instead."
+                f"The {name!r} parameter{_where(owner)} must be a batch of vectors. Got {safe_repr(row)} at row {r} instead."
             )
+        if not isinstance(row, list | tuple | np.ndarray):  # a row of the user's own type: read to its len()
+            row = rows[r] = sized_items(row, f"{name}[{r}]", owner, "values")
         if width is None:
             width = len(row)
         elif len(row) != width:
@@ -530,7 +541,7 @@ def _list_matrix(rows: list[Any], name: str, owner: str | None, hint: str) -> np
         for r, row in enumerate(rows):  # the user's values, not numpy's conversion of them
             for c, v in enumerate(row):
                 if not _is_number(v):
-                    raise _non_numeric(name, owner, f"{v!r} at row {r}, column {c}")
+                    raise _non_numeric(name, owner, f"{safe_repr(v)} at row {r}, column {c}")
         arr = arr.astype(np.float64)
     return np.ascontiguousarray(arr, dtype=np.float64)
 

@@ -45,7 +45,6 @@ import threading
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar, SupportsIndex
 
 import numpy as np

@@ -146,6 +146,8 @@ class KeyTypesMixin:
     _key_mask: int = 0
 
     def _note_keys(self, mask: int) -> None:
+        if mask & (1 << TAG_BIGINT):  # one name, "int", for both integer encodings
+            mask |= 1 << TAG_INT
         if mask & ~self._key_mask:
             with _KEY_LOCK:
                 self._key_mask |= mask

@@ -144,12 +144,17 @@ def check_reals(
             a = np.asarray(float(value))
         except OverflowError:
             raise param_error(name, owner, allowed, value) from None
-    else:
+    elif (isinstance(value, list | tuple) and _plain_numbers(value, 0)) or isinstance(value, range) or (
+            hasattr(value, "__array__") and not isinstance(value, list | tuple)):
+        # lists of numbers, or array-likes (pandas, pyarrow): never an arbitrary iterable,
+        # which numpy would read to its end (an endless one never ends)
         try:
             with np.errstate(all="ignore"):
                 a = np.asarray(value)
-        except (ValueError, TypeError, OverflowError, RecursionError):
+        except (ValueError, TypeError, OverflowError, RecursionError, MemoryError):
             raise param_error(name, owner, allowed, value) from None
+    else:
+        raise param_error(name, owner, allowed, value)
     if a.dtype.kind not in "iuf":
         raise param_error(name, owner, allowed, value)
     a = a.astype(np.float64, copy=False)
@@ -239,6 +244,19 @@ def check_path(value: Any, name: str, owner: str, *, hint: str = "") -> str:
     raise param_error(name, owner, allowed, value)
 
 
+def _plain_numbers(value: list[Any] | tuple[Any, ...], depth: int) -> bool:
+    """True if ``value`` nests only lists / tuples / numpy arrays of numbers, at most 32 deep."""
+    if depth > 32:
+        return False
+    for v in value:
+        if isinstance(v, list | tuple):
+            if not _plain_numbers(v, depth + 1):
+                return False
+        elif not isinstance(v, numbers.Number | np.ndarray) or isinstance(v, bool | np.bool_):
+            return False
+    return True
+
+
 _T = TypeVar("_T")
 
 
@@ -250,8 +268,8 @@ def check_choice(value: object, name: str, owner: str, choices: Iterable[_T]) ->
     """
     options = tuple(choices)
     try:
-        ok = value in options
-    except TypeError:
+        ok = bool(value in options)
+    except (TypeError, ValueError):  # unhashable, or an array whose == is elementwise
         ok = False
     if not ok:
         raise param_error(name, owner, "one of " + ", ".join(repr(c) for c in options), value)

@@ -182,11 +182,11 @@ def fpr_sd(n: int, m: int, k: int, probes: int) -> float:
     0.00076
     """
     owner = "fpr_sd"
-    n, m = check_float(n, "n", owner, lo=0), check_float(m, "m", owner, lo=1)
-    k, probes = check_float(k, "k", owner, lo=0, lo_open=True), check_int(probes, "probes", owner, lo=1)
-    f = float(false_positive_rate(n, m, k))
+    nf, mf = check_float(n, "n", owner, lo=0), check_float(m, "m", owner, lo=1)
+    kf, trials = check_float(k, "k", owner, lo=0, lo_open=True), check_int(probes, "probes", owner, lo=1)
+    f = float(false_positive_rate(nf, mf, kf))
     if f == 0.0:
         return 0.0
-    fill = f ** (1.0 / k)
-    sd_fill = np.sqrt(fill * (1 - fill) / m)
-    return float(np.sqrt(f * (1 - f) / probes + (k * f * sd_fill / fill) ** 2))
+    fill = f ** (1.0 / kf)
+    sd_fill = np.sqrt(fill * (1 - fill) / mf)
+    return float(np.sqrt(f * (1 - f) / trials + (kf * f * sd_fill / fill) ** 2))

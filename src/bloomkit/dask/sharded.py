@@ -24,6 +24,7 @@ from .._format import ArraySpec, Persistable, loads, read_file, registered_struc
 from .._hashing import check_seed, hash64, hash_keys, key_type_mask, key_type_names, probe
 from .._validation import FPR, Int, Options, check_path, param_error
 from ..errors import FormatError, InvalidParameterError
+from ..lookup._mapping import pairs_of
 from ._build import dask_module, in_partition, is_empty
 
 __all__ = ["MAX_SHARDS", "ShardedLookupTable", "lookup_table", "routing_seed"]
@@ -41,7 +42,7 @@ _FILE = re.compile(r"shard-(\d{5})-of-(\d{5})\.bkf")
 
 def routing_seed(seed: int) -> int:
     """s_r, the seed of the hash that picks a key's shard. Complexity: O(1)."""
-    return probe(seed, _ROUTE)
+    return probe(check_seed(seed, "bloomkit.dask.routing_seed"), _ROUTE)
 
 
 def _classes() -> dict[str, Any]:
@@ -252,12 +253,7 @@ class ShardedLookupTable(Persistable):
     def update(self, other: Any = (), /, **kwargs: Any) -> None:
         """Store many (key, value) pairs (a mapping, an iterable of pairs, keyword arguments),
         each shard's pairs in one call of its ``update``. Complexity: O(number of pairs)."""
-        pairs = list(other.items()) if isinstance(other, Mapping) else [tuple(p) for p in other]
-        pairs += list(kwargs.items())
-        bad = next((i for i, p in enumerate(pairs) if len(p) != 2), None)
-        if bad is not None:
-            raise param_error("other", f"{type(self).__name__}.update", "an iterable of (key, value) pairs",
-                              f"an item of length {len(pairs[bad])} at position {bad}")
+        pairs = pairs_of(other, f"{type(self).__name__}.update") + list(kwargs.items())
         groups: dict[int, list[tuple[Any, Any]]] = {}
         for k, v in pairs:
             groups.setdefault(self.shard_of(k), []).append((k, v))
