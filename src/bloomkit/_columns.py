@@ -233,6 +233,11 @@ def as_keys(data: Any, name: str = "keys", owner: str | None = None) -> Any:
                 f"The {name!r} parameter{_where(owner)} holds {data.dtype} values, which have no canonical "
                 "key encoding. Convert them first, e.g. with .astype('int64')."
             )
+        if data.ndim == 0:
+            raise InvalidParameterError(
+                f"The {name!r} parameter{_where(owner)} must be a collection of keys, not a single "
+                f"{data.dtype} value. Got {safe_repr(data)} instead; use add() / in for one key."
+            )
         return data
     if isinstance(data, list):
         return data

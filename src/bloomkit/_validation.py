@@ -21,7 +21,7 @@ from .errors import InvalidParameterError
 __all__ = [
     "CAPACITY", "FPR", "KEY_TYPES", "KEY_TYPE_CHOICES", "MAX_HASHES", "NUM_HASHES", "SEED", "UINT64_MAX",
     "Bool", "Check", "Constraint", "Int", "ListOf", "Optional", "Options", "Real", "Spec", "Str",
-    "check_bytes", "check_choice", "check_float", "check_hashes", "check_int", "check_params", "check_path",
+    "check_broadcast", "check_bytes", "check_choice", "check_float", "check_hashes", "check_int", "check_params", "check_path",
     "check_reals", "param_error", "safe_repr",
 ]
 
@@ -98,7 +98,10 @@ def check_float(
     allowed = _interval(lo, hi, lo_open, hi_open)
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise param_error(name, owner, allowed, value)
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int beyond the float range
+        raise param_error(name, owner, allowed, value) from None
     if not math.isfinite(v):
         raise param_error(name, owner, allowed, value)
     if lo is not None and (v < lo or (lo_open and v == lo)):
@@ -199,8 +202,9 @@ def check_hashes(value: Any, name: str, owner: str) -> np.ndarray:
     allowed = "a 1-D array of 64-bit hash values (unsigned integers)"
     if isinstance(value, np.ndarray):
         a = value
-    elif isinstance(value, str | bytes | bytearray | memoryview | numbers.Number) or value is None:
-        raise param_error(name, owner, allowed, value)
+    elif not (isinstance(value, list | tuple) and all(isinstance(v, numbers.Integral) for v in value)) and not (
+            hasattr(value, "__array__") and not isinstance(value, list | tuple)):
+        raise param_error(name, owner, allowed, value)  # never an arbitrary iterable (an endless one)
     else:
         try:
             a = np.asarray(value)
@@ -242,6 +246,23 @@ def check_path(value: Any, name: str, owner: str, *, hint: str = "") -> str:
             f"The {name!r} parameter of {owner} must be {allowed}. Got {type(value).__name__} instead: {hint}."
         )
     raise param_error(name, owner, allowed, value)
+
+
+def check_broadcast(owner: str, **arrays: np.ndarray) -> tuple[int, ...]:
+    """The broadcast shape of the named arrays (vectorised model arguments), or
+    InvalidParameterError naming them and their shapes.
+
+    >>> check_broadcast("f", n=np.zeros(3), m=np.zeros(1))
+    (3,)
+    """
+    try:
+        return tuple(np.broadcast_shapes(*(np.shape(a) for a in arrays.values())))
+    except ValueError:
+        names = ", ".join(repr(n) for n in arrays)
+        shapes = ", ".join(f"{n} {np.shape(a)}" for n, a in arrays.items())
+        raise InvalidParameterError(
+            f"The {names} parameters of {owner} must broadcast together (numpy rules). Got shapes {shapes} instead."
+        ) from None
 
 
 def _plain_numbers(value: list[Any] | tuple[Any, ...], depth: int) -> bool:

@@ -39,7 +39,7 @@ import numpy as np
 from ._columns import as_keys
 from ._hashing import TAG_BYTES, TAG_FLOAT, TAG_INT, TAG_STR, arrow_buffers
 from ._lazy import kernels as K
-from ._validation import FPR, Int, Options, check_bytes, check_path
+from ._validation import FPR, Int, Optional, Options, check_bytes, check_path
 from .errors import FormatError, InvalidParameterError
 from .splitblock import PHYSICAL_TYPES, SplitBlockBloomFilter
 
@@ -85,8 +85,9 @@ def optimal_num_bytes(ndv: int, fpp: float) -> int:
     """
     n = Int(0, (1 << 32) - 1)(ndv, "ndv", "optimal_num_bytes")
     p = FPR(fpp, "fpp", "optimal_num_bytes")
-    m = -8.0 * n / math.log(1.0 - p ** (1.0 / 8))
+    lane = -math.log1p(-(p ** (1.0 / 8)))  # ln(1 - fpp^(1/8)) without cancelling at tiny fpp
     top = MAX_BLOOM_FILTER_BYTES << 3
+    m = 8.0 * n / lane if lane > 0 else float(top)
     bits = top if (m < 0 or m > top) else int(m)
     bits = max(bits, _MIN_BYTES << 3)
     if bits & (bits - 1):
@@ -234,7 +235,14 @@ def plain_values(
     Complexity: O(n).
     """
     pa = _pa()
+    if not isinstance(name, str) or not isinstance(owner, str):
+        raise InvalidParameterError("The 'name' and 'owner' parameters of plain_values must be str (for messages). "
+                                    f"Got {type(name).__name__} and {type(owner).__name__} instead.")
     ptype = Options(*PHYSICAL_TYPES)(physical_type, "physical_type", owner)
+    type_length = Optional(Int(1, 1 << 31))(type_length, "type_length", owner)
+    if arrow_type is not None and not isinstance(arrow_type, pa.DataType):
+        raise InvalidParameterError(f"The 'arrow_type' parameter of {owner} must be None or a pyarrow DataType. "
+                                    f"Got {type(arrow_type).__name__} instead.")
     target = arrow_type if arrow_type is not None else _DEFAULT_TYPES[ptype](pa, type_length)
     arr = _as_arrow(values, ptype, target, arrow_type is not None, name, owner)
     t = arr.type
@@ -474,7 +482,9 @@ def parse_bloom_filter(
     Complexity: O(len(data)).
     """
     raw = check_bytes(data, "data", "parse_bloom_filter")
-    what = str(what)
+    if not isinstance(what, str):
+        raise InvalidParameterError(f"The 'what' parameter of parse_bloom_filter must be a str (a label for messages). "
+                                    f"Got {type(what).__name__} instead.")
     nb, hl = _parse_header(raw, what)
     if len(raw) != hl + nb:
         raise FormatError(f"{what}: header says {nb} bytes of bitset, {len(raw) - hl} follow")

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_float, check_int, check_reals
+from ._validation import check_broadcast, check_float, check_int, check_reals
 from .errors import InvalidParameterError
 
 __all__ = [
@@ -36,8 +36,9 @@ def _ret(x: Any) -> Any:
 
 def _nmk(n: Any, m: Any, k: Any, owner: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """n >= 0 keys, m >= 1 bits, k >= 0 probes as float arrays (NaN, strs, ... refused by name)."""
-    return (check_reals(n, "n", owner, lo=0), check_reals(m, "m", owner, lo=1),
-            check_reals(k, "k", owner, lo=0))
+    out = (check_reals(n, "n", owner, lo=0), check_reals(m, "m", owner, lo=1), check_reals(k, "k", owner, lo=0))
+    check_broadcast(owner, n=out[0], m=out[1], k=out[2])
+    return out
 
 
 def zero_bit_probability(n: Any, m: Any, k: Any, exact: bool = True) -> Any:
@@ -94,6 +95,7 @@ def optimal_num_hashes(n: Any, m: Any) -> Any:
     """
     n = check_reals(n, "n", "optimal_num_hashes", lo=0, lo_open=True)
     m = check_reals(m, "m", "optimal_num_hashes", lo=1, hi=2.0**62)
+    check_broadcast("optimal_num_hashes", n=n, m=m)
     k = np.minimum(np.maximum(1, np.rint(m / n * LN2)), 2.0**62)
     a = k.astype(np.int64)
     return int(a) if a.ndim == 0 else a
@@ -108,6 +110,7 @@ def num_bits_for(n: Any, fpr: Any) -> Any:
     """
     n = check_reals(n, "n", "num_bits_for", lo=0)
     fpr = check_reals(fpr, "fpr", "num_bits_for", 0, 1, lo_open=True, hi_open=True)
+    check_broadcast("num_bits_for", n=n, fpr=fpr)
     m = np.ceil(-n * np.log(fpr) / LN2**2)
     if (m >= 2.0**63).any():
         raise InvalidParameterError(
@@ -130,6 +133,7 @@ def estimate_count(set_bits: Any, m: Any, k: Any) -> Any:
     x = check_reals(set_bits, "set_bits", "estimate_count", lo=0)
     m = check_reals(m, "m", "estimate_count", lo=1)
     k = check_reals(k, "k", "estimate_count", lo=0, lo_open=True)
+    check_broadcast("estimate_count", set_bits=x, m=m, k=k)
     if (x > m).any():
         raise InvalidParameterError("The 'set_bits' parameter of estimate_count must be at most m. "
                                     f"Got {_ret(x)!r} for m = {_ret(m)!r} instead.")
@@ -149,7 +153,7 @@ def binomial_sd(p: float, trials: int) -> float:
     0.00099
     """
     p = check_float(p, "p", "binomial_sd", 0, 1)
-    trials = check_int(trials, "trials", "binomial_sd")
+    trials = check_int(trials, "trials", "binomial_sd", hi=1 << 62)
     return float(np.sqrt(p * (1.0 - p) / max(trials, 1)))
 
 
@@ -160,7 +164,7 @@ def wilson_interval(successes: int, trials: int, z: float = 3.0) -> tuple[float,
     >>> round(lo, 4), round(hi, 4)
     (0.004, 0.0247)
     """
-    trials = check_int(trials, "trials", "wilson_interval")
+    trials = check_int(trials, "trials", "wilson_interval", hi=1 << 62)
     successes = check_int(successes, "successes", "wilson_interval", 0, max(trials, 0))
     z = check_float(z, "z", "wilson_interval", lo=0)
     if trials <= 0:

@@ -39,6 +39,7 @@ from scipy.special import lambertw
 from .._hashing import check_seed
 from .._validation import (
     FPR,
+    Bool,
     Int,
     Real,
     check_choice,
@@ -399,7 +400,7 @@ def storage_margin(num_keys: int) -> float:
     >>> storage_margin(10**6), storage_margin(10**8)
     (0.004, 0.001)
     """
-    n = check_int(num_keys, "num_keys", "storage_margin", lo=1)
+    n = check_int(num_keys, "num_keys", "storage_margin", lo=1, hi=1 << 62)
     return min(0.05, max(0.001, 4.0 / math.sqrt(n)))
 
 
@@ -520,7 +521,7 @@ def unmatched_query_bound(num_hashes: int, load_factor: float, num_tables: int) 
     """
     k = check_int(num_hashes, "num_hashes", "unmatched_query_bound", lo=1)
     p = _check_p(load_factor, "unmatched_query_bound")
-    n = check_int(num_tables, "num_tables", "unmatched_query_bound", lo=1)
+    n = NUM_TABLES(num_tables, "num_tables", "unmatched_query_bound")
     return k * (1.0 - p ** (k * n)) / (1.0 - p**k)
 
 
@@ -547,6 +548,7 @@ def false_positive_bound(load_factor: float, error_bits: int, *, compact: bool =
     1.0
     """
     p = _check_p(load_factor, "false_positive_bound")
+    compact = Bool()(compact, "compact", "false_positive_bound")
     en = location_fpr(error_bits) if compact else 2.0 ** -check_int(error_bits, "error_bits", "false_positive_bound", lo=1)
     return p / (1.0 - p) * en
 

@@ -40,7 +40,16 @@ from scipy import fft as sfft
 from scipy import special
 
 from .. import theory
-from .._validation import CAPACITY, FPR, Options, check_choice, check_int, check_reals
+from .._validation import (
+    CAPACITY,
+    FPR,
+    Options,
+    check_broadcast,
+    check_choice,
+    check_int,
+    check_reals,
+    safe_repr,
+)
 from ..errors import InvalidParameterError
 
 __all__ = [
@@ -94,10 +103,11 @@ def _sizes(owner: str, **values: Any) -> list[np.ndarray]:
 def _overlap(owner: str, n_a: Any, n_b: Any, n_ab: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """|A|, |B|, |A n B| with |A n B| <= min(|A|, |B|)."""
     a, b, ab = _sizes(owner, n_a=n_a, n_b=n_b, n_ab=n_ab)
+    check_broadcast(owner, n_a=a, n_b=b, n_ab=ab)
     if (ab > np.minimum(a, b)).any():
         raise InvalidParameterError(
             f"The 'n_ab' parameter of {owner} must be at most n_a and n_b (|A n B| <= |A|, |B|). "
-            f"Got n_ab = {n_ab!r}, n_a = {n_a!r}, n_b = {n_b!r} instead.")
+            f"Got n_ab = {safe_repr(n_ab)}, n_a = {safe_repr(n_a)}, n_b = {safe_repr(n_b)} instead.")
     return a, b, ab
 
 
@@ -202,7 +212,7 @@ def collision_probability(num_attributes: int, num_hashes: int, num_counters: in
                    min_attributes=0)
     if exact is not None and not isinstance(exact, bool):
         raise InvalidParameterError(f"The 'exact' parameter of collision_probability must be None or a bool. "
-                                    f"Got {exact!r} instead.")
+                                    f"Got {safe_repr(exact)} instead.")
     if p == 0:
         return 1.0
     vmax = max_verification_value(p, num_hashes, num_counters, verification)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import MAX_HASHES, check_reals
+from .._validation import MAX_HASHES, check_broadcast, check_reals
 from ..theory import zero_bit_probability
 
 __all__ = [
@@ -57,11 +57,12 @@ def _args(owner: str, **values: Any) -> list[np.ndarray]:
     """The named arguments as float arrays, each checked (a real number or an array of them:
     no NaN or infinity, strs, ...; R, n, h >= 0, d, s, m >= 1, 0 <= k <= MAX_HASHES,
     0 <= fill <= 1), in the order given."""
-    out = []
+    out = {}
     for name, v in values.items():
         hi = MAX_HASHES if name == "k" else 1 if name == "fill" else None
-        out.append(check_reals(v, name, owner, lo=_LO[name], hi=hi))
-    return out
+        out[name] = check_reals(v, name, owner, lo=_LO[name], hi=hi)
+    check_broadcast(owner, **out)
+    return list(out.values())
 
 
 def _out(x: np.ndarray) -> Any:

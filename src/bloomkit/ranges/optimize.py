@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .._columns import sized_items
 from .._validation import MAX_HASHES, Bool, check_choice, check_float, check_int, param_error
 from . import _kernels as K
 from . import model as M
@@ -364,7 +365,7 @@ class _Attrs:
 def _parse_attributes(attributes: Any, owner: str) -> _Attrs:
     if isinstance(attributes, str | bytes) or not isinstance(attributes, Iterable):
         raise param_error("attributes", owner, "a list of (name, scope_size or None, range_size)", attributes)
-    items = list(attributes)
+    items = sized_items(attributes, "attributes", owner, "attributes")
     if not items:
         raise param_error("attributes", owner, "a non-empty list", attributes)
     names, R, n, text = [], [], [], []

@@ -89,7 +89,7 @@ def width_for_probability(distance: float, probability: float) -> float:
     >>> round(width_for_probability((20 * 0.1**2) ** 0.5, 0.80), 2)
     1.78
     """
-    c = check_float(distance, "distance", "width_for_probability", lo=0, lo_open=True)
+    c = check_float(distance, "distance", "width_for_probability", lo=1e-300)  # > 0, and a tolerance 1e-14 c > 0
     p = check_float(probability, "probability", "width_for_probability", 0, 1, True, True)
     lo, hi = 1e-12 * c, c
     while float(collision_probability(c, hi)) < p:

@@ -27,7 +27,7 @@ import numpy as np
 from scipy import integrate
 from scipy.special import ndtr
 
-from .._validation import check_choice, check_float, check_int, check_reals
+from .._validation import check_broadcast, check_choice, check_float, check_int, check_reals
 from ..errors import InvalidParameterError
 
 __all__ = [
@@ -113,6 +113,7 @@ def collision_probability(distance: Any, w: Any) -> Any:
     """
     c = _nonneg_array(distance, "distance")
     w_ = _pos_array(w, "w")
+    check_broadcast(_OWNER, distance=c, w=w_)
     c, w_ = np.broadcast_arrays(c, w_)
     out = np.ones(c.shape, dtype=np.float64)
     nz = c > 0
@@ -137,6 +138,7 @@ def collision_probability_integral(distance: Any, w: Any, method: str = "quad") 
     check_choice(method, "method", _OWNER, ("quad", "simpson"))
     c = _nonneg_array(distance, "distance")
     w_ = _pos_array(w, "w")
+    check_broadcast(_OWNER, distance=c, w=w_)
     c, w_ = np.broadcast_arrays(c, w_)
     out = np.empty(c.shape, dtype=np.float64)
     for idx in np.ndindex(c.shape):
@@ -174,6 +176,7 @@ def cross_collision_probability(norm_o: Any, norm_q: Any, w: Any) -> Any:
     """
     no = _nonneg_array(norm_o, "norm_o")
     nq = _nonneg_array(norm_q, "norm_q")
+    check_broadcast(_OWNER, norm_o=no, norm_q=nq, w=_pos_array(w, "w"))
     return collision_probability(np.sqrt(no * no + nq * nq), w)
 
 
@@ -196,6 +199,7 @@ def alpha(p: Any, p_cross: Any, and_width: int, or_count: int) -> Any:
     L = check_int(or_count, "or_count", _OWNER, lo=1, hi=_MAX_COUNT)
     p_ = _prob_array(p, "p")
     pc = _prob_array(p_cross, "p_cross")
+    check_broadcast(_OWNER, p=p_, p_cross=pc)
     p_, pc = np.broadcast_arrays(np.atleast_1d(p_), np.atleast_1d(pc))
     # sum of logs for accuracy with many objects
     with np.errstate(divide="ignore"):
