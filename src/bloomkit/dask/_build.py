@@ -13,6 +13,7 @@ import numpy as np
 
 from .._format import Persistable
 from .._hashing import check_seed, hash_keys
+from .._lazy import require
 from .._validation import CAPACITY, FPR, Int, Options, check_float, check_reals
 from ..errors import InvalidParameterError
 
@@ -36,10 +37,7 @@ CAPACITY_MARGIN_SE = 3.0
 
 def dask_module(module: str = "dask") -> Any:
     """A dask module (``dask``, ``dask.dataframe``, ...), typed Any: imported on first use."""
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as e:  # pragma: no cover - the extra is installed in the tests
-        raise ImportError("bloomkit.dask needs the 'dask' extra: pip install 'bloomkit[dask]'") from e
+    return require(module, "dask", "bloomkit.dask")
 
 
 def _partitions(column: Any, name: str, owner: str) -> list[Any]:

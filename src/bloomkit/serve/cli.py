@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from .._lazy import extra_hint
 from ..errors import BloomkitError, InvalidParameterError
 
 __all__ = ["add_arguments", "run"]
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
         from .app import DEFAULT_MAX_BODY, create_app
     except ImportError as e:
-        raise ServeError(f"bloomkit serve needs the 'serve' extra (pip install 'bloomkit[serve]'): {e}") from None
+        raise ServeError(f"bloomkit serve needs the 'serve' extra ({extra_hint('serve')}): {e}") from None
     from ..ranges import schema_from_file
     from .demo import table1_profiles, table1_schema
     from .service import MatchingService
