@@ -61,7 +61,7 @@ import traceback
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -102,8 +102,9 @@ OPERATORS = {
     "__ge__": operator.ge, "__gt__": operator.gt, "__getitem__": operator.getitem,
 }
 
-KEYERROR_PROTOCOL = ("__getitem__", "remove")
-"""Methods whose KeyError for an absent key is the protocol (``t[key]``, ``set.remove``)."""
+KEYERROR_PROTOCOL = ("__getitem__", "remove", "update")
+"""Methods whose KeyError for an absent key is their documented protocol (``t[key]``, ``remove`` as
+``set.remove``, the deprecated ``update(key, value)`` that overwrites a present key)."""
 
 OPTION_STRINGS = (
     "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BOOLEAN", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY",
@@ -132,12 +133,13 @@ def _structures() -> dict[str, type]:
     return dict(sorted(registered_structures().items()))
 
 
-def targets() -> list[Target]:
-    """Every public call, sorted by name (the same list in the parent and the child)."""
+def targets(modules: tuple[str, ...] | None = None) -> list[Target]:
+    """Every public call, sorted by name (the same list in the parent and the child); with
+    ``modules``, only the functions of those modules (the fuzzer's own tests)."""
     import importlib
 
     out: dict[str, Target] = {}
-    registered = _structures()
+    registered = _structures() if modules is None else {}
     for tag, cls in registered.items():
         name = cls.__name__
         out[f"{name}()"] = Target(f"{name}()", "constructor", tag, "__init__")
@@ -152,7 +154,7 @@ def targets() -> list[Target]:
             elif inspect.isfunction(raw):
                 out[f"{name}.{attr}"] = Target(f"{name}.{attr}", "method", tag, attr)
     seen = {id(c) for c in registered.values()}
-    for modname in MODULES:
+    for modname in MODULES if modules is None else modules:
         mod = importlib.import_module(modname)
         for attr in sorted(getattr(mod, "__all__", ())):
             obj = getattr(mod, attr)
@@ -242,8 +244,12 @@ class World:
     domain: list[Any] = field(default_factory=list)
 
 
-def make_world(folder: Path) -> World:
-    """The examples and files of a run (built once per child process)."""
+def make_world(folder: Path, *, full: bool = True) -> World:
+    """The examples and files of a run (built once per child process); ``full=False``: a few
+    paths and blobs only (the fuzzer's own tests, which call no structure)."""
+    if not full:
+        (folder / "f.bin").write_bytes(b"\x00" * 10)
+        return World(paths=[str(folder / "f.bin"), "/dev/null"], blobs=[b"", b"abc"], domain=[1, "a", [1, 2]])
     import pyarrow as pa
     import pyarrow.parquet as pq
     from conformance import examples as ex
@@ -449,6 +455,8 @@ class Gen:
                           lambda: Path(self.pick(self.world.paths)), lambda: type])()
 
     def example(self) -> Any:
+        if not self.world.examples:
+            return None
         return self.world.examples[self.pick(sorted(self.world.examples))].copy()
 
     def value(self, depth: int = 0) -> Any:
@@ -689,35 +697,46 @@ def _vm_bytes() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def child(seed: int, cases: list[int], memory_limit: int, big: bool) -> None:
+@dataclass(frozen=True)
+class Config:
+    """What defines a run besides its case numbers (sent to every child as JSON)."""
+
+    seed: int
+    big: bool = False
+    time_limit: float = 10.0  # seconds a call may take (a stalled call is re-run alone with 3x)
+    memory_limit: int = 1 << 30  # bytes of address space a call may add to the warmed-up child
+    modules: tuple[str, ...] | None = None  # None: the whole public API (see targets())
+
+
+def child(cfg: Config, cases: list[int]) -> None:
     """Run ``cases`` and write one JSON line before ("start") and after each."""
     import resource
 
     warnings.simplefilter("ignore")
     folder = Path(tempfile.mkdtemp(prefix="bloomkit-fuzz-"))
     os.chdir(folder)
-    tlist = targets()
-    order = np.random.default_rng([seed, 0xF022]).permutation(len(tlist))
-    world = make_world(folder)
+    tlist = targets(cfg.modules)
+    order = np.random.default_rng([cfg.seed, 0xF022]).permutation(len(tlist))
+    world = make_world(folder, full=cfg.modules is None)
     for e in world.examples.values():  # warm up: load every kernel the examples use
         with contextlib.suppress(Exception):
             e.copy()._check()
-    limit = _vm_bytes() + memory_limit
+    limit = _vm_bytes() + cfg.memory_limit
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
     out = os.fdopen(os.dup(1), "w")  # the protocol; whatever the calls print goes nowhere
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     for i in cases:
         print(json.dumps({"start": i}), file=out, flush=True)
         t0 = time.perf_counter()
         try:
-            call = make_call(seed, i, tlist, world, big=big)
+            call = make_call(cfg.seed, i, tlist, world, big=cfg.big)
             what = call.describe()
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 outcome, detail = execute(call)
         except MemoryError as e:  # while building the arguments: the generator's fault, not a bomb
             outcome, detail, what = "skipped", f"MemoryError while making the case: {e}", f"case {i}"
-        rec = {"i": i, "target": tlist[int(order[i % len(tlist)])].name, "outcome": outcome, "detail": detail, "call": what[:400], "seconds": round(time.perf_counter() - t0, 3)}
+        rec = {"i": i, "target": tlist[int(order[i % len(tlist)])].name, "outcome": outcome, "detail": detail,
+               "call": what[:400], "seconds": round(time.perf_counter() - t0, 3)}
         print(json.dumps(rec), file=out, flush=True)
 
 
@@ -727,7 +746,7 @@ def child(seed: int, cases: list[int], memory_limit: int, big: bool) -> None:
 
 @dataclass
 class Report:
-    seed: int
+    config: Config
     calls: int
     counts: Counter[str] = field(default_factory=Counter)
     problems: list[dict[str, Any]] = field(default_factory=list)
@@ -736,40 +755,31 @@ class Report:
 
     def summary(self) -> str:
         c = self.counts
-        return (f"seed {self.seed}: {self.calls} calls over {self.targets} targets in {self.seconds:.1f} s: "
+        return (f"seed {self.config.seed}: {self.calls} calls over {self.targets} targets in {self.seconds:.1f} s: "
                 f"{c['ok']} returned, {c['clean']} clean errors; problems: {c['unclear']} unclear errors, "
                 f"{c['hang']} hangs, {c['memory']} memory bombs, {c['crash']} crashes, {c['broken']} broken "
                 f"structures ({c['skipped']} skipped)")
 
     def lines(self, limit: int = 40) -> list[str]:
+        big = " --big" if self.config.big else ""
         return [f"[{p['outcome']}] case {p['i']}: {p['call']}\n    -> {p.get('detail', '')}  "
-                f"(python tests/_fuzz.py --seed {self.seed} --case {p['i']})" for p in self.problems[:limit]]
+                f"(python tests/_fuzz.py --seed {self.config.seed}{big} --case {p['i']})" for p in self.problems[:limit]]
 
 
 PROBLEMS = ("unclear", "hang", "memory", "crash", "broken")
 
 
-def _spawn(seed: int, cases: list[int], memory_limit: int, big: bool, env: dict[str, str]) -> subprocess.Popen[str]:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--seed", str(seed),
-           "--memory-limit", str(memory_limit)]
-    if big:
-        cmd.append("--big")
-    err = tempfile.TemporaryFile(mode="w+")  # read back only when the child fails outside a call
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
-    proc.stderr_file = err  # type: ignore[attr-defined]
-    assert proc.stdin is not None
-    proc.stdin.write(json.dumps(cases))  # the cases (too many for a command line)
-    proc.stdin.close()
-    return proc
-
-
-def _drive(seed: int, cases: list[int], *, time_limit: float, memory_limit: int, big: bool,
+def _drive(cfg: Config, cases: list[int], time_limit: float,
            startup_limit: float = 300.0) -> tuple[list[dict[str, Any]], list[int], int | None, bool]:
     """Run ``cases`` in one child until it ends or stalls. Returns the records, the cases not
     run, the case running when it stopped (or None) and whether it stalled."""
     env = {**os.environ, "BLOOMKIT_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    proc = _spawn(seed, cases, memory_limit, big, env)
-    assert proc.stdout is not None
+    err = tempfile.TemporaryFile(mode="w+")  # read back only when the child fails outside a call
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps({"config": asdict(cfg), "cases": cases}))  # too many for a command line
+    proc.stdin.close()
     records: list[dict[str, Any]] = []
     done: set[int] = set()
     current: int | None = None
@@ -807,41 +817,32 @@ def _drive(seed: int, cases: list[int], *, time_limit: float, memory_limit: int,
         proc.kill()
     proc.wait()
     proc.stdout.close()
+    with err:
+        if proc.returncode != 0 and current is None and not stalled:
+            err.seek(0)
+            raise RuntimeError(f"fuzz child failed outside a call (exit {proc.returncode}):\n{err.read()[-3000:]}")
     rest = [c for c in cases if c not in done and c != current]
-    if proc.returncode != 0 and current is None and not stalled:
-        proc.stderr_file.seek(0)  # type: ignore[attr-defined]
-        err = proc.stderr_file.read()  # type: ignore[attr-defined]
-        raise RuntimeError(f"fuzz child failed outside a call (exit {proc.returncode}):\n{err[-3000:]}")
-    proc.stderr_file.close()  # type: ignore[attr-defined]
     return records, rest, current, stalled
 
 
-def run(seed: int, calls: int, *, start: int = 0, time_limit: float = 10.0, memory_limit: int = 1 << 30,
-        big: bool = False, progress: bool = False, cases: list[int] | None = None) -> Report:
-    """Run cases ``start .. start + calls - 1`` of ``seed`` (or the listed ``cases``); see the
+def run(cfg: Config, calls: int, *, start: int = 0, cases: list[int] | None = None,
+        progress: bool = False) -> Report:
+    """Run cases ``start .. start + calls - 1`` of ``cfg`` (or the listed ``cases``); see the
     module docstring."""
     t0 = time.perf_counter()
     todo = list(range(start, start + calls)) if cases is None else list(cases)
-    calls = len(todo)
-    report = Report(seed, calls, targets=len(targets()))
+    report = Report(cfg, len(todo), targets=len(targets(cfg.modules)))
     while todo:
         if progress:
-            print(f"fuzz: {calls - len(todo)} of {calls} calls done ({time.perf_counter() - t0:.0f} s)",
+            print(f"fuzz: {report.calls - len(todo)} of {report.calls} calls done ({time.perf_counter() - t0:.0f} s)",
                   file=sys.stderr, flush=True)
-        records, todo, current, stalled = _drive(seed, todo, time_limit=time_limit, memory_limit=memory_limit,
-                                                 big=big)
-        for rec in records:
-            report.counts[rec["outcome"]] += 1
-            if rec["outcome"] in PROBLEMS:
-                report.problems.append(rec)
+        records, todo, current, _stalled = _drive(cfg, todo, cfg.time_limit)
         if current is not None:  # hung or crashed in this case: confirm alone, with more time
-            again, _, cur2, stalled2 = _drive(seed, [current], time_limit=3 * time_limit,
-                                              memory_limit=memory_limit, big=big)
-            if again:
-                rec = again[0]
-            else:
-                rec = {"i": current, "outcome": "hang" if stalled2 else "crash", "call": _describe(seed, current, big),
-                       "detail": f"no answer within {3 * time_limit:.0f} s" if stalled2 else "the child died"}
+            again, _, _, stalled = _drive(cfg, [current], 3 * cfg.time_limit)
+            records += again or [{"i": current, "outcome": "hang" if stalled else "crash",
+                                  "call": _describe(cfg, current),
+                                  "detail": f"no answer within {3 * cfg.time_limit:g} s" if stalled else "the child died"}]
+        for rec in records:
             report.counts[rec["outcome"]] += 1
             if rec["outcome"] in PROBLEMS:
                 report.problems.append(rec)
@@ -849,11 +850,12 @@ def run(seed: int, calls: int, *, start: int = 0, time_limit: float = 10.0, memo
     return report
 
 
-def _describe(seed: int, i: int, big: bool) -> str:
+def _describe(cfg: Config, i: int) -> str:
     """The call of case ``i`` as text (made in a scratch folder of this process)."""
     try:
         with tempfile.TemporaryDirectory() as d:
-            return make_call(seed, i, targets(), make_world(Path(d)), big=big).describe()
+            world = make_world(Path(d), full=cfg.modules is None)
+            return make_call(cfg.seed, i, targets(cfg.modules), world, big=cfg.big).describe()
     except Exception as e:  # pragma: no cover - description only
         return f"case {i} ({type(e).__name__} while describing it)"
 
@@ -872,8 +874,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
-        child(a.seed, json.loads(sys.stdin.read()), a.memory_limit, a.big)
+        job = json.loads(sys.stdin.read())
+        cfg_d = job["config"]
+        cfg_d["modules"] = None if cfg_d["modules"] is None else tuple(cfg_d["modules"])
+        child(Config(**cfg_d), job["cases"])
         return 0
+    cfg = Config(a.seed, a.big, a.time_limit, a.memory_limit)
     if a.case is not None:
         with tempfile.TemporaryDirectory() as d:
             os.chdir(d)
@@ -888,8 +894,7 @@ def main(argv: list[str] | None = None) -> int:
                                            mapping_get=call.target.attr in KEYERROR_PROTOCOL))
         return 0
     cases = None if a.replay is None else sorted(p["i"] for p in json.loads(Path(a.replay).read_text())["problems"])
-    report = run(a.seed, a.calls, start=a.start, time_limit=a.time_limit, memory_limit=a.memory_limit, big=a.big,
-                 progress=True, cases=cases)
+    report = run(cfg, a.calls, start=a.start, cases=cases, progress=True)
     print(report.summary())
     print("\n".join(report.lines(limit=10_000)))
     if a.json:
