@@ -725,6 +725,7 @@ def child(cfg: Config, cases: list[int]) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     out = os.fdopen(os.dup(1), "w")  # the protocol; whatever the calls print goes nowhere
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    print(json.dumps({"targets": [t.name for t in tlist]}), file=out, flush=True)
     for i in cases:
         print(json.dumps({"start": i}), file=out, flush=True)
         t0 = time.perf_counter()
@@ -751,7 +752,11 @@ class Report:
     counts: Counter[str] = field(default_factory=Counter)
     problems: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
-    targets: int = 0
+    target_names: list[str] = field(default_factory=list)
+
+    @property
+    def targets(self) -> int:
+        return len(self.target_names)
 
     def summary(self) -> str:
         c = self.counts
@@ -769,10 +774,11 @@ class Report:
 PROBLEMS = ("unclear", "hang", "memory", "crash", "broken")
 
 
-def _drive(cfg: Config, cases: list[int], time_limit: float,
+def _drive(cfg: Config, cases: list[int], time_limit: float, names: list[str] | None = None,
            startup_limit: float = 300.0) -> tuple[list[dict[str, Any]], list[int], int | None, bool]:
     """Run ``cases`` in one child until it ends or stalls. Returns the records, the cases not
-    run, the case running when it stopped (or None) and whether it stalled."""
+    run, the case running when it stopped (or None) and whether it stalled; ``names`` receives
+    the child's list of targets."""
     env = {**os.environ, "BLOOMKIT_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     err = tempfile.TemporaryFile(mode="w+")  # read back only when the child fails outside a call
     proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child"], stdin=subprocess.PIPE,
@@ -806,7 +812,10 @@ def _drive(cfg: Config, cases: list[int], time_limit: float,
                 rec = json.loads(line)
             except ValueError:
                 continue
-            if "start" in rec:
+            if "targets" in rec:
+                if names is not None:
+                    names[:] = rec["targets"]
+            elif "start" in rec:
                 current = rec["start"]
                 deadline = time.monotonic() + time_limit
             else:
@@ -831,12 +840,12 @@ def run(cfg: Config, calls: int, *, start: int = 0, cases: list[int] | None = No
     module docstring."""
     t0 = time.perf_counter()
     todo = list(range(start, start + calls)) if cases is None else list(cases)
-    report = Report(cfg, len(todo), targets=len(targets(cfg.modules)))
+    report = Report(cfg, len(todo))
     while todo:
         if progress:
             print(f"fuzz: {report.calls - len(todo)} of {report.calls} calls done ({time.perf_counter() - t0:.0f} s)",
                   file=sys.stderr, flush=True)
-        records, todo, current, _stalled = _drive(cfg, todo, cfg.time_limit)
+        records, todo, current, _stalled = _drive(cfg, todo, cfg.time_limit, report.target_names)
         if current is not None:  # hung or crashed in this case: confirm alone, with more time
             again, _, _, stalled = _drive(cfg, [current], 3 * cfg.time_limit)
             records += again or [{"i": current, "outcome": "hang" if stalled else "crash",
