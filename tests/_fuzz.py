@@ -53,6 +53,7 @@ import operator
 import os
 import re
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -249,7 +250,7 @@ def make_world(folder: Path, *, full: bool = True) -> World:
     paths and blobs only (the fuzzer's own tests, which call no structure)."""
     if not full:
         (folder / "f.bin").write_bytes(b"\x00" * 10)
-        return World(paths=[str(folder / "f.bin"), "/dev/null"], blobs=[b"", b"abc"], domain=[1, "a", [1, 2]])
+        return World(paths=[str(folder / "f.bin"), str(folder / "empty.bin")], blobs=[b"", b"abc"], domain=[1, "a", [1, 2]])
     import pyarrow as pa
     import pyarrow.parquet as pq
     from conformance import examples as ex
@@ -278,7 +279,10 @@ def make_world(folder: Path, *, full: bool = True) -> World:
     pq.write_table(t.slice(0, 10), folder / "d" / "p.parquet", bloom_filter_options={"a": True})
     (folder / "junk.bin").write_bytes(b"\x00" * 100)
     w.paths += [str(folder / "t.parquet"), str(folder / "d"), str(folder / "junk.bin"), str(folder / "missing.bkf"),
-                "/dev/zero", "/dev/null", "/", "", "out.bkf", str(folder / "d" / "new" / "x.bkf")]
+                str(folder), "", "out.bkf", str(folder / "d" / "new" / "x.bkf")]
+    # only paths inside the run's own folder: never a device (as root, an earlier save() replaced
+    # /dev/null and /dev/zero; save() now refuses them, tested in test_format), never "/" or
+    # "..", which save_shards() would fill with shard files
     w.domain += [*ex.STR, *ex.PROFILES, *ex.RANGE_QUERIES, ex.LOOKUP_KEYS[:10], [1, 2, 3],
                  np.array([[1.0, 2.0, 3.0, 4.0]]), np.full((3, 4), 50.0), ("10.0.0.1", "10.0.0.2", 80),
                  [("a", "b", 1), ("c", "d", 2)], {"Age": (20, 29)}, {"Age": 22}, "Age", ("Age", 22), 50.0,
@@ -337,9 +341,12 @@ class Gen:
             return self.pick(OPTION_STRINGS)
         if r < 0.8:
             return self.pick(["", "x", "alpha", "\x00", "é", "\ud800", " ", "1", "1.5", "nan", "-1", "a,b",
-                              "Age=22", "..", "/"])
-        return "a" * self.pick([100, 70_000]) if self.chance(0.5) else "".join(
-            chr(int(c)) for c in self.rng.integers(32, 0x3000, self.size()))
+                              "Age=22", "sub/x", "./y"])
+        # random text; never "/" or "\\" (a str is also a path to save to: only relative names)
+        if self.chance(0.5):
+            return "a" * self.pick([100, 70_000])
+        text = "".join(chr(int(c)) for c in self.rng.integers(32, 0x3000, self.size()) if chr(int(c)) not in "/\\")
+        return "dots" if text in (".", "..") else text
 
     def bytes_(self) -> Any:
         r = self.rng.random()
@@ -708,12 +715,12 @@ class Config:
     modules: tuple[str, ...] | None = None  # None: the whole public API (see targets())
 
 
-def child(cfg: Config, cases: list[int]) -> None:
-    """Run ``cases`` and write one JSON line before ("start") and after each."""
+def child(cfg: Config, cases: list[int], folder: Path) -> None:
+    """Run ``cases`` in ``folder`` (the parent makes and removes it) and write one JSON line
+    before ("start") and after each."""
     import resource
 
     warnings.simplefilter("ignore")
-    folder = Path(tempfile.mkdtemp(prefix="bloomkit-fuzz-"))
     os.chdir(folder)
     tlist = targets(cfg.modules)
     order = np.random.default_rng([cfg.seed, 0xF022]).permutation(len(tlist))
@@ -781,10 +788,11 @@ def _drive(cfg: Config, cases: list[int], time_limit: float, names: list[str] | 
     the child's list of targets."""
     env = {**os.environ, "BLOOMKIT_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     err = tempfile.TemporaryFile(mode="w+")  # read back only when the child fails outside a call
+    folder = tempfile.mkdtemp(prefix="bloomkit-fuzz-")  # everything the calls write goes here
     proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=folder)
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(json.dumps({"config": asdict(cfg), "cases": cases}))  # too many for a command line
+    proc.stdin.write(json.dumps({"config": asdict(cfg), "cases": cases, "folder": folder}))  # too many for argv
     proc.stdin.close()
     records: list[dict[str, Any]] = []
     done: set[int] = set()
@@ -826,6 +834,7 @@ def _drive(cfg: Config, cases: list[int], time_limit: float, names: list[str] | 
         proc.kill()
     proc.wait()
     proc.stdout.close()
+    shutil.rmtree(folder, ignore_errors=True)
     with err:
         if proc.returncode != 0 and current is None and not stalled:
             err.seek(0)
@@ -886,7 +895,7 @@ def main(argv: list[str] | None = None) -> int:
         job = json.loads(sys.stdin.read())
         cfg_d = job["config"]
         cfg_d["modules"] = None if cfg_d["modules"] is None else tuple(cfg_d["modules"])
-        child(Config(**cfg_d), job["cases"])
+        child(Config(**cfg_d), job["cases"], Path(job["folder"]))
         return 0
     cfg = Config(a.seed, a.big, a.time_limit, a.memory_limit)
     if a.case is not None:

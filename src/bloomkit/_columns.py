@@ -534,6 +534,10 @@ def _list_matrix(rows: list[Any], name: str, owner: str | None, hint: str) -> np
                 f"The {name!r} parameter{_where(owner)} must have rows of equal length. Got {len(row)} "
                 f"values at row {r}, {width} at row 0 instead."
             )
+        if not isinstance(row, np.ndarray):  # cells are numbers: numpy would read any other iterable to its end
+            for c, v in enumerate(row):
+                if not isinstance(v, numbers.Number):
+                    raise _non_numeric(name, owner, f"{safe_repr(v)} at row {r}, column {c}")
     try:
         arr = np.asarray(rows)
     except (TypeError, ValueError):

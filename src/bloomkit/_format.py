@@ -206,9 +206,15 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
         raise IsADirectoryError(errno.EISDIR, "cannot save to a directory; give a file path", os.fspath(path))
     folder = os.path.dirname(target) or "."
     try:
-        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        st = os.stat(target)
+        mode: int | None = stat.S_IMODE(st.st_mode)
     except FileNotFoundError:
         mode = None
+    else:  # the rename would replace a device (as root, /dev/null itself), a FIFO or a socket
+        if not stat.S_ISREG(st.st_mode):
+            raise InvalidParameterError(
+                f"The 'path' parameter of save must name a regular file (or a new one). Got {os.fspath(path)!r} "
+                "instead: a device, FIFO or socket, which saving would replace.")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
         tmp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")

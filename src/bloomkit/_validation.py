@@ -207,9 +207,10 @@ def check_hashes(value: Any, name: str, owner: str) -> np.ndarray:
         raise param_error(name, owner, allowed, value)  # never an arbitrary iterable (an endless one)
     else:
         try:
-            a = np.asarray(value)
-            if a.dtype.kind == "O":
-                a = np.array(value, dtype=np.uint64)
+            if isinstance(value, list | tuple):  # Python ints: unsigned unless one is negative
+                a = np.array(value, dtype=np.int64 if any(v < 0 for v in value) else np.uint64)
+            else:
+                a = np.asarray(value)
         except (TypeError, ValueError, OverflowError, RecursionError):
             raise param_error(name, owner, allowed, value) from None
     if a.ndim != 1 or a.dtype.kind not in "iu":

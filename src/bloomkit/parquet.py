@@ -36,7 +36,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ._columns import as_keys
+from ._columns import as_keys, sized_items
 from ._hashing import TAG_BYTES, TAG_FLOAT, TAG_INT, TAG_STR, arrow_buffers
 from ._lazy import kernels as K
 from ._validation import FPR, Int, Optional, Options, check_bytes, check_path
@@ -660,8 +660,9 @@ def _files(source: Any) -> list[str]:
             return sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix in (".parquet", ".parq")
                           and not f.name.startswith((".", "_")))
         return [str(p)]
-    if isinstance(source, Iterable):
-        return [str(f) for f in source]
+    if isinstance(source, Iterable) and not isinstance(source, bytes | np.ndarray):
+        return [check_path(f, "source", "bloomkit.parquet") for f in sized_items(source, "source", "bloomkit.parquet",
+                                                                                  "files")]
     raise InvalidParameterError(
         f"The 'source' parameter must be a file, a directory, a list of files or a pyarrow dataset. "
         f"Got {type(source).__name__} instead.")

@@ -108,6 +108,8 @@ def _loads(n: float, num_blocks: int, lane_bits: int) -> tuple[np.ndarray, np.nd
     bounded time and memory for any n."""
     p = 1.0 / num_blocks
     mu = n * p
+    if mu == 0.0:  # n so small that n / B underflows: every block is empty
+        return np.zeros(1), np.ones(1), 0.0
     spread = 12.0 * math.sqrt(mu) + 12.0
     lo = max(0, math.floor(mu - spread))
     hi = math.ceil(mu + spread + 30.0)
