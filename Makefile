@@ -2,8 +2,9 @@
 #   make demo   creates .venv, installs, runs `bloomkit reproduce --quick` (report in results/)
 #   make test   creates .venv, installs with test extras, runs ruff, mypy (strict, src/) and the whole test suite
 #               with the C extension (bloomkit._speedups), then the tests of hashing, adds, queries and
-#               persistence again on numba alone (BLOOMKIT_NO_EXTENSION=1), then an install without a C
-#               compiler (CC=false: the extension is optional) and its tests
+#               persistence again on numba alone (BLOOMKIT_NO_EXTENSION=1), then the package as it ships:
+#               an sdist and a wheel built from it without a C compiler (CC=false: the extension is
+#               optional), installed into a fresh venv, smoke-tested (tests/wheel_smoke.py) and tested
 PYTHON ?= python3
 VENV   := .venv
 CONSTRAINTS := constraints.txt

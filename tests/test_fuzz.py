@@ -12,7 +12,7 @@ import pytest
 from _fuzz import Config, classify, names_a_parameter, run
 
 SEED = 26
-DEFAULT_CALLS = 2500
+DEFAULT_CALLS = 2000
 
 
 def _assert_clean(report) -> None:
