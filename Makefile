@@ -76,19 +76,19 @@ test-pure: $(VENV)/.installed-test
 # The package as it ships, on a machine without a C compiler (CC=false): an sdist built from
 # this tree (what a release uploads: docs, LICENSE, tests; never built files), a wheel built
 # from that sdist (the optional extension fails with a warning, the build succeeds), installed
-# into a scratch venv (build/nocc) whose dependencies are read from .venv (a .pth file: nothing
-# downloaded but the build backend, as for any pip build). tests/wheel_smoke.py checks the sdist
-# (every README / docs link resolves inside it), the wheel (package data, LICENSE, metadata,
-# the console script) and the installed package (the `bloomkit` command builds and queries);
-# then bloomkit runs on numba alone. Part of `make test`.
+# into a scratch venv (build/nocc) whose dependencies are read from .venv (a .pth file). Both
+# builds use the setuptools of .venv (the test extra pins it): nothing is downloaded.
+# tests/wheel_smoke.py checks the sdist (every README / docs link resolves inside it), the
+# wheel (package data, LICENSE, metadata, the console script) and the installed package (the
+# `bloomkit` command builds a file); then bloomkit runs on numba alone. Part of `make test`.
 NOCC := build/nocc
 test-no-compiler: $(VENV)/.installed-test
 	rm -rf $(NOCC) && $(PYTHON) -m venv --without-pip $(NOCC)/venv
 	$(NOCC)/venv/bin/python -c 'import site, sys; open(site.getsitepackages()[0] + "/deps.pth", "w").write(sys.argv[1])' \
 		"$$($(PY) -c 'import site; print(site.getsitepackages()[0])')"
-	$(PY) -m build --sdist --outdir $(NOCC)/dist . > $(NOCC)/sdist.log 2>&1 || (cat $(NOCC)/sdist.log; exit 1)
-	CC=false $(PY) -m pip --disable-pip-version-check -v wheel --no-deps --wheel-dir $(NOCC)/dist $(NOCC)/dist/bloomkit-*.tar.gz \
-		> $(NOCC)/install.log 2>&1 || (cat $(NOCC)/install.log; exit 1)
+	$(PY) -m build --sdist --no-isolation --outdir $(NOCC)/dist . > $(NOCC)/sdist.log 2>&1 || (cat $(NOCC)/sdist.log; exit 1)
+	CC=false $(PY) -m pip --disable-pip-version-check -v wheel --no-deps --no-build-isolation --wheel-dir $(NOCC)/dist \
+		$(NOCC)/dist/bloomkit-*.tar.gz > $(NOCC)/install.log 2>&1 || (cat $(NOCC)/install.log; exit 1)
 	grep -i "speedups.*fail\|fail.*speedups\|optional" $(NOCC)/install.log | head -3
 	$(PY) -m pip --disable-pip-version-check -q --python $(NOCC)/venv/bin/python install --no-deps $(NOCC)/dist/bloomkit-*.whl
 	cd $(NOCC) && venv/bin/python ../../tests/wheel_smoke.py dist/bloomkit-*.tar.gz dist/bloomkit-*.whl
@@ -126,7 +126,7 @@ test-latest:
 # rewrite the constraints from what the test + bench environment holds now
 constraints: $(VENV)/.installed-test
 	$(PIP) install -c $(CONSTRAINTS) -e ".[test,bench]"
-	(head -2 $(CONSTRAINTS); $(PY) -m pip freeze --all --exclude-editable | grep -v -E '^(bloomkit|setuptools|wheel)==') > $(CONSTRAINTS).new
+	(head -2 $(CONSTRAINTS); $(PY) -m pip freeze --all --exclude-editable | grep -v -E '^(bloomkit|wheel)==') > $(CONSTRAINTS).new
 	mv $(CONSTRAINTS).new $(CONSTRAINTS)
 
 clean:
