@@ -2,8 +2,9 @@
 #   make demo   creates .venv, installs, runs `bloomkit reproduce --quick` (report in results/)
 #   make test   creates .venv, installs with test extras, runs ruff, mypy (strict, src/) and the whole test suite
 #               with the C extension (bloomkit._speedups), then the tests of hashing, adds, queries and
-#               persistence again on numba alone (BLOOMKIT_NO_EXTENSION=1), then an install without a C
-#               compiler (CC=false: the extension is optional) and its tests
+#               persistence again on numba alone (BLOOMKIT_NO_EXTENSION=1), then the package as it ships:
+#               an sdist and a wheel built from it without a C compiler (CC=false: the extension is
+#               optional), installed into a fresh venv, smoke-tested (tests/wheel_smoke.py) and tested
 PYTHON ?= python3
 VENV   := .venv
 CONSTRAINTS := constraints.txt
@@ -72,21 +73,25 @@ test: $(VENV)/.installed-test browser
 test-pure: $(VENV)/.installed-test
 	BLOOMKIT_NO_EXTENSION=1 $(PY) -m pytest -q -n 2 --dist loadfile -k '$(PURE_SKIP)' $(PURE_TESTS)
 
-# An install on a machine without a C compiler (CC=false): the build of the optional extension
-# fails with a warning, the install succeeds and bloomkit runs on numba alone. A scratch venv
-# (build/nocc) with bloomkit installed from a copy of this tree without built files (an extension
-# built in place in src/ would otherwise be packaged), its dependencies read from .venv. Part of
-# `make test` (about 45 s).
+# The package as it ships, on a machine without a C compiler (CC=false): an sdist built from
+# this tree (what a release uploads: docs, LICENSE, tests; never built files), a wheel built
+# from that sdist (the optional extension fails with a warning, the build succeeds), installed
+# into a scratch venv (build/nocc) whose dependencies are read from .venv (a .pth file). Both
+# builds use the setuptools of .venv (the test extra pins it): nothing is downloaded.
+# tests/wheel_smoke.py checks the sdist (every README / docs link resolves inside it), the
+# wheel (package data, LICENSE, metadata, the console script) and the installed package (the
+# `bloomkit` command builds a file); then bloomkit runs on numba alone. Part of `make test`.
 NOCC := build/nocc
 test-no-compiler: $(VENV)/.installed-test
 	rm -rf $(NOCC) && $(PYTHON) -m venv --without-pip $(NOCC)/venv
 	$(NOCC)/venv/bin/python -c 'import site, sys; open(site.getsitepackages()[0] + "/deps.pth", "w").write(sys.argv[1])' \
 		"$$($(PY) -c 'import site; print(site.getsitepackages()[0])')"
-	mkdir -p $(NOCC)/src && tar -cf - --exclude='*.so' --exclude=__pycache__ --exclude='*.egg-info' --exclude='*.nb[ic]' \
-		pyproject.toml setup.py README.md src | tar -xf - -C $(NOCC)/src
-	CC=false $(PY) -m pip --disable-pip-version-check -v --python $(NOCC)/venv/bin/python install --no-deps $(NOCC)/src \
-		> $(NOCC)/install.log 2>&1 || (cat $(NOCC)/install.log; exit 1)
+	$(PY) -m build --sdist --no-isolation --outdir $(NOCC)/dist . > $(NOCC)/sdist.log 2>&1 || (cat $(NOCC)/sdist.log; exit 1)
+	CC=false $(PY) -m pip --disable-pip-version-check -v wheel --no-deps --no-build-isolation --wheel-dir $(NOCC)/dist \
+		$(NOCC)/dist/bloomkit-*.tar.gz > $(NOCC)/install.log 2>&1 || (cat $(NOCC)/install.log; exit 1)
 	grep -i "speedups.*fail\|fail.*speedups\|optional" $(NOCC)/install.log | head -3
+	$(PY) -m pip --disable-pip-version-check -q --python $(NOCC)/venv/bin/python install --no-deps $(NOCC)/dist/bloomkit-*.whl
+	cd $(NOCC) && venv/bin/python ../../tests/wheel_smoke.py dist/bloomkit-*.tar.gz dist/bloomkit-*.whl
 	cd $(NOCC) && venv/bin/python -c 'import bloomkit, sys; p = bloomkit.info()["hash_path"]; print(p); \
 		assert p.startswith("numba (not built"), p; assert bloomkit.__file__.startswith(sys.prefix), bloomkit.__file__'
 	cd $(NOCC) && venv/bin/python -m pytest -q -p no:cacheprovider -c ../../pyproject.toml ../../tests/test_speedups.py ../../tests/test_bloom.py
@@ -121,7 +126,7 @@ test-latest:
 # rewrite the constraints from what the test + bench environment holds now
 constraints: $(VENV)/.installed-test
 	$(PIP) install -c $(CONSTRAINTS) -e ".[test,bench]"
-	(head -2 $(CONSTRAINTS); $(PY) -m pip freeze --all --exclude-editable | grep -v -E '^(bloomkit|setuptools|wheel)==') > $(CONSTRAINTS).new
+	(head -2 $(CONSTRAINTS); $(PY) -m pip freeze --all --exclude-editable | grep -v -E '^(bloomkit|wheel)==') > $(CONSTRAINTS).new
 	mv $(CONSTRAINTS).new $(CONSTRAINTS)
 
 clean:

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from bloomkit import BloomFilter, CountingBloomFilter, InvalidParameterError
-from bloomkit._columns import as_keys, as_table, as_values, take
+from bloomkit._columns import as_keys, as_matrix, as_table, as_values, take
 from bloomkit._hashing import hash64, hash_keys, hash_many, key_type_names
 
 WORDS = [f"word-{i}-é" if i % 7 == 0 else f"word-{i}" for i in range(3000)]
@@ -25,7 +25,7 @@ def _shuffled(series: pd.Series, seed: int = 0) -> pd.Series:
 INPUTS = {
     "list str": lambda: WORDS,
     "tuple str": lambda: tuple(WORDS),
-    "generator str": lambda: (w for w in WORDS),
+    "dict keys str": lambda: dict.fromkeys(WORDS).keys(),  # a sized collection, in order
     "numpy U": lambda: np.array(WORDS),
     "numpy object": lambda: np.array(WORDS, dtype=object),
     "pyarrow string": lambda: pa.array(WORDS),
@@ -153,3 +153,34 @@ def test_take_is_positional_for_every_batch():
     assert take(pa.array(["a", "b", "c"]), idx).to_pylist() == ["c", "a"]
     assert np.array_equal(hash_many(take(as_keys(_shuffled(pd.Series(WORDS))), idx), 0),
                           hash_many([as_keys(_shuffled(pd.Series(WORDS))).to_pylist()[i] for i in (2, 0)], 0))
+
+
+class _Endless:
+    """``__getitem__`` answers every index (iteration by the old protocol never ends)."""
+
+    def __getitem__(self, i):
+        return i
+
+
+class _LyingLen:
+    def __len__(self):
+        return 3
+
+    def __iter__(self):
+        n = 0
+        while True:
+            yield n
+            n += 1
+
+
+@pytest.mark.parametrize("batch", [(w for w in WORDS), iter(WORDS), _Endless(), _LyingLen()],
+                         ids=["generator", "iterator", "endless __getitem__", "lying __len__"])
+def test_unsized_or_endless_batches_are_refused_without_iterating(batch):
+    """Iteration only over sized inputs, and no further than their length: an endless source
+    would otherwise be read until memory runs out."""
+    bf = BloomFilter(capacity=100, fpr=0.01)
+    with pytest.raises(InvalidParameterError, match="'keys' parameter of BloomFilter.add_many"):
+        bf.add_many(batch)
+    assert not bf
+    with pytest.raises(InvalidParameterError, match="'points' parameter of f"):  # rows of vectors too
+        as_matrix(batch, "points", "f")

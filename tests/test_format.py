@@ -18,7 +18,7 @@ import pytest
 from conformance.forge import build
 
 import bloomkit
-from bloomkit import BloomFilter, FormatError
+from bloomkit import BloomFilter, FormatError, InvalidParameterError
 from bloomkit._format import FORMAT_VERSION, MAGIC, pack, unpack, write_atomic
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -174,6 +174,22 @@ def test_save_to_a_directory_is_a_clear_error(tmp_path):
     assert list(tmp_path.iterdir()) == []  # no <dir>.tmp beside it
     with pytest.raises(FileNotFoundError):
         _bf().save(tmp_path / "missing" / "f.bkf")
+
+
+def test_save_never_replaces_a_device_fifo_or_socket_and_load_never_waits(tmp_path):
+    """save() renames a temporary file over its target: over a device (run as root, /dev/null
+    itself), a FIFO or a socket that would replace it. It refuses them; load() refuses them too,
+    without waiting for a FIFO's writer or reading a device to its (never reached) end."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(InvalidParameterError, match="'path' parameter of save must name a regular file"):
+        _bf().save(fifo)
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+    for path in (fifo, "/dev/zero", "/dev/null"):
+        with pytest.raises(InvalidParameterError, match="must name a regular file"):
+            bloomkit.load(path)
+    with pytest.raises(InvalidParameterError, match="'path' parameter of load must be a file path.*loads"):
+        bloomkit.load(_bf().to_bytes())
 
 
 def test_a_failed_save_removes_its_temporary_file_and_keeps_the_target(tmp_path):

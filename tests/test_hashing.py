@@ -87,6 +87,33 @@ def test_tuple_encoding_is_unambiguous():
     assert payload == bytes([H.TAG_STR]) + struct.pack("<Q", 1) + b"a"
 
 
+def test_tuple_nesting_is_bounded_on_both_paths():
+    """Keys nest tuples at most MAX_KEY_DEPTH deep, on the compiled and the numba path alike (a
+    deeper key was a RecursionError, or a C stack overflow); the deepest key allowed hashes the
+    same single and in a batch, and a filter refuses a deeper one by name."""
+    import bloomkit
+
+    key: object = 1
+    for _ in range(H.MAX_KEY_DEPTH):
+        key = (key,)
+    assert H.hash_many([key], 3)[0] == H.hash64(key, 3)
+    f = bloomkit.BloomFilter(capacity=10, fpr=0.01)
+    f.add(key)
+    assert key in f
+    calls = (lambda k: H.hash64(k, 3), lambda k: H.hash_many([k], 3), f.add, f.__contains__)
+    for deeper in ((key,), (((key,),),), _nest(3000)):
+        for call in calls:
+            with pytest.raises(InvalidParameterError, match="nest tuples more than 64 levels"):
+                call(deeper)
+
+
+def _nest(depth: int) -> object:
+    key: object = "leaf"
+    for _ in range(depth):
+        key = (key,)
+    return key
+
+
 @pytest.mark.parametrize("bad", [None, [1], {1: 2}, {1}, object(), float("nan"), np.float64("nan"), 1j, ("a", None)])
 def test_unsupported_keys_raise(bad):
     with pytest.raises(InvalidParameterError):
@@ -121,7 +148,8 @@ def _single(keys, seed=5):
 def test_batch_list_equals_single(keys):
     assert np.array_equal(H.hash_many(keys, 5), _single(keys))
     assert np.array_equal(H.hash_many(tuple(keys), 5), _single(keys))
-    assert np.array_equal(H.hash_many(iter(keys), 5), _single(keys))
+    with pytest.raises(InvalidParameterError, match="with a length"):  # iteration only over sized inputs
+        H.hash_many(iter(keys), 5)
 
 
 def test_batch_numpy_equals_single():

@@ -552,7 +552,9 @@ def test_tiny_geometric_filters(n: int) -> None:
     vals = list(range(1, n + 1))
     gf = GeometricFilter.build(keys, vals, value_bits=8, fpr=2**-10)
     gf._check()
-    assert gf.get_many(iter(keys)).tolist() == vals  # iterators are accepted
+    assert gf.get_many(tuple(keys)).tolist() == vals
+    with pytest.raises(InvalidParameterError, match="with a length"):  # iteration only over sized inputs
+        gf.get_many(iter(keys))
     assert gf.num_tables >= 1 and len(gf) == n
     g2 = GeometricFilter.from_bytes(gf.to_bytes())
     assert g2.get_many(keys).tolist() == vals

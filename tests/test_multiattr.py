@@ -538,7 +538,7 @@ def test_golden_file_of_the_md5_hash() -> None:
 # -- the data front door: every batch form against a multiset model --------------------------------
 
 NAMES = ["src", "dst", "port"]
-FORMS = ["rows", "rows_generator", "rows_2d", "columns_numpy", "columns_mixed", "columns_arrow",
+FORMS = ["rows", "rows_view", "rows_2d", "columns_numpy", "columns_mixed", "columns_arrow",
          "columns_series_shuffled", "pandas_shuffled", "arrow_table_reordered", "record_batch",
          "mapping_reordered", "structured", "polars"]
 
@@ -555,8 +555,8 @@ def _as_form(form: str, items: list[tuple[str, str, int]], rng: np.random.Genera
     order = ["port", "src", "dst"]  # never the attribute order
     if form == "rows":
         return items
-    if form == "rows_generator":
-        return (it for it in items)
+    if form == "rows_view":  # a sized collection that is not a list (a generator is refused: no length)
+        return dict(enumerate(items)).values()
     if form == "columns_mixed":  # one array, the other columns lists
         return (src, np.array(dst), port)
     if form == "rows_2d":

@@ -807,7 +807,7 @@ POINT_INPUTS = {
     "list of lists": lambda X: X.tolist(),
     "list of arrays": lambda X: list(X),
     "tuple of tuples": lambda X: tuple(map(tuple, X.tolist())),
-    "generator": lambda X: (row for row in X),
+    "dict values of arrays": lambda X: dict(enumerate(X)).values(),  # a sized collection (a generator is refused)
     "pandas shuffled index": lambda X: _shuffled_frame(X),
     "pandas Float64 nullable": lambda X: _shuffled_frame(X).astype("Float64"),
     "pandas int": lambda X: _shuffled_frame(np.round(X).astype(np.int64)),

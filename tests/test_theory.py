@@ -1,24 +1,12 @@
-"""Classic formulas (doc 000 Eqs. 1-2) and the doctests of the foundation modules."""
+"""Classic formulas (doc 000 Eqs. 1-2); the doctests of every module run in tests/test_docs.py."""
 
 from __future__ import annotations
-
-import doctest
-import importlib
 
 import numpy as np
 import pytest
 
 from bloomkit import InvalidParameterError, theory
 from bloomkit._validation import check_choice, check_float, check_int
-
-
-@pytest.mark.parametrize(
-    "module", ["bloomkit.theory", "bloomkit._validation", "bloomkit._hashing", "bloomkit.bloom", "bloomkit._columns",
-               "bloomkit._jit"]
-)
-def test_doctests(module):
-    res = doctest.testmod(importlib.import_module(module))
-    assert res.failed == 0 and res.attempted > 0
 
 
 def test_formulas_agree_and_vectorize():

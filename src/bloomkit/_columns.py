@@ -28,17 +28,19 @@ Nothing here imports pandas or polars: they are recognised by their module names
 
 from __future__ import annotations
 
+import itertools
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any
 
 import numpy as np
 
-from ._validation import param_error
+from ._validation import param_error, safe_repr
 from .errors import InvalidParameterError
 
 __all__ = [
     "as_keys",
+    "sized_items",
     "as_matrix",
     "as_table",
     "as_values",
@@ -195,7 +197,7 @@ def as_keys(data: Any, name: str = "keys", owner: str | None = None) -> Any:
 
     Parameters
     ----------
-    data : list, tuple, iterable, numpy array, pyarrow Array / ChunkedArray / one-column Table,
+    data : list, tuple, set, range or another sized collection, numpy array, pyarrow Array / ChunkedArray / one-column Table,
         pandas Series / Index / Categorical / one-column DataFrame, polars Series / one-column
         DataFrame
         The keys.
@@ -210,7 +212,8 @@ def as_keys(data: Any, name: str = "keys", owner: str | None = None) -> Any:
     ------
     InvalidParameterError
         For nulls (naming the position), a single str / bytes, a table of several columns,
-        datetime values, masked arrays, or a non-iterable.
+        datetime values, masked arrays, a non-iterable, or an iterable without a length (a
+        generator: it is never iterated, as an endless one would never return; pass a list).
 
     Complexity: O(1) for numpy / arrow string input, O(n) for conversions.
 
@@ -229,6 +232,11 @@ def as_keys(data: Any, name: str = "keys", owner: str | None = None) -> Any:
             raise InvalidParameterError(
                 f"The {name!r} parameter{_where(owner)} holds {data.dtype} values, which have no canonical "
                 "key encoding. Convert them first, e.g. with .astype('int64')."
+            )
+        if data.ndim == 0:
+            raise InvalidParameterError(
+                f"The {name!r} parameter{_where(owner)} must be a collection of keys, not a single "
+                f"{data.dtype} value. Got {safe_repr(data)} instead; use add() / in for one key."
             )
         return data
     if isinstance(data, list):
@@ -262,12 +270,38 @@ def as_keys(data: Any, name: str = "keys", owner: str | None = None) -> Any:
         return list(data)
     if hasattr(data, "__array__") and not isinstance(data, Iterable):
         return as_keys(np.asarray(data), name, owner)
+    return sized_items(data, name, owner, "keys")
+
+
+def sized_items(data: Any, name: str, owner: str | None, what: str = "items") -> list[Any]:
+    """The items of a sized collection, as a list. Only sized collections are iterated, and no
+    further than their length: a generator, or an object whose ``__getitem__`` answers every
+    index, would be read without end (InvalidParameterError naming the parameter).
+
+    >>> sized_items(range(3), "keys", "f")
+    [0, 1, 2]
+    """
+    if not isinstance(data, Iterable):
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be an iterable of {what}. Got {type(data).__name__} instead."
+        )
+    if not isinstance(data, Sized):
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must be a collection of {what} with a length (a list, tuple, "
+            f"set, range, numpy / pyarrow array, ...). Got {type(data).__name__} instead: pass list(...) of it."
+        )
     try:
-        items = list(data)
+        n = len(data)
+        items = list(itertools.islice(data, n + 1))
     except TypeError:
         raise InvalidParameterError(
-            f"The {name!r} parameter{_where(owner)} must be an iterable of keys. Got {type(data).__name__} instead."
+            f"The {name!r} parameter{_where(owner)} must be an iterable of {what}. Got {type(data).__name__} instead."
         ) from None
+    if len(items) != n:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{_where(owner)} must yield as many {what} as its len() says. Got a "
+            f"{type(data).__name__} of len() {n} that yielded {'more' if len(items) > n else len(items)} instead."
+        )
     return items
 
 
@@ -415,13 +449,12 @@ def as_matrix(
             f"a list of vectors, a DataFrame or a table. Got {type(data).__name__} instead{hint}."
         )
     else:
-        try:
-            rows = data.tolist() if isinstance(data, np.ndarray) else list(data)
-        except TypeError:
+        if not isinstance(data, Iterable | np.ndarray):
             raise InvalidParameterError(
                 f"The {name!r} parameter{_where(owner)} must be a 2-D batch of rows (n, d). "
                 f"Got {type(data).__name__} instead."
-            ) from None
+            )
+        rows = data.tolist() if isinstance(data, np.ndarray) else sized_items(data, name, owner, "rows")
         arr = _list_matrix(rows, name, owner, hint)
     if ncols is not None and arr.shape == (0, 0):
         arr = arr.reshape(0, ncols)  # an empty list: no rows of any width
@@ -490,8 +523,10 @@ def _list_matrix(rows: list[Any], name: str, owner: str | None, hint: str) -> np
             if r == 0:
                 raise _one_d_error(name, owner, (len(rows),), hint)
             raise InvalidParameterError(
-                f"The {name!r} parameter{_where(owner)} must be a batch of vectors. Got {row!r} at row {r} instead."
+                f"The {name!r} parameter{_where(owner)} must be a batch of vectors. Got {safe_repr(row)} at row {r} instead."
             )
+        if not isinstance(row, list | tuple | np.ndarray):  # a row of the user's own type: read to its len()
+            row = rows[r] = sized_items(row, f"{name}[{r}]", owner, "values")
         if width is None:
             width = len(row)
         elif len(row) != width:
@@ -499,6 +534,10 @@ def _list_matrix(rows: list[Any], name: str, owner: str | None, hint: str) -> np
                 f"The {name!r} parameter{_where(owner)} must have rows of equal length. Got {len(row)} "
                 f"values at row {r}, {width} at row 0 instead."
             )
+        if not isinstance(row, np.ndarray):  # cells are numbers: numpy would read any other iterable to its end
+            for c, v in enumerate(row):
+                if not isinstance(v, numbers.Number):
+                    raise _non_numeric(name, owner, f"{safe_repr(v)} at row {r}, column {c}")
     try:
         arr = np.asarray(rows)
     except (TypeError, ValueError):
@@ -511,7 +550,7 @@ def _list_matrix(rows: list[Any], name: str, owner: str | None, hint: str) -> np
         for r, row in enumerate(rows):  # the user's values, not numpy's conversion of them
             for c, v in enumerate(row):
                 if not _is_number(v):
-                    raise _non_numeric(name, owner, f"{v!r} at row {r}, column {c}")
+                    raise _non_numeric(name, owner, f"{safe_repr(v)} at row {r}, column {c}")
         arr = arr.astype(np.float64)
     return np.ascontiguousarray(arr, dtype=np.float64)
 

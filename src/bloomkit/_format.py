@@ -44,14 +44,13 @@ import threading
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar, SupportsIndex
 
 import numpy as np
 
 from ._hashing import HASH_XXH64, hash_name
 from ._storage import LOAD_EXPANSION, LOAD_SLACK, MAX_LOAD_BYTES, aligned_copy, load_budget, reserve
-from ._validation import Spec, check_params
+from ._validation import Spec, check_params, check_path
 from .errors import FormatError, InvalidParameterError
 
 __all__ = [
@@ -198,7 +197,7 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
     ------
     IsADirectoryError
         If ``path`` is a directory.
-    OSError
+    InvalidParameterError
         If ``path`` is a device, a FIFO or a socket (renaming over it would replace the device
         node itself, e.g. /dev/null, for every program on the machine).
     OSError
@@ -211,12 +210,14 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
     folder = os.path.dirname(target) or "."
     try:
         st = os.stat(target)
+        mode: int | None = stat.S_IMODE(st.st_mode)
     except FileNotFoundError:
-        mode: int | None = None
-    else:
-        if not stat.S_ISREG(st.st_mode):  # the rename would replace the device node (/dev/zero) itself
-            raise OSError(errno.EINVAL, "cannot save to a device, FIFO or socket; give a file path", os.fspath(path))
-        mode = stat.S_IMODE(st.st_mode)
+        mode = None
+    else:  # the rename would replace a device (as root, /dev/null itself), a FIFO or a socket
+        if not stat.S_ISREG(st.st_mode):
+            raise InvalidParameterError(
+                f"The 'path' parameter of save must name a regular file (or a new one). Got {os.fspath(path)!r} "
+                "instead: a device, FIFO or socket, which saving would replace.")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
         tmp = os.path.join(folder, f".{os.path.basename(target)}.{os.urandom(6).hex()}.tmp")
@@ -489,6 +490,7 @@ class Persistable:
         file in the same directory, fsync, rename; the file's mode and symlinks are kept.
 
         Complexity: O(size)."""
+        path = check_path(path, "path", f"{type(self).__name__}.save")
         with self._lock:  # writers that take the lock wait; lock-free bit setters only add bits
             params, arrays = self._to_state()
             parts = _pack_parts(self._STRUCTURE, params, arrays, self._header_hash_id(), self._header_seed())
@@ -497,7 +499,7 @@ class Persistable:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
         """Read a file written by :meth:`save`."""
-        return cls.from_bytes(Path(path).read_bytes())
+        return cls.from_bytes(read_file(path, f"{cls.__name__}.load"))
 
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:
         return (loads, (self.to_bytes(),))
@@ -586,6 +588,25 @@ def loads(data: bytes) -> Any:
     return cls._from_container(c)
 
 
+def read_file(path: str | os.PathLike[str], owner: str) -> bytes:
+    """The bytes of the regular file ``path`` (what ``load`` reads): a path that is not a str /
+    PathLike, a device, FIFO or socket (``/dev/zero`` would never end; a FIFO is opened without
+    waiting for a writer) and a file larger than :data:`MAX_LOAD_BYTES` are refused with
+    InvalidParameterError / FormatError; OSError (naming the file) when it cannot be opened."""
+    p = check_path(path, "path", owner, hint="use loads() for the contents of a file")
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "directory" if stat.S_ISDIR(st.st_mode) else "device, FIFO or socket"
+            raise InvalidParameterError(
+                f"The 'path' parameter of {owner} must name a regular file. Got {p!r} instead (a {kind})."
+            )
+        if st.st_size > MAX_LOAD_BYTES:
+            raise FormatError(f"{p}: {st.st_size} bytes, more than a bloomkit file can hold ({MAX_LOAD_BYTES})")
+        return fh.read()
+
+
 def load(path: str | os.PathLike[str]) -> Any:
     """Read any bloomkit structure saved with ``save``: ``bloomkit.load(path)``."""
-    return loads(Path(path).read_bytes())
+    return loads(read_file(path, "load"))

@@ -51,7 +51,7 @@ import numpy as np
 
 from ._boundary import extension
 from ._lazy import kernels as K
-from ._validation import KEY_TYPE_CHOICES, MAX_HASHES
+from ._validation import KEY_TYPE_CHOICES, MAX_HASHES, safe_repr
 from .errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -146,6 +146,8 @@ class KeyTypesMixin:
     _key_mask: int = 0
 
     def _note_keys(self, mask: int) -> None:
+        if mask & (1 << TAG_BIGINT):  # one name, "int", for both integer encodings
+            mask |= 1 << TAG_INT
         if mask & ~self._key_mask:
             with _KEY_LOCK:
                 self._key_mask |= mask
@@ -199,14 +201,18 @@ def tag_seed(seed: int, tag: int) -> int:
     return (seed + tag * _GOLDEN) & _MASK
 
 
+MAX_KEY_DEPTH = 64
+"""Deepest nesting of tuples in a key (the compiled boundary, ``_speedups.c``, has the same limit)."""
+
+
 def _unsupported(key: Any) -> InvalidParameterError:
     return InvalidParameterError(
         "The 'key' parameter must be a str, bytes, bool, int, float (not NaN), numpy scalar, "
-        f"or a tuple of these. Got {key!r} of type {type(key).__name__} instead."
+        f"or a tuple of these. Got {safe_repr(key)} of type {type(key).__name__} instead."
     )
 
 
-def encode_key(key: Any) -> tuple[int, bytes]:
+def encode_key(key: Any, _depth: int = 0) -> tuple[int, bytes]:
     """Canonical ``(tag, payload)`` of a key (see the module docstring).
 
     >>> encode_key("ab")
@@ -239,9 +245,13 @@ def encode_key(key: Any) -> tuple[int, bytes]:
     if isinstance(key, bytearray | memoryview):
         return TAG_BYTES, bytes(key)
     if isinstance(key, tuple):
+        if _depth >= MAX_KEY_DEPTH:
+            raise InvalidParameterError(
+                f"The 'key' parameter must not nest tuples more than {MAX_KEY_DEPTH} levels deep. Got a deeper tuple instead."
+            )
         parts = []
         for item in key:
-            t, p = encode_key(item)
+            t, p = encode_key(item, _depth + 1)
             parts.append(bytes((t,)) + len(p).to_bytes(8, "little") + p)
         return TAG_TUPLE, b"".join(parts)
     raise _unsupported(key)

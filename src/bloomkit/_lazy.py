@@ -1,13 +1,15 @@
-"""Deferred import of the numba kernels, so that ``import bloomkit`` does not import numba.
+"""Deferred imports: the numba kernels (so that ``import bloomkit`` does not import numba) and
+the optional dependencies of the extras.
 
 ``from ._lazy import kernels as K`` gives an object whose first attribute access imports
 :mod:`bloomkit._kernels` and copies its namespace in; later accesses are plain attribute
-lookups.
+lookups. :func:`require` imports an optional dependency or says which extra installs it.
 """
 
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 
@@ -28,4 +30,24 @@ else:
     kernels = _LazyModule("bloomkit._kernels")
     splitblock_kernels = _LazyModule("bloomkit._splitblock_kernels")
 
-__all__ = ["kernels", "splitblock_kernels"]
+__all__ = ["extra_hint", "kernels", "require", "splitblock_kernels"]
+
+
+def extra_hint(extra: str) -> str:
+    """How to install an extra: from a checkout (bloomkit is not on a package index yet)."""
+    return f"pip install -e '.[{extra}]' in a checkout of bloomkit (pip install 'bloomkit[{extra}]' from an index)"
+
+
+def require(module: str, extra: str, feature: str) -> ModuleType:
+    """Import ``module``, an optional dependency of ``feature``; ModuleNotFoundError naming the
+    extra that installs it when it is missing.
+
+    >>> require("json", "test", "this example").__name__
+    'json'
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        top = module.split(".")[0]
+        raise ModuleNotFoundError(f"{feature} needs {top!r}, part of bloomkit's {extra!r} extra: {extra_hint(extra)}.",
+                                  name=top) from e

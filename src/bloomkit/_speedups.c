@@ -262,8 +262,27 @@ static int encode_python(PyObject *key, Buf *b) {
     return tag;
 }
 
+/* Deepest nesting of tuples in a key: bloomkit._hashing.MAX_KEY_DEPTH (its error, raised here). */
+#define MAX_KEY_DEPTH 64
+
+static int too_deep(void) {
+    PyObject *errors = PyImport_ImportModule("bloomkit.errors");
+    if (errors == NULL) return -1;
+    PyObject *cls = PyObject_GetAttrString(errors, "InvalidParameterError");
+    Py_DECREF(errors);
+    if (cls == NULL) return -1;
+    PyErr_Format(cls, "The 'key' parameter must not nest tuples more than %d levels deep. Got a deeper tuple "
+                 "instead.", MAX_KEY_DEPTH);
+    Py_DECREF(cls);
+    return -1;
+}
+
+static int encode_at(PyObject *key, Buf *b, int depth);
+
 /* Append the canonical payload of key to b; returns its tag, or -1 with an exception set. */
-static int encode(PyObject *key, Buf *b) {
+static int encode(PyObject *key, Buf *b) { return encode_at(key, b, 0); }
+
+static int encode_at(PyObject *key, Buf *b, int depth) {
     PyTypeObject *t = Py_TYPE(key);
     if (t == &PyUnicode_Type) {
         const uint8_t *d;
@@ -307,12 +326,13 @@ static int encode(PyObject *key, Buf *b) {
     }
     if (t == &PyTuple_Type) {
         Py_ssize_t n = PyTuple_GET_SIZE(key);
+        if (depth >= MAX_KEY_DEPTH) return too_deep();
         if (Py_EnterRecursiveCall("") != 0) return -1;
         for (Py_ssize_t i = 0; i < n; i++) {
             size_t head = b->len;
             if (buf_reserve(b, 9) < 0) goto fail;
             b->len += 9;
-            int tag = encode(PyTuple_GET_ITEM(key, i), b);
+            int tag = encode_at(PyTuple_GET_ITEM(key, i), b, depth + 1);
             if (tag < 0) goto fail;
             b->p[head] = (uint8_t)tag;
             put_le64(b->p + head + 1, (uint64_t)(b->len - head - 9));

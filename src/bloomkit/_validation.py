@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Iterable
 from typing import Any, TypeVar, cast
 
@@ -20,7 +21,8 @@ from .errors import InvalidParameterError
 __all__ = [
     "CAPACITY", "FPR", "KEY_TYPES", "KEY_TYPE_CHOICES", "MAX_HASHES", "NUM_HASHES", "SEED", "UINT64_MAX",
     "Bool", "Check", "Constraint", "Int", "ListOf", "Optional", "Options", "Real", "Spec", "Str",
-    "check_choice", "check_float", "check_int", "check_params", "param_error",
+    "check_broadcast", "check_bytes", "check_choice", "check_float", "check_hashes", "check_int", "check_params", "check_path",
+    "check_reals", "param_error", "safe_repr",
 ]
 
 
@@ -31,11 +33,11 @@ def param_error(name: str, owner: str, allowed: str, got: Any) -> InvalidParamet
     "The 'fpr' parameter of BloomFilter must be in (0, 1). Got 1.5 instead."
     """
     return InvalidParameterError(
-        f"The {name!r} parameter of {owner} must be {allowed}. Got {_safe_repr(got)} instead."
+        f"The {name!r} parameter of {owner} must be {allowed}. Got {safe_repr(got)} instead."
     )
 
 
-def _safe_repr(value: Any, limit: int = 200) -> str:
+def safe_repr(value: Any, limit: int = 200) -> str:
     """repr() for messages: long reprs cut, huge ints described (repr would raise)."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
         return f"<an integer of {value.bit_length()} bits>"
@@ -96,7 +98,10 @@ def check_float(
     allowed = _interval(lo, hi, lo_open, hi_open)
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise param_error(name, owner, allowed, value)
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int beyond the float range
+        raise param_error(name, owner, allowed, value) from None
     if not math.isfinite(v):
         raise param_error(name, owner, allowed, value)
     if lo is not None and (v < lo or (lo_open and v == lo)):
@@ -104,6 +109,174 @@ def check_float(
     if hi is not None and (v > hi or (hi_open and v == hi)):
         raise param_error(name, owner, allowed, value)
     return v
+
+
+def check_reals(
+    value: Any,
+    name: str,
+    owner: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+    hi_open: bool = False,
+    *,
+    finite: bool = True,
+) -> np.ndarray:
+    """``value``, a real number or an array_like of real numbers, as a float64 array (0-d for
+    a scalar): what the vectorised model functions take. Bools, strs, None, complex numbers,
+    ragged nesting, NaN (and infinities unless ``finite=False``) and values outside the
+    interval are refused, naming the parameter (and the position, in an array).
+
+    >>> check_reals([1, 2.5], "n", "f", lo=0).tolist()
+    [1.0, 2.5]
+    >>> check_reals(float("nan"), "n", "f")
+    Traceback (most recent call last):
+    ...
+    bloomkit.errors.InvalidParameterError: The 'n' parameter of f must be a real number or an array of real numbers (each a finite number). Got nan instead.
+    """
+    what = _interval(lo, hi, lo_open, hi_open)
+    if what == "a finite number" and not finite:
+        what = "not NaN"
+    allowed = f"a real number or an array of real numbers (each {what})"
+    if isinstance(value, np.ndarray):
+        a = value
+    elif isinstance(value, bool | np.bool_) or isinstance(value, str | bytes | bytearray) or value is None:
+        raise param_error(name, owner, allowed, value)
+    elif isinstance(value, numbers.Real):
+        try:
+            a = np.asarray(float(value))
+        except OverflowError:
+            raise param_error(name, owner, allowed, value) from None
+    elif (isinstance(value, list | tuple) and _plain_numbers(value, 0)) or isinstance(value, range) or (
+            hasattr(value, "__array__") and not isinstance(value, list | tuple)):
+        # lists of numbers, or array-likes (pandas, pyarrow): never an arbitrary iterable,
+        # which numpy would read to its end (an endless one never ends)
+        try:
+            with np.errstate(all="ignore"):
+                a = np.asarray(value)
+        except (ValueError, TypeError, OverflowError, RecursionError, MemoryError):
+            raise param_error(name, owner, allowed, value) from None
+    else:
+        raise param_error(name, owner, allowed, value)
+    if a.dtype.kind not in "iuf":
+        raise param_error(name, owner, allowed, value)
+    a = a.astype(np.float64, copy=False)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(a) if finite else np.isnan(a)
+        if lo is not None:
+            bad |= (a <= lo) if lo_open else (a < lo)
+        if hi is not None:
+            bad |= (a >= hi) if hi_open else (a > hi)
+    if bad.any():
+        if a.ndim == 0:
+            raise param_error(name, owner, allowed, value)
+        pos = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), a.shape)
+        at = pos[0] if len(pos) == 1 else tuple(int(p) for p in pos)
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} must be {allowed}. Got {float(a[pos])!r} at position {at} instead."
+        )
+    return a
+
+
+def check_bytes(value: Any, name: str, owner: str) -> bytes:
+    """``value`` (bytes, a bytearray or a memoryview) as bytes; anything else refused (an int
+    would make ``bytes(n)`` allocate n zero bytes).
+
+    >>> check_bytes(bytearray(b"ab"), "data", "parse")
+    b'ab'
+    """
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    raise param_error(name, owner, "bytes (or a bytearray / memoryview)", value)
+
+
+def check_hashes(value: Any, name: str, owner: str) -> np.ndarray:
+    """``value``, a 1-D array_like of unsigned 64-bit hash values (numpy integers, or Python
+    ints in [0, 2**64)), as a contiguous uint64 array; signed integers keep their bit pattern.
+
+    >>> check_hashes([1, 2**64 - 1], "hashes", "f").dtype
+    dtype('uint64')
+    """
+    allowed = "a 1-D array of 64-bit hash values (unsigned integers)"
+    if isinstance(value, np.ndarray):
+        a = value
+    elif not (isinstance(value, list | tuple) and all(isinstance(v, numbers.Integral) for v in value)) and not (
+            hasattr(value, "__array__") and not isinstance(value, list | tuple)):
+        raise param_error(name, owner, allowed, value)  # never an arbitrary iterable (an endless one)
+    else:
+        try:
+            if isinstance(value, list | tuple):  # Python ints: unsigned unless one is negative
+                a = np.array(value, dtype=np.int64 if any(v < 0 for v in value) else np.uint64)
+            else:
+                a = np.asarray(value)
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            raise param_error(name, owner, allowed, value) from None
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        if isinstance(value, np.ndarray):
+            raise InvalidParameterError(f"The {name!r} parameter of {owner} must be {allowed}. Got an array of "
+                                        f"shape {a.shape} and dtype {a.dtype} instead.")
+        raise param_error(name, owner, allowed, value)
+    return np.ascontiguousarray(a.astype(np.uint64, copy=False))
+
+
+def check_path(value: Any, name: str, owner: str, *, hint: str = "") -> str:
+    """``value`` as a file system path (str): a str or an ``os.PathLike`` naming one; bytes,
+    numbers, arrays, ... refused, and so are an empty path, an embedded NUL and a str the file
+    system cannot encode (a lone surrogate). ``hint`` is added to the message for bytes (e.g.
+    "use loads() for the contents of a file").
+
+    >>> check_path("f.bkf", "path", "load")
+    'f.bkf'
+    """
+    allowed = "a file path (a str or an os.PathLike)"
+    if isinstance(value, str | os.PathLike) and not isinstance(value, bytes):
+        try:
+            p = os.fspath(value)
+        except TypeError:
+            p = None
+        if isinstance(p, str) and p and "\x00" not in p:
+            try:
+                os.fsencode(p)
+                return p
+            except UnicodeEncodeError:
+                pass
+    if isinstance(value, bytes | bytearray | memoryview) and hint:
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} must be {allowed}. Got {type(value).__name__} instead: {hint}."
+        )
+    raise param_error(name, owner, allowed, value)
+
+
+def check_broadcast(owner: str, **arrays: np.ndarray) -> tuple[int, ...]:
+    """The broadcast shape of the named arrays (vectorised model arguments), or
+    InvalidParameterError naming them and their shapes.
+
+    >>> check_broadcast("f", n=np.zeros(3), m=np.zeros(1))
+    (3,)
+    """
+    try:
+        return tuple(np.broadcast_shapes(*(np.shape(a) for a in arrays.values())))
+    except ValueError:
+        names = ", ".join(repr(n) for n in arrays)
+        shapes = ", ".join(f"{n} {np.shape(a)}" for n, a in arrays.items())
+        raise InvalidParameterError(
+            f"The {names} parameters of {owner} must broadcast together (numpy rules). Got shapes {shapes} instead."
+        ) from None
+
+
+def _plain_numbers(value: list[Any] | tuple[Any, ...], depth: int) -> bool:
+    """True if ``value`` nests only lists / tuples / numpy arrays of numbers, at most 32 deep."""
+    if depth > 32:
+        return False
+    for v in value:
+        if isinstance(v, list | tuple):
+            if not _plain_numbers(v, depth + 1):
+                return False
+        elif not isinstance(v, numbers.Number | np.ndarray) or isinstance(v, bool | np.bool_):
+            return False
+    return True
 
 
 _T = TypeVar("_T")
@@ -117,8 +290,8 @@ def check_choice(value: object, name: str, owner: str, choices: Iterable[_T]) ->
     """
     options = tuple(choices)
     try:
-        ok = value in options
-    except TypeError:
+        ok = bool(value in options)
+    except (TypeError, ValueError):  # unhashable, or an array whose == is elementwise
         ok = False
     if not ok:
         raise param_error(name, owner, "one of " + ", ".join(repr(c) for c in options), value)

@@ -497,6 +497,7 @@ class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable):
 
     def issuperset(self, other: BloomFilter) -> bool:
         """``other.issubset(self)``."""
+        self._compatible(other, "compare")
         return other.issubset(self)
 
     def __le__(self, other: BloomFilter) -> bool:
@@ -844,10 +845,12 @@ class CountingBloomFilter(BloomFilter):
 
     def union(self, other: CountingBloomFilter) -> Self:  # type: ignore[override]
         """Multiset sum of both filters (counters added, saturating). Complexity: O(m)."""
+        self._compatible(other, "union")
         return self._combine(other, "union", np.add, self._key_mask | other._key_mask)
 
     def intersection(self, other: CountingBloomFilter) -> Self:  # type: ignore[override]
         """Counter-wise minimum. Complexity: O(m)."""
+        self._compatible(other, "intersect")
         return self._combine(other, "intersect", np.minimum, self._key_mask & other._key_mask)
 
     def __ior__(self, other: CountingBloomFilter) -> Self:  # type: ignore[override, misc]

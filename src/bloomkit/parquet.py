@@ -36,10 +36,10 @@ from typing import IO, Any
 
 import numpy as np
 
-from ._columns import as_keys
+from ._columns import as_keys, sized_items
 from ._hashing import TAG_BYTES, TAG_FLOAT, TAG_INT, TAG_STR, arrow_buffers
 from ._lazy import kernels as K
-from ._validation import FPR, Int, Options
+from ._validation import FPR, Int, Optional, Options, check_bytes, check_path
 from .errors import FormatError, InvalidParameterError
 from .splitblock import PHYSICAL_TYPES, SplitBlockBloomFilter
 
@@ -85,8 +85,9 @@ def optimal_num_bytes(ndv: int, fpp: float) -> int:
     """
     n = Int(0, (1 << 32) - 1)(ndv, "ndv", "optimal_num_bytes")
     p = FPR(fpp, "fpp", "optimal_num_bytes")
-    m = -8.0 * n / math.log(1.0 - p ** (1.0 / 8))
+    lane = -math.log1p(-(p ** (1.0 / 8)))  # ln(1 - fpp^(1/8)) without cancelling at tiny fpp
     top = MAX_BLOOM_FILTER_BYTES << 3
+    m = 8.0 * n / lane if lane > 0 else float(top)
     bits = top if (m < 0 or m > top) else int(m)
     bits = max(bits, _MIN_BYTES << 3)
     if bits & (bits - 1):
@@ -158,6 +159,9 @@ def _as_arrow(values: Any, ptype: str, target: Any, explicit: bool, name: str, o
         rows = np.ascontiguousarray(values)
         arr = pa.FixedSizeBinaryArray.from_buffers(pa.binary(rows.shape[1]), len(rows),
                                                    [None, pa.py_buffer(rows.tobytes())])
+    elif isinstance(values, np.ndarray) and values.ndim != 1:
+        raise _wrong(name, owner, ptype, target, f"a numpy array of shape {values.shape} (one value per row: "
+                                                 "1-D, or 2-D uint8 rows of FIXED_LEN_BYTE_ARRAY bytes)")
     elif isinstance(values, np.ndarray) and values.dtype.kind in "iufSUmM":
         arr = pa.array(values, from_pandas=values.dtype.kind in "mM")  # NaT is a null
     elif type(values).__module__.split(".")[0] == "pandas" and getattr(values, "dtype", None) is not None \
@@ -165,6 +169,9 @@ def _as_arrow(values: Any, ptype: str, target: Any, explicit: bool, name: str, o
         return _as_arrow(np.asarray(values.to_numpy()), ptype, target, explicit, name, owner)
     else:
         col = as_keys(values, name, owner)  # pandas / polars / iterables, by position
+        if isinstance(col, np.ndarray) and col.dtype.kind not in "iufSUmM" and not (
+                col.ndim == 2 and col.dtype == np.uint8):
+            raise _wrong(name, owner, ptype, target, f"a numpy array of dtype {col.dtype}")
         if not isinstance(col, list):
             return _as_arrow(col, ptype, target, explicit, name, owner)
         allowed = _py_kinds(target)
@@ -228,7 +235,14 @@ def plain_values(
     Complexity: O(n).
     """
     pa = _pa()
+    if not isinstance(name, str) or not isinstance(owner, str):
+        raise InvalidParameterError("The 'name' and 'owner' parameters of plain_values must be str (for messages). "
+                                    f"Got {type(name).__name__} and {type(owner).__name__} instead.")
     ptype = Options(*PHYSICAL_TYPES)(physical_type, "physical_type", owner)
+    type_length = Optional(Int(1, 1 << 31))(type_length, "type_length", owner)
+    if arrow_type is not None and not isinstance(arrow_type, pa.DataType):
+        raise InvalidParameterError(f"The 'arrow_type' parameter of {owner} must be None or a pyarrow DataType. "
+                                    f"Got {type(arrow_type).__name__} instead.")
     target = arrow_type if arrow_type is not None else _DEFAULT_TYPES[ptype](pa, type_length)
     arr = _as_arrow(values, ptype, target, arrow_type is not None, name, owner)
     t = arr.type
@@ -451,6 +465,9 @@ def bloom_filter_header(num_bytes: int) -> bytes:
 
 def serialize_bloom_filter(f: SplitBlockBloomFilter) -> bytes:
     """Header + bitset of a Parquet-mode filter, as stored at ``bloom_filter_offset``."""
+    if not isinstance(f, SplitBlockBloomFilter):
+        raise InvalidParameterError("The 'f' parameter of serialize_bloom_filter must be a Parquet-mode "
+                                    f"SplitBlockBloomFilter. Got {type(f).__name__} instead.")
     bitset = f.to_parquet_bitset()
     return bloom_filter_header(len(bitset)) + bitset
 
@@ -464,7 +481,10 @@ def parse_bloom_filter(
 
     Complexity: O(len(data)).
     """
-    raw = bytes(data)
+    raw = check_bytes(data, "data", "parse_bloom_filter")
+    if not isinstance(what, str):
+        raise InvalidParameterError(f"The 'what' parameter of parse_bloom_filter must be a str (a label for messages). "
+                                    f"Got {type(what).__name__} instead.")
     nb, hl = _parse_header(raw, what)
     if len(raw) != hl + nb:
         raise FormatError(f"{what}: header says {nb} bytes of bitset, {len(raw) - hl} follow")
@@ -492,7 +512,15 @@ def _open(source: Any) -> tuple[Any, Any]:
     import pyarrow.parquet as pq
 
     pa = _pa()
-    fh: IO[bytes] = open(source, "rb") if isinstance(source, str | os.PathLike) else source
+    if isinstance(source, str | os.PathLike):
+        fh: IO[bytes] = open(check_path(source, "source", "bloomkit.parquet"), "rb")
+    elif all(callable(getattr(source, a, None)) for a in ("read", "seek", "tell")):
+        fh = source
+    else:
+        raise InvalidParameterError(
+            "The 'source' parameter of bloomkit.parquet must be a path or a seekable binary file object. "
+            f"Got {type(source).__name__} instead."
+        )
     try:
         return pq.ParquetFile(fh), fh
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
@@ -673,8 +701,9 @@ def _files(source: Any) -> list[str]:
             return sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix in (".parquet", ".parq")
                           and not f.name.startswith((".", "_")))
         return [str(p)]
-    if isinstance(source, Iterable):
-        return [str(f) for f in source]
+    if isinstance(source, Iterable) and not isinstance(source, bytes | np.ndarray):
+        return [check_path(f, "source", "bloomkit.parquet") for f in sized_items(source, "source", "bloomkit.parquet",
+                                                                                  "files")]
     raise InvalidParameterError(
         f"The 'source' parameter must be a file, a directory, a list of files or a pyarrow dataset. "
         f"Got {type(source).__name__} instead.")

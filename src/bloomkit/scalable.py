@@ -466,6 +466,7 @@ class ScalableBloomFilter(KeyTypesMixin, FilterWatch, Persistable):
         counted twice. New keys go to new slices, which keep their error P_0 r^i.
 
         Complexity: O(sum m_i / 64)."""
+        self._compatible(other, "union")
         with _locked(self, other):
             slices, counts = self._merged(other)
         out = self._empty_like()
@@ -481,6 +482,7 @@ class ScalableBloomFilter(KeyTypesMixin, FilterWatch, Persistable):
         return self
 
     def _merge_in(self, other: Any) -> None:
+        self._compatible(other, "union")
         with _locked(self, other):
             self._set_slices(*self._merged(other))
             self._note_keys(other._key_mask)

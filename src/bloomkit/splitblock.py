@@ -52,7 +52,9 @@ from ._validation import (
     Int,
     Optional,
     Options,
+    check_bytes,
     check_float,
+    check_hashes,
 )
 from ._watch import FilterWatch
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
@@ -86,23 +88,43 @@ _WORDS_PER_BLOCK = {"native": 8, "parquet": 4}
 # the model
 
 
-def _loads(n: float, num_blocks: int) -> tuple[np.ndarray, np.ndarray]:
-    """(j, P(J = j)) over the block loads that matter: J ~ Binomial(n, 1/B) for integral n
-    (exact for a uniform block choice), Poisson(n/B) otherwise (Putze et al.'s form, the
-    binomial's limit). The log-pmf is the one at the lowest j (``math.lgamma``) plus the
+LANE_BITS = Options(32, 64)
+"""w, bits per lane: 64 in native mode, 32 in Parquet mode."""
+
+
+def _saturation(lane_bits: int) -> int:
+    """The block load beyond which a lane's bit is set with probability 1 in float64:
+    ``(1 - 1/w)^j < exp(-j/w) < 2^-60`` for ``j >= 42 w``, so every per-block quantity of the
+    model equals its limit there."""
+    return 42 * lane_bits
+
+
+def _loads(n: float, num_blocks: int, lane_bits: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(j, P(J = j), P(J > j_max)) over the block loads that matter: J ~ Binomial(n, 1/B) for
+    integral n (exact for a uniform block choice), Poisson(n/B) otherwise (Putze et al.'s form,
+    the binomial's limit). The log-pmf is the one at the lowest j (``math.lgamma``) plus the
     cumulative log-ratios of consecutive terms (no scipy: it would cost every process that
-    sizes a filter 45 MB)."""
+    sizes a filter 45 MB). Loads above ``j_max = _saturation(w)`` are one tail mass (a block
+    that full answers every probe), so the terms are at most ``min(24 sqrt(n/B), 42 w)``:
+    bounded time and memory for any n."""
     p = 1.0 / num_blocks
     mu = n * p
+    if mu == 0.0:  # n so small that n / B underflows: every block is empty
+        return np.zeros(1), np.ones(1), 0.0
     spread = 12.0 * math.sqrt(mu) + 12.0
     lo = max(0, math.floor(mu - spread))
     hi = math.ceil(mu + spread + 30.0)
     binomial = float(n).is_integer() and n <= 2**53
     if binomial:
         hi = min(hi, int(n))
+    cap = _saturation(lane_bits)
+    capped = hi > cap
+    hi = min(hi, cap)
+    if lo > hi:  # every block is saturated
+        return np.zeros(0), np.zeros(0), 1.0
     j = np.arange(lo, hi + 1, dtype=np.float64)
     if binomial and p >= 1.0:
-        return j, (j == n).astype(np.float64)
+        return j, (j == n).astype(np.float64), float(n > cap)
     if binomial:
         first = (math.lgamma(n + 1) - math.lgamma(lo + 1) - math.lgamma(n - lo + 1)
                  + lo * math.log(p) + (n - lo) * math.log1p(-p))
@@ -111,7 +133,8 @@ def _loads(n: float, num_blocks: int) -> tuple[np.ndarray, np.ndarray]:
         first = -mu + lo * math.log(mu) - math.lgamma(lo + 1)
         steps = math.log(mu) - np.log(j[:-1] + 1)
     logs = np.concatenate(([first], first + np.cumsum(steps)))
-    return j, np.exp(logs)
+    pmf = np.exp(logs)
+    return j, pmf, max(0.0, 1.0 - float(pmf.sum())) if capped else 0.0
 
 
 def split_block_fpr(num_keys: float, num_blocks: int, lane_bits: int = 64) -> float:
@@ -136,7 +159,7 @@ def split_block_fpr(num_keys: float, num_blocks: int, lane_bits: int = 64) -> fl
     lane_bits : int
         w: 64 in native mode (512-bit blocks), 32 in Parquet mode (256-bit blocks).
 
-    Complexity: O(sqrt(n / B)) terms.
+    Complexity: O(min(sqrt(n / B), w)) terms.
 
     >>> round(split_block_fpr(100_000, 1872), 4)  # 9.585 bits per key: 1% for a Bloom filter
     0.0129
@@ -145,11 +168,12 @@ def split_block_fpr(num_keys: float, num_blocks: int, lane_bits: int = 64) -> fl
     """
     n = check_float(num_keys, "num_keys", "split_block_fpr", lo=0)
     B = Int(1, None)(num_blocks, "num_blocks", "split_block_fpr")
+    lane_bits = LANE_BITS(lane_bits, "lane_bits", "split_block_fpr")
     if n == 0:
         return 0.0
-    j, pmf = _loads(n, B)
+    j, pmf, tail = _loads(n, B, lane_bits)
     inner = (-np.expm1(j * np.log1p(-1.0 / lane_bits))) ** LANES
-    return float(min(1.0, max(0.0, float(np.dot(pmf, inner)))))
+    return float(min(1.0, max(0.0, float(np.dot(pmf, inner)) + tail)))
 
 
 def split_block_fpr_sd(num_keys: int, num_blocks: int, probes: int, lane_bits: int = 64) -> float:
@@ -162,21 +186,23 @@ def split_block_fpr_sd(num_keys: int, num_blocks: int, probes: int, lane_bits: i
     ``sum_j P(j) (E[c^2] / w^2)^8 - f^2``, the mean over B blocks that over B (an upper
     bound: multinomial loads are negatively correlated).
 
-    Complexity: O(sqrt(n / B)).
+    Complexity: O(min(sqrt(n / B), w)).
     """
     n = check_float(num_keys, "num_keys", "split_block_fpr_sd", lo=0)
     B = Int(1, None)(num_blocks, "num_blocks", "split_block_fpr_sd")
+    lane_bits = LANE_BITS(lane_bits, "lane_bits", "split_block_fpr_sd")
+    probes = Int(1, None)(probes, "probes", "split_block_fpr_sd")
     w = float(lane_bits)
     if n == 0:
         return 0.0
-    j, pmf = _loads(n, B)
+    j, pmf, tail = _loads(n, B, lane_bits)
     q = np.exp(j * np.log1p(-1.0 / w))
     r = np.exp(j * np.log1p(-2.0 / w))
     e1 = 1.0 - q
     e2 = ((w - 1.0) * (1.0 - 2.0 * q + r) + (1.0 - q)) / w
-    f = float(np.dot(pmf, e1**LANES))
-    var_block = max(0.0, float(np.dot(pmf, e2**LANES)) - f * f)
-    return math.sqrt(f * (1.0 - f) / max(1, int(probes)) + var_block / B)
+    f = float(np.dot(pmf, e1**LANES)) + tail  # a saturated block: e1 = e2 = 1
+    var_block = max(0.0, float(np.dot(pmf, e2**LANES)) + tail - f * f)
+    return math.sqrt(f * (1.0 - f) / probes + var_block / B)
 
 
 def _gap(log_b: float, n: float, rel: float) -> float:
@@ -209,6 +235,7 @@ def split_block_fill(num_keys: float, num_blocks: int, lane_bits: int = 64) -> t
     """
     n = check_float(num_keys, "num_keys", "split_block_fill", lo=0)
     B = Int(1, None)(num_blocks, "num_blocks", "split_block_fill")
+    lane_bits = LANE_BITS(lane_bits, "lane_bits", "split_block_fill")
     w = float(lane_bits)
     if n == 0:
         return 0.0, 0.0
@@ -238,6 +265,7 @@ def split_block_num_blocks(capacity: int, fpr: float, lane_bits: int = 64) -> in
     owner = "split_block_num_blocks"
     n = CAPACITY(capacity, "capacity", owner)
     p = FPR(fpr, "fpr", owner)
+    lane_bits = LANE_BITS(lane_bits, "lane_bits", owner)
     block_bits = LANES * lane_bits
     hi = max(1, math.ceil(n * 1.5 * -math.log2(p) / block_bits))
     while split_block_fpr(n, hi, lane_bits) > p:
@@ -443,7 +471,7 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable)
     ) -> Self:
         """A Parquet-mode filter over a bitset read from a file (FormatError if its length is
         not a positive multiple of 32). Complexity: O(len(bitset))."""
-        data = bytes(bitset)
+        data = check_bytes(bitset, "bitset", "SplitBlockBloomFilter.from_parquet_bitset")
         if not data or len(data) % 32 or len(data) // 32 > MAX_PARQUET_BLOCKS:
             raise FormatError(f"a Parquet bloom filter bitset must be a positive multiple of 32 bytes; got {len(data)}")
         out = cls.for_parquet(physical_type=physical_type, num_bytes=len(data), type_length=type_length)
@@ -488,14 +516,14 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable)
     def contains_hashes(self, hashes: Any) -> np.ndarray:
         """Membership of precomputed hashes (native: bloomkit's h1; Parquet: XXH64 of the
         plain encoding, :func:`bloomkit.parquet.plain_hashes`). Complexity: O(n)."""
-        out: np.ndarray = self._kernels()[2](np.ascontiguousarray(hashes, dtype=np.uint64))
+        out: np.ndarray = self._kernels()[2](check_hashes(hashes, "hashes", f"{type(self).__name__}.contains_hashes"))
         return out
 
     def add_hashes(self, hashes: Any) -> None:
         """Insert precomputed hashes (see :meth:`contains_hashes`). Complexity: O(n)."""
         shared, private, _test = self._kernels()
-        add_chunked(np.ascontiguousarray(hashes, dtype=np.uint64), identity, shared, private, self._words,
-                    refuse_nan=False)
+        add_chunked(check_hashes(hashes, "hashes", f"{type(self).__name__}.add_hashes"), identity, shared, private,
+                    self._words, refuse_nan=False)
 
     # -- state --------------------------------------------------------------------------------
     def _setup(self, mode: str, hash_id: int, physical_type: str | None, type_length: int | None) -> None:
@@ -748,6 +776,7 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable)
 
     def issuperset(self, other: SplitBlockBloomFilter) -> bool:
         """``other.issubset(self)``."""
+        self._compatible(other, "compare")
         return other.issubset(self)
 
     def __le__(self, other: SplitBlockBloomFilter) -> bool:

@@ -11,6 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import check_broadcast, check_float, check_int, check_reals
+from .errors import InvalidParameterError
+
 __all__ = [
     "binomial_sd",
     "estimate_count",
@@ -31,6 +34,13 @@ def _ret(x: Any) -> Any:
     return float(a) if a.ndim == 0 else a
 
 
+def _nmk(n: Any, m: Any, k: Any, owner: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """n >= 0 keys, m >= 1 bits, k >= 0 probes as float arrays (NaN, strs, ... refused by name)."""
+    out = (check_reals(n, "n", owner, lo=0), check_reals(m, "m", owner, lo=1), check_reals(k, "k", owner, lo=0))
+    check_broadcast(owner, n=out[0], m=out[1], k=out[2])
+    return out
+
+
 def zero_bit_probability(n: Any, m: Any, k: Any, exact: bool = True) -> Any:
     """Probability that a bit is still 0 after n insertions, doc 000 Eq. (1).
 
@@ -46,7 +56,7 @@ def zero_bit_probability(n: Any, m: Any, k: Any, exact: bool = True) -> Any:
     >>> round(zero_bit_probability(1000, 9586, 7), 4)
     0.4818
     """
-    n, m, k = (np.asarray(v, dtype=float) for v in (n, m, k))
+    n, m, k = _nmk(n, m, k, "zero_bit_probability")
     if exact:
         with np.errstate(divide="ignore", invalid="ignore"):
             p = np.exp(n * k * np.log1p(-1.0 / m))
@@ -61,6 +71,7 @@ def fill_ratio(n: Any, m: Any, k: Any, exact: bool = True) -> Any:
     >>> round(fill_ratio(1000, 9586, 7), 4)
     0.5182
     """
+    n, m, k = _nmk(n, m, k, "fill_ratio")
     return _ret(1.0 - np.asarray(zero_bit_probability(n, m, k, exact)))
 
 
@@ -72,8 +83,8 @@ def false_positive_rate(n: Any, m: Any, k: Any, exact: bool = True) -> Any:
     >>> round(false_positive_rate(1000, 9586, 7), 5)
     0.01004
     """
-    k_arr = np.asarray(k, dtype=float)
-    return _ret(np.asarray(fill_ratio(n, m, k, exact)) ** k_arr)
+    n, m, k = _nmk(n, m, k, "false_positive_rate")
+    return _ret(np.asarray(fill_ratio(n, m, k, exact)) ** k)
 
 
 def optimal_num_hashes(n: Any, m: Any) -> Any:
@@ -82,7 +93,10 @@ def optimal_num_hashes(n: Any, m: Any) -> Any:
     >>> optimal_num_hashes(1000, 9586)
     7
     """
-    k = np.maximum(1, np.rint(np.asarray(m, dtype=float) / np.asarray(n, dtype=float) * LN2))
+    n = check_reals(n, "n", "optimal_num_hashes", lo=0, lo_open=True)
+    m = check_reals(m, "m", "optimal_num_hashes", lo=1, hi=2.0**62)
+    check_broadcast("optimal_num_hashes", n=n, m=m)
+    k = np.minimum(np.maximum(1, np.rint(m / n * LN2)), 2.0**62)
     a = k.astype(np.int64)
     return int(a) if a.ndim == 0 else a
 
@@ -94,7 +108,14 @@ def num_bits_for(n: Any, fpr: Any) -> Any:
     >>> num_bits_for(1000, 0.01)
     9586
     """
-    m = np.ceil(-np.asarray(n, dtype=float) * np.log(np.asarray(fpr, dtype=float)) / LN2**2)
+    n = check_reals(n, "n", "num_bits_for", lo=0)
+    fpr = check_reals(fpr, "fpr", "num_bits_for", 0, 1, lo_open=True, hi_open=True)
+    check_broadcast("num_bits_for", n=n, fpr=fpr)
+    m = np.ceil(-n * np.log(fpr) / LN2**2)
+    if (m >= 2.0**63).any():
+        raise InvalidParameterError(
+            f"The 'n' parameter of num_bits_for needs more than 2**63 bits at the requested fpr. Got {_ret(n)!r} instead."
+        )
     a = np.maximum(m, 1).astype(np.int64)
     return int(a) if a.ndim == 0 else a
 
@@ -109,10 +130,15 @@ def estimate_count(set_bits: Any, m: Any, k: Any) -> Any:
     >>> round(estimate_count(4967, 9586, 7), 1)
     999.9
     """
-    x = np.asarray(set_bits, dtype=float)
-    m = np.asarray(m, dtype=float)
+    x = check_reals(set_bits, "set_bits", "estimate_count", lo=0)
+    m = check_reals(m, "m", "estimate_count", lo=1)
+    k = check_reals(k, "k", "estimate_count", lo=0, lo_open=True)
+    check_broadcast("estimate_count", set_bits=x, m=m, k=k)
+    if (x > m).any():
+        raise InvalidParameterError("The 'set_bits' parameter of estimate_count must be at most m. "
+                                    f"Got {_ret(x)!r} for m = {_ret(m)!r} instead.")
     with np.errstate(divide="ignore"):
-        return _ret(-m / np.asarray(k, dtype=float) * np.log1p(-x / m))
+        return _ret(-m / k * np.log1p(-x / m))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,7 +152,9 @@ def binomial_sd(p: float, trials: int) -> float:
     >>> round(binomial_sd(0.01, 10_000), 5)
     0.00099
     """
-    return float(np.sqrt(p * (1.0 - p) / max(int(trials), 1)))
+    p = check_float(p, "p", "binomial_sd", 0, 1)
+    trials = check_int(trials, "trials", "binomial_sd", hi=1 << 62)
+    return float(np.sqrt(p * (1.0 - p) / max(trials, 1)))
 
 
 def wilson_interval(successes: int, trials: int, z: float = 3.0) -> tuple[float, float]:
@@ -136,6 +164,9 @@ def wilson_interval(successes: int, trials: int, z: float = 3.0) -> tuple[float,
     >>> round(lo, 4), round(hi, 4)
     (0.004, 0.0247)
     """
+    trials = check_int(trials, "trials", "wilson_interval", hi=1 << 62)
+    successes = check_int(successes, "successes", "wilson_interval", 0, max(trials, 0))
+    z = check_float(z, "z", "wilson_interval", lo=0)
     if trials <= 0:
         return 0.0, 1.0
     p = successes / trials
@@ -154,7 +185,12 @@ def fpr_sd(n: int, m: int, k: int, probes: int) -> float:
     >>> round(fpr_sd(1000, 9586, 7, 100_000), 5)
     0.00076
     """
-    f = float(false_positive_rate(n, m, k))
-    fill = f ** (1.0 / k)
-    sd_fill = np.sqrt(fill * (1 - fill) / m)
-    return float(np.sqrt(f * (1 - f) / probes + (k * f * sd_fill / fill) ** 2))
+    owner = "fpr_sd"
+    nf, mf = check_float(n, "n", owner, lo=0), check_float(m, "m", owner, lo=1)
+    kf, trials = check_float(k, "k", owner, lo=0, lo_open=True), check_int(probes, "probes", owner, lo=1)
+    f = float(false_positive_rate(nf, mf, kf))
+    if f == 0.0:
+        return 0.0
+    fill = f ** (1.0 / kf)
+    sd_fill = np.sqrt(fill * (1 - fill) / mf)
+    return float(np.sqrt(f * (1 - f) / trials + (kf * f * sd_fill / fill) ** 2))

@@ -13,7 +13,8 @@ import numpy as np
 
 from .._format import Persistable
 from .._hashing import check_seed, hash_keys
-from .._validation import CAPACITY, FPR, Int, Options
+from .._lazy import require
+from .._validation import CAPACITY, FPR, Int, Options, check_float, check_reals
 from ..errors import InvalidParameterError
 
 __all__ = ["bloom_filter", "capacity_for", "contains", "distinct_count", "hll_estimate", "semi_join"]
@@ -36,10 +37,7 @@ CAPACITY_MARGIN_SE = 3.0
 
 def dask_module(module: str = "dask") -> Any:
     """A dask module (``dask``, ``dask.dataframe``, ...), typed Any: imported on first use."""
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as e:  # pragma: no cover - the extra is installed in the tests
-        raise ImportError("bloomkit.dask needs the 'dask' extra: pip install 'bloomkit[dask]'") from e
+    return require(module, "dask", "bloomkit.dask")
 
 
 def _partitions(column: Any, name: str, owner: str) -> list[Any]:
@@ -213,10 +211,15 @@ def hll_estimate(registers: np.ndarray) -> float:
     >>> hll_estimate(np.zeros(16, dtype=np.uint8))
     0.0
     """
-    m = len(registers)
+    regs = check_reals(registers, "registers", "bloomkit.dask.hll_estimate", 0, 64)
+    if regs.ndim != 1 or len(regs) < 16 or len(regs) & (len(regs) - 1):
+        raise InvalidParameterError(
+            "The 'registers' parameter of bloomkit.dask.hll_estimate must be a 1-D array of 2^p registers "
+            f"(p >= 4). Got shape {regs.shape} instead.")
+    m = len(regs)
     alpha = 0.7213 / (1 + 1.079 / m)
-    est = alpha * m * m / float(np.sum(np.ldexp(1.0, -registers.astype(np.int64))))
-    zeros = int(np.count_nonzero(registers == 0))
+    est = alpha * m * m / float(np.sum(np.ldexp(1.0, -regs.astype(np.int64))))
+    zeros = int(np.count_nonzero(regs == 0))
     if est <= 2.5 * m and zeros:
         est = m * math.log(m / zeros)
     return float(est)
@@ -264,8 +267,10 @@ def capacity_for(estimate: float, precision: int = DEFAULT_PRECISION) -> int:
     >>> capacity_for(1000.0)
     1025
     """
-    se = 1.04 / math.sqrt(1 << precision)
-    return max(1, math.ceil(estimate * (1 + CAPACITY_MARGIN_SE * se)))
+    owner = "bloomkit.dask.capacity_for"
+    est = check_float(estimate, "estimate", owner, lo=0)
+    se = 1.04 / math.sqrt(1 << HLL_PRECISION(precision, "precision", owner))
+    return max(1, math.ceil(est * (1 + CAPACITY_MARGIN_SE * se)))
 
 
 # ---------------------------------------------------------------------------------------------

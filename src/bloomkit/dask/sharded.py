@@ -20,10 +20,11 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from .._columns import as_keys, batch_len, take
-from .._format import ArraySpec, Persistable, loads, registered_structures
+from .._format import ArraySpec, Persistable, loads, read_file, registered_structures
 from .._hashing import check_seed, hash64, hash_keys, key_type_mask, key_type_names, probe
-from .._validation import FPR, Int, Options, param_error
+from .._validation import FPR, Int, Options, check_path, param_error
 from ..errors import FormatError, InvalidParameterError
+from ..lookup._mapping import pairs_of
 from ._build import dask_module, in_partition, is_empty
 
 __all__ = ["MAX_SHARDS", "ShardedLookupTable", "lookup_table", "routing_seed"]
@@ -41,7 +42,7 @@ _FILE = re.compile(r"shard-(\d{5})-of-(\d{5})\.bkf")
 
 def routing_seed(seed: int) -> int:
     """s_r, the seed of the hash that picks a key's shard. Complexity: O(1)."""
-    return probe(seed, _ROUTE)
+    return probe(check_seed(seed, "bloomkit.dask.routing_seed"), _ROUTE)
 
 
 def _classes() -> dict[str, Any]:
@@ -93,9 +94,9 @@ class ShardedLookupTable(Persistable):
 
     Examples
     --------
-    >>> t = ShardedLookupTable.build(["a", "b", "c"], [1, 2, 3], num_shards=2, value_bits=8, fpr=2**-8)
+    >>> t = ShardedLookupTable.build(["a", "b", "c", "d"], [1, 2, 3, 4], num_shards=2, value_bits=8, fpr=2**-8)
     >>> t.get("b"), t.get_many(["c", "a"]).tolist(), len(t)
-    (2, [3, 1], 3)
+    (2, [3, 1], 4)
     """
 
     _STRUCTURE = "dask.ShardedLookupTable"
@@ -252,12 +253,7 @@ class ShardedLookupTable(Persistable):
     def update(self, other: Any = (), /, **kwargs: Any) -> None:
         """Store many (key, value) pairs (a mapping, an iterable of pairs, keyword arguments),
         each shard's pairs in one call of its ``update``. Complexity: O(number of pairs)."""
-        pairs = list(other.items()) if isinstance(other, Mapping) else [tuple(p) for p in other]
-        pairs += list(kwargs.items())
-        bad = next((i for i, p in enumerate(pairs) if len(p) != 2), None)
-        if bad is not None:
-            raise param_error("other", f"{type(self).__name__}.update", "an iterable of (key, value) pairs",
-                              f"an item of length {len(pairs[bad])} at position {bad}")
+        pairs = pairs_of(other, f"{type(self).__name__}.update") + list(kwargs.items())
         groups: dict[int, list[tuple[Any, Any]]] = {}
         for k, v in pairs:
             groups.setdefault(self.shard_of(k), []).append((k, v))
@@ -354,7 +350,7 @@ class ShardedLookupTable(Persistable):
         files of another number of shards already there are removed first. Returns the paths.
 
         Complexity: O(size)."""
-        folder = Path(directory)
+        folder = Path(check_path(directory, "directory", "ShardedLookupTable.save_shards"))
         folder.mkdir(parents=True, exist_ok=True)
         s = len(self._shards)
         for old in folder.iterdir():
@@ -371,7 +367,7 @@ class ShardedLookupTable(Persistable):
         """Read a directory written by :meth:`save_shards`: every ``shard-<i>-of-<S>.bkf``
         file for i < S, all of one class and seed; FormatError when one is missing, damaged,
         or of another table. Complexity: O(size)."""
-        folder = Path(directory)
+        folder = Path(check_path(directory, "directory", "ShardedLookupTable.load_shards"))
         found: dict[int, Path] = {}
         totals = set()
         for p in folder.iterdir():
@@ -386,7 +382,7 @@ class ShardedLookupTable(Persistable):
         missing = sorted(set(range(s)) - set(found))
         if missing or not 1 <= s <= MAX_SHARDS:
             raise FormatError(f"{folder}: shard {missing[0] if missing else s} of {s} is missing")
-        shards = [loads(found[i].read_bytes()) for i in range(s)]
+        shards = [loads(read_file(found[i], "ShardedLookupTable.load_shards")) for i in range(s)]
         tag = _tag_of(shards[0]) if type(shards[0]) in _classes().values() else type(shards[0]).__name__
         problem = cls._inconsistency(shards, int(getattr(shards[0], "seed", 0)))
         if problem:
@@ -396,9 +392,9 @@ class ShardedLookupTable(Persistable):
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Self:
         """Read a file written by :meth:`save`, or a directory written by :meth:`save_shards`."""
-        if Path(path).is_dir():
+        if Path(check_path(path, "path", "ShardedLookupTable.load")).is_dir():
             return cls.load_shards(path)
-        out: Self = cls.from_bytes(Path(path).read_bytes())
+        out: Self = cls.from_bytes(read_file(path, "ShardedLookupTable.load"))
         return out
 
 

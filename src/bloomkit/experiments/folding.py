@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .._lazy import require
 from ..bloom import BloomFilter
 from ..folding import (
     FoldableCountingBloomFilter,
@@ -265,7 +266,7 @@ def _stream(epochs: int, n_min: int, n_max: int, hold: int, rng: np.random.Gener
 
 
 def _sbf_bytes_and_rate(keys: np.ndarray, absent: np.ndarray, n_min: int, error_rate: float) -> tuple[int, float, int]:
-    from pybloom_live import ScalableBloomFilter
+    ScalableBloomFilter = require("pybloom_live", "experiments", "document 003's bandwidth experiment").ScalableBloomFilter  # noqa: N806
 
     s = ScalableBloomFilter(initial_capacity=n_min, error_rate=error_rate, mode=ScalableBloomFilter.SMALL_SET_GROWTH)
     for x in keys.tolist():

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from .._lazy import require
 from ..errors import BloomkitError
 from .evidence import (
     APPROX_TOLERANCE,
@@ -357,7 +358,7 @@ def _cell(v: Any) -> str:
 
 
 def _table_html(headers: Sequence[str], rows: Sequence[Sequence[Any]], links: Sequence[str] | None = None) -> str:
-    from tabulate import tabulate
+    tabulate = require("tabulate", "experiments", "the report's tables").tabulate
 
     body = [[_cell(v) for v in row] for row in rows]
     out: str = tabulate(body, headers=list(headers), tablefmt="html", disable_numparse=True, missingval="")
@@ -533,7 +534,7 @@ h1, h2 { scroll-margin-top: 2.5rem; }
 
 
 def _html(blocks: Sequence[_Block], folder: Path) -> str:
-    from markdown_it import MarkdownIt
+    MarkdownIt = require("markdown_it", "experiments", "the HTML report").MarkdownIt  # noqa: N806
 
     md = MarkdownIt("commonmark", {"html": False})  # raw HTML in notes is shown, escaped
     title = next((b.text for b in blocks if b.kind == "h1"), "report")

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
+from .._lazy import require
 from ..bloom import BloomFilter
 from ..similarity import LSBF, MLBF, MVBF, MLBFStar, select_parameters, theory
 from ..theory import false_positive_rate, optimal_num_hashes
@@ -729,7 +730,7 @@ def fig13(quick: bool, rng: np.random.Generator) -> ExperimentResult:
 
 
 def _digits() -> tuple[np.ndarray, np.ndarray]:
-    from sklearn.datasets import load_digits  # lazy: optional dependency (extra "data")
+    load_digits = require("sklearn.datasets", "experiments", "the digits experiments of document 002").load_digits
 
     d = load_digits()
     X = np.asarray(d.data, dtype=np.float64)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import INT64_MAX, check_choice, check_float, check_int, param_error
+from .._validation import INT64_MAX, check_choice, check_float, check_int, check_reals, param_error
 
 __all__ = [
     "FoldabilityReport",
@@ -43,10 +43,19 @@ __all__ = [
 
 #: Largest integer the sieves accept (x + z must stay below this; int64 arithmetic inside).
 MAX_VALUE = 2**62
-#: Largest interval length a single sieve call allocates (floats: 8 bytes per number).
-MAX_INTERVAL = 10**8
-#: Largest ``limit`` accepted by :func:`largely_composite` / :func:`divisor_counts`.
-MAX_SIEVE_LIMIT = 10**9
+#: Largest interval length a single sieve call allocates (three arrays of 8 bytes per number:
+#: about 400 MB and a few seconds at the limit; bounded time and memory).
+MAX_INTERVAL = 1 << 24
+#: Largest ``limit`` accepted by :func:`largely_composite` (a segmented sieve: time O(limit),
+#: about 20 s at the limit).
+MAX_SIEVE_LIMIT = 10**8
+#: Largest bound of :func:`primes_up_to` and the smoothness bound of :func:`smooth_numbers`
+#: (a sieve of that many bytes: 100 MB, about a second).
+MAX_PRIME = 10**8
+#: Largest argument of :func:`dickman_rho` (rho(100) is about 1e-230, near the float range) and
+#: most grid points it computes (bounded time: a Python loop of that many steps).
+MAX_DICKMAN_U = 100.0
+MAX_DICKMAN_STEPS = 10**6
 _SEGMENT = 1 << 20
 
 
@@ -56,7 +65,7 @@ def primes_up_to(y: int) -> np.ndarray:
     Parameters
     ----------
     y : int
-        Upper bound, ``0 <= y <= 10**9``.
+        Upper bound, ``0 <= y <= MAX_PRIME`` (10**8).
 
     Returns
     -------
@@ -70,7 +79,7 @@ def primes_up_to(y: int) -> np.ndarray:
     >>> primes_up_to(20).tolist()
     [2, 3, 5, 7, 11, 13, 17, 19]
     """
-    y = check_int(y, "y", "primes_up_to", lo=0, hi=10**9)
+    y = check_int(y, "y", "primes_up_to", lo=0, hi=MAX_PRIME)
     if y < 2:
         return np.zeros(0, dtype=np.int64)
     sieve = np.ones(y + 1, dtype=np.bool_)
@@ -242,7 +251,7 @@ def divisor_counts(x: int, z: int) -> np.ndarray:
     x : int
         First number, ``>= 0`` (``d(0)`` is reported as 0).
     z : int
-        Interval length, ``0 <= z <= 10**8``; ``x + z <= 10**12``.
+        Interval length, ``0 <= z <= MAX_INTERVAL`` (2**24); ``x + z <= 10**12``.
 
     Returns
     -------
@@ -345,7 +354,7 @@ def largely_composite(limit: int) -> np.ndarray:
     Parameters
     ----------
     limit : int
-        Upper bound, ``1 <= limit <= 10**9``.
+        Upper bound, ``1 <= limit <= MAX_SIEVE_LIMIT`` (10**8).
 
     Returns
     -------
@@ -425,9 +434,9 @@ def smooth_numbers(x: int, z: int, y: int) -> np.ndarray:
     x : int
         Start of the interval, ``>= 1``.
     z : int
-        Length of the interval, ``0 <= z <= 10**8`` (the paper's ``z``).
+        Length of the interval, ``0 <= z <= MAX_INTERVAL`` (2**24; the paper's ``z``).
     y : int
-        Smoothness bound, ``1 <= y <= 10**9``.
+        Smoothness bound, ``1 <= y <= MAX_PRIME`` (10**8).
 
     Returns
     -------
@@ -451,7 +460,7 @@ def smooth_numbers(x: int, z: int, y: int) -> np.ndarray:
 
     x = check_int(x, "x", "smooth_numbers", lo=1, hi=MAX_VALUE)
     z = check_int(z, "z", "smooth_numbers", lo=0, hi=MAX_INTERVAL)
-    y = check_int(y, "y", "smooth_numbers", lo=1, hi=10**9)
+    y = check_int(y, "y", "smooth_numbers", lo=1, hi=MAX_PRIME)
     if x + z > MAX_VALUE:
         raise param_error("z", "smooth_numbers", f"<= {MAX_VALUE - x} for x = {x}", z)
     primes = primes_up_to(min(y, x + z))
@@ -495,13 +504,14 @@ def dickman_rho(u: float | np.ndarray, step: float = 1e-3) -> float | np.ndarray
     >>> round(float(dickman_rho(2.0)), 6)  # 1 - ln 2
     0.306853
     """
-    arr = np.asarray(u, dtype=np.float64)
+    arr = check_reals(u, "u", "dickman_rho", 0, MAX_DICKMAN_U)
     if arr.size == 0:
         return arr.copy()
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        raise param_error("u", "dickman_rho", "finite and >= 0", u)
     step = check_float(step, "step", "dickman_rho", 0, 0.1, lo_open=True)
     umax = max(1.0, float(arr.max()))
+    if umax / step > MAX_DICKMAN_STEPS:
+        raise param_error("step", "dickman_rho", f">= max(u) / {MAX_DICKMAN_STEPS} = {umax / MAX_DICKMAN_STEPS:.3g} "
+                          "(the grid's points)", step)
     n1 = int(round(1.0 / step))
     h = 1.0 / n1
     total = int(math.ceil(umax / h)) + 1

@@ -45,6 +45,7 @@ from .._validation import (
     check_choice,
     check_float,
     check_int,
+    check_reals,
     param_error,
 )
 from ..bloom import NUM_BITS
@@ -93,6 +94,12 @@ def validate_band(rho: Any, eps: Any, owner: str) -> tuple[float, float]:
     return rho, eps
 
 
+def _n_k(n: Any, num_hashes: Any, owner: str) -> tuple[np.ndarray, np.ndarray]:
+    """n >= 0 items and 1 <= k <= MAX_HASHES probes, as float arrays."""
+    return (check_reals(n, "n", owner, lo=0),
+            check_reals(num_hashes, "num_hashes", owner, lo=1, hi=NUM_HASHES.hi))
+
+
 def size_for_fpr(n: Any, num_hashes: Any, fpr: Any) -> Any:
     """Real size ``m(r)`` at which ``n`` items and ``k`` hashes give false positive rate ``r``.
 
@@ -110,9 +117,8 @@ def size_for_fpr(n: Any, num_hashes: Any, fpr: Any) -> Any:
     >>> round(size_for_fpr(1000, 2, 0.1), 1)
     5261.9
     """
-    n_a = np.asarray(n, dtype=np.float64)
-    k_a = np.asarray(num_hashes, dtype=np.float64)
-    r_a = np.asarray(fpr, dtype=np.float64)
+    n_a, k_a = _n_k(n, num_hashes, "size_for_fpr")
+    r_a = check_reals(fpr, "fpr", "size_for_fpr", 0, 1, lo_open=True, hi_open=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         step = np.log1p(-(r_a ** (1.0 / k_a))) / (k_a * n_a)
         m = -1.0 / np.expm1(step)
@@ -131,6 +137,7 @@ def admissible_bounds(n: Any, num_hashes: Any, rho: float, eps: float) -> tuple[
     >>> round(lo), round(hi)
     (4703, 6016)
     """
+    rho, eps = validate_band(rho, eps, "admissible_bounds")
     return size_for_fpr(n, num_hashes, rho + eps), size_for_fpr(n, num_hashes, rho - eps)
 
 
@@ -142,8 +149,9 @@ def paper_eq14_bounds(n: Any, num_hashes: Any, rho: float, eps: float) -> tuple[
 
     The upper bound is NaN when ``eps > rho - eps`` (negative base).
     """
-    n_a = np.asarray(n, dtype=np.float64)
-    k_a = np.asarray(num_hashes, dtype=np.float64)
+    n_a, k_a = _n_k(n, num_hashes, "paper_eq14_bounds")
+    rho = check_float(rho, "rho", "paper_eq14_bounds", 0, 1, lo_open=True, hi_open=True)
+    eps = check_float(eps, "eps", "paper_eq14_bounds", 0, 1, lo_open=True, hi_open=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         lo = 1.0 / (1.0 - (1.0 - eps / (rho + eps)) ** (1.0 / (k_a * n_a)))
         hi = 1.0 / (1.0 - (1.0 - eps / (rho - eps)) ** (1.0 / (k_a * n_a)))
@@ -171,8 +179,7 @@ def exact_fpr(n: float, num_bits: int, num_hashes: int) -> float:
 
     The rate of ``n`` items in a filter of ``m`` bits with ``k`` probes, through
     :func:`bloomkit.theory.false_positive_rate` (exact form); ``m = 1`` gives 1 for ``n > 0``
-    and ``n = 0`` gives 0, without floating-point warnings. Arguments are not validated (the
-    callers did).
+    and ``n = 0`` gives 0, without floating-point warnings.
 
     Notes
     -----
@@ -181,6 +188,9 @@ def exact_fpr(n: float, num_bits: int, num_hashes: int) -> float:
     >>> round(exact_fpr(1000, 4704, 2), 5), exact_fpr(5, 1, 3), exact_fpr(0, 10, 3)
     (0.11997, 1.0, 0.0)
     """
+    n = check_float(n, "n", "exact_fpr", lo=0)
+    num_bits = Int(1, MAX_BITS)(num_bits, "num_bits", "exact_fpr")
+    num_hashes = NUM_HASHES(num_hashes, "num_hashes", "exact_fpr")
     if num_bits <= 1:  # (1 - 1/m)^(kn) is 0^(kn): rate 1 for n > 0 (avoid log1p(-1) warnings)
         return 1.0 if n > 0 else 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -353,7 +363,7 @@ def aggregate_fpr(sizes: Sequence[int], n: int, num_hashes: int, model: str = "f
     k = NUM_HASHES(num_hashes, "num_hashes", owner)
     n = ITEMS(n, "n", owner)
     model = check_choice(model, "model", owner, ("folds", "product"))
-    if isinstance(sizes, str | bytes) or not len(sizes):
+    if not isinstance(sizes, Sequence | np.ndarray | set | frozenset) or isinstance(sizes, str | bytes) or not len(sizes):
         raise param_error("sizes", owner, "a non-empty sequence of sizes", sizes)
     uniq = sorted({check_int(m, "sizes", owner, lo=1) for m in sizes})
     if model == "product":

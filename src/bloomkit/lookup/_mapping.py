@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._columns import as_keys
+from .._columns import as_keys, sized_items
 from .._format import ArraySpec, Persistable
 from .._hashing import HASH_XXH64, KeyTypesMixin, hash64, hash64_tag, key_type_mask
 from .._protocols import CallableInt, warn_deprecated
@@ -48,6 +48,23 @@ def padding_clear(words: np.ndarray, used_bits: int) -> bool:
     if words[w + 1 :].any():
         return False
     return (int(words[w]) >> b == 0) if b else int(words[w]) == 0
+
+
+
+def pairs_of(other: Any, owner: str) -> list[tuple[Any, Any]]:
+    """The (key, value) pairs of ``other``, a mapping or a sized collection of pairs (what
+    ``update`` takes, ``dict.update`` style); InvalidParameterError naming ``other``."""
+    allowed = "a mapping or a collection of (key, value) pairs"
+    if isinstance(other, Mapping):
+        return list(other.items())
+    if isinstance(other, str | bytes):
+        raise param_error("other", owner, allowed, other)
+    items = [p if isinstance(p, tuple | list) else sized_items(p, "other", owner, "values")
+             for p in sized_items(other, "other", owner, "(key, value) pairs")]
+    bad = next((i for i, p in enumerate(items) if len(p) != 2), None)
+    if bad is not None:
+        raise param_error("other", owner, allowed, f"an item of length {len(items[bad])} at position {bad}")
+    return [(p[0], p[1]) for p in items]
 
 
 class LookupBase(KeyTypesMixin, Persistable):
@@ -202,23 +219,7 @@ class LookupBase(KeyTypesMixin, Persistable):
             return
         if len(args) > 1:
             raise TypeError(f"update expected at most 1 positional argument, got {len(args)}")
-        items: list[tuple[Any, Any]] = []
-        if args:
-            other = args[0]
-            if isinstance(other, Mapping):
-                items = list(other.items())
-            else:
-                if isinstance(other, str | bytes):
-                    raise param_error("other", self._owner("update"), "a mapping or an iterable of (key, value) pairs", other)
-                try:
-                    items = [tuple(p) for p in other]
-                except TypeError:
-                    raise param_error("other", self._owner("update"), "a mapping or an iterable of (key, value) pairs",
-                                      other) from None
-                bad = next((i for i, p in enumerate(items) if len(p) != 2), None)
-                if bad is not None:
-                    raise param_error("other", self._owner("update"), "an iterable of (key, value) pairs",
-                                      f"an item of length {len(items[bad])} at position {bad}")
+        items = pairs_of(args[0], self._owner("update")) if args else []
         items += list(kwargs.items())
         idents = [self._ident(k) for k, _v in items]
         with self._lock:

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import Int
+from .._columns import sized_items
+from .._validation import Int, safe_repr
 from ..errors import FormatError, InvalidParameterError
 from .params import MAX_VALUE_BITS
 
@@ -47,7 +48,7 @@ class ValueCodec:
         self.value_bits: int = _VALUE_BITS(value_bits, "value_bits", "ValueCodec")
         self._ids: dict[Hashable, int] = {}
         self._labels: list[Hashable] = []
-        for lab in labels:
+        for lab in sized_items(labels, "labels", "ValueCodec", "labels"):
             self.encode(lab)
 
     def __len__(self) -> int:
@@ -85,7 +86,7 @@ class ValueCodec:
         if len(self._labels) >= (1 << self.value_bits) - 1:
             raise InvalidParameterError(
                 f"The 'label' parameter of ValueCodec must be one of at most {(1 << self.value_bits) - 1} "
-                f"labels (V = {self.value_bits}). Got the new label {label!r} instead."
+                f"labels (V = {self.value_bits}). Got the new label {safe_repr(label)} instead."
             )
         self._labels.append(label)
         self._ids[label] = len(self._labels)
@@ -93,7 +94,8 @@ class ValueCodec:
 
     def encode_many(self, labels: Iterable[Hashable]) -> np.ndarray:
         """Ids of many labels (numbering new ones). Complexity: O(n)."""
-        return np.fromiter((self.encode(lab) for lab in labels), dtype=np.int64)
+        return np.fromiter((self.encode(lab) for lab in sized_items(labels, "labels", "ValueCodec.encode_many", "labels")),
+                           dtype=np.int64)
 
     def encode_str_array(self, labels: np.ndarray) -> np.ndarray:
         """uint64 ids of a 1-D numpy array of str (``U`` or object of str), numbering new labels

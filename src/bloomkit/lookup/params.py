@@ -31,12 +31,23 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import lambertw
 
-from .._validation import FPR, Int, Real, check_choice, check_float, check_int, param_error
+from .._hashing import check_seed
+from .._validation import (
+    FPR,
+    Bool,
+    Int,
+    Real,
+    check_choice,
+    check_float,
+    check_int,
+    check_reals,
+    param_error,
+)
 from . import _kernels as LK
 
 __all__ = [
@@ -72,6 +83,9 @@ MAX_CELL_BITS = MAX_VALUE_BITS + MAX_ERROR_BITS
 (:mod:`bloomkit.lookup._kernels`); the space is still exactly c bits per cell."""
 MAX_TABLES = 100_000
 """Longest table sequence N."""
+MAX_MC_DRAWS = 1 << 34
+"""Largest k x size a Monte Carlo simulation here accepts (k |S| keys or k M cells: about four
+minutes at ~13 ns a draw; the thesis's |S| = M = 4e8 at k <= 6 is 2.4e9): bounded time."""
 GENERATORS = ("uniform", "c_random")
 C_RAND_RANGE = 1 << 31  # glibc random(): uniform in [0, 2^31 - 1]
 
@@ -247,6 +261,15 @@ def storage_ratio_k1(load_factor: float) -> float:
     return -1.0 / math.log1p(-p)
 
 
+def _mc_size(value: Any, name: str, k: int, owner: str) -> int:
+    """A simulation's size (|S| or M): an integer >= 1 with k x size <= MAX_MC_DRAWS."""
+    n = check_int(value, name, owner, lo=1)
+    if k * n > MAX_MC_DRAWS:
+        raise param_error(name, owner, f"an integer with num_hashes x {name} <= {MAX_MC_DRAWS} (MAX_MC_DRAWS: "
+                          "the simulation's draws)", value)
+    return n
+
+
 def _generator_range(generator: str, random_range: int | None, owner: str) -> int:
     check_choice(generator, "generator", owner, GENERATORS)
     if generator == "uniform":
@@ -295,8 +318,12 @@ def load_factor_monte_carlo(
     owner = "load_factor_monte_carlo"
     r = check_float(storage_ratio, "storage_ratio", owner, 0, None, lo_open=True)
     k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=64)
-    n = check_int(num_keys, "num_keys", owner, lo=1)
+    n = _mc_size(num_keys, "num_keys", k, owner)
     rng_range = _generator_range(generator, random_range, owner)
+    seed = check_seed(seed, owner)
+    if r * n > MAX_MC_DRAWS:
+        raise param_error("storage_ratio", owner, f"at most MAX_MC_DRAWS / num_keys = {MAX_MC_DRAWS / n:.3g} "
+                          "(the simulated array of r |S| bits)", storage_ratio)
     m = max(1, int(round(r * n)))
     c = LK.mc_load_factor(m, k, n, np.uint64(rng_range), np.uint64(seed & ((1 << 64) - 1)))
     return float(c) / m
@@ -350,9 +377,9 @@ def storage_ratio_monte_carlo(
     owner = "storage_ratio_monte_carlo"
     p = _check_p(load_factor, owner)
     k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=64)
-    m = check_int(num_cells, "num_cells", owner, lo=1)
+    m = _mc_size(num_cells, "num_cells", k, owner)
     rng_range = _generator_range(generator, random_range, owner)
-    return _mc_ratio_cached(p, k, m, rng_range, int(seed) & ((1 << 64) - 1))
+    return _mc_ratio_cached(p, k, m, rng_range, check_seed(seed, owner))
 
 
 def storage_margin(num_keys: int) -> float:
@@ -373,7 +400,7 @@ def storage_margin(num_keys: int) -> float:
     >>> storage_margin(10**6), storage_margin(10**8)
     (0.004, 0.001)
     """
-    n = check_int(num_keys, "num_keys", "storage_margin", lo=1)
+    n = check_int(num_keys, "num_keys", "storage_margin", lo=1, hi=1 << 62)
     return min(0.05, max(0.001, 4.0 / math.sqrt(n)))
 
 
@@ -415,13 +442,15 @@ def simulate_table_loads(
     True
     """
     owner = "simulate_table_loads"
-    m = np.ascontiguousarray(sizes, dtype=np.int64)
-    if m.ndim != 1 or m.size == 0 or (m < 1).any() or m.size > MAX_TABLES:
-        raise param_error("sizes", owner, f"a 1-D array of 1 to {MAX_TABLES} positive sizes", sizes)
+    allowed = f"a 1-D array of 1 to {MAX_TABLES} positive integer sizes of at most MAX_MC_DRAWS cells in all"
+    sz = check_reals(sizes, "sizes", owner, lo=1)
+    if sz.ndim != 1 or sz.size == 0 or sz.size > MAX_TABLES or (sz != np.floor(sz)).any() or sz.sum() > MAX_MC_DRAWS:
+        raise param_error("sizes", owner, allowed, sizes)
+    m = np.ascontiguousarray(sz, dtype=np.int64)
     k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=64)
-    n = check_int(num_keys, "num_keys", owner, lo=1)
+    n = _mc_size(num_keys, "num_keys", k, owner)
     rng_range = _generator_range(generator, random_range, owner)
-    out: np.ndarray = LK.mc_table_loads(m, k, n, np.uint64(seed & ((1 << 64) - 1)), np.uint64(rng_range))
+    out: np.ndarray = LK.mc_table_loads(m, k, n, np.uint64(check_seed(seed, owner)), np.uint64(rng_range))
     return out
 
 
@@ -476,7 +505,8 @@ def encode_cost(num_hashes: int, storage_ratio: float, load_factor: float) -> fl
     3.606
     """
     k = check_int(num_hashes, "num_hashes", "encode_cost", lo=1)
-    return k / (storage_ratio * load_factor)
+    r = STORAGE_RATIO(storage_ratio, "storage_ratio", "encode_cost")
+    return k / (r * _check_p(load_factor, "encode_cost"))
 
 
 def unmatched_query_bound(num_hashes: int, load_factor: float, num_tables: int) -> float:
@@ -491,7 +521,7 @@ def unmatched_query_bound(num_hashes: int, load_factor: float, num_tables: int) 
     """
     k = check_int(num_hashes, "num_hashes", "unmatched_query_bound", lo=1)
     p = _check_p(load_factor, "unmatched_query_bound")
-    n = check_int(num_tables, "num_tables", "unmatched_query_bound", lo=1)
+    n = NUM_TABLES(num_tables, "num_tables", "unmatched_query_bound")
     return k * (1.0 - p ** (k * n)) / (1.0 - p**k)
 
 
@@ -518,6 +548,7 @@ def false_positive_bound(load_factor: float, error_bits: int, *, compact: bool =
     1.0
     """
     p = _check_p(load_factor, "false_positive_bound")
+    compact = Bool()(compact, "compact", "false_positive_bound")
     en = location_fpr(error_bits) if compact else 2.0 ** -check_int(error_bits, "error_bits", "false_positive_bound", lo=1)
     return p / (1.0 - p) * en
 
@@ -544,10 +575,14 @@ def predicted_fpr_from_loads(
 
     Complexity: O(N k).
     """
-    k = check_int(num_hashes, "num_hashes", "predicted_fpr_from_loads", lo=1)
+    owner = "predicted_fpr_from_loads"
+    k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=64)
     en = location_fpr(error_bits)
-    loads = np.asarray(loads, dtype=np.float64)
-    valid = np.asarray(valid, dtype=np.float64)
+    loads = check_reals(loads, "loads", owner, 0, 1)
+    valid = check_reals(valid, "valid", owner, 0, 1)
+    if loads.ndim != 1 or valid.shape != loads.shape:
+        raise param_error("valid", owner, f"a 1-D array of one fraction per table, as long as loads "
+                          f"({loads.shape})", f"shape {valid.shape}")
     reach = 1.0
     total = 0.0
     for p_i, v_i in zip(loads, valid, strict=True):
@@ -576,7 +611,8 @@ def bloomier_space_per_key(value_bits: int, fpr: float, storage_ratio: float = 1
     """
     v = _check_v(value_bits, "bloomier_space_per_key")
     e = _check_fpr(fpr, "bloomier_space_per_key")
-    return storage_ratio * (v + math.ceil(math.log2(1.0 / e) - 1e-12))
+    r = STORAGE_RATIO(storage_ratio, "storage_ratio", "bloomier_space_per_key")
+    return r * (v + math.ceil(math.log2(1.0 / e) - 1e-12))
 
 
 def space_ratio_to_bloomier(c: float) -> float:
@@ -590,7 +626,7 @@ def space_ratio_to_bloomier(c: float) -> float:
     >>> space_ratio_to_bloomier(26) < 1.0 < space_ratio_to_bloomier(25)
     True
     """
-    cc = check_float(c, "c", "space_ratio_to_bloomier", 3, None)
+    cc = check_float(c, "c", "space_ratio_to_bloomier", 3, MAX_CELL_BITS)
     return geometric_space_ratio_model(cc) / (1.23 * cc)
 
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from .._hashing import TAG_BOOL, TAG_FLOAT, TAG_INT, encode_key
 from .._protocols import warn_deprecated
-from .._validation import check_int, param_error
+from .._validation import Bool, check_int, param_error
 from ..bloom import BloomFilter, CountingBloomFilter
 from ..errors import InvalidParameterError
 from .batches import as_columns
@@ -119,6 +119,7 @@ class ConcatenatedBloomFilter:
         counter_bits: int = 4,
     ) -> None:
         self.num_attributes = check_int(num_attributes, "num_attributes", _OWNER, lo=1, hi=64)
+        counting = Bool()(counting, "counting", _OWNER)
         if counting:
             self.filter: BloomFilter = CountingBloomFilter(
                 capacity, fpr, num_bits=num_bits, num_hashes=num_hashes, seed=seed,

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import as_keys, as_table
-from .._validation import Int, param_error
+from .._columns import as_keys, as_table, sized_items
+from .._validation import Int, ListOf, Str, check_reals, param_error, safe_repr
 from ..errors import InvalidParameterError
 
 __all__ = ["as_columns", "as_item", "as_positions", "attribute_index", "is_named_table"]
@@ -110,7 +110,12 @@ def as_columns(
     >>> as_columns({"port": [80], "ip": ["x"]}, 2, ["ip", "port"])
     [['x'], [80]]
     """
-    p = num_attributes
+    if not isinstance(name, str) or not isinstance(owner, str):
+        raise InvalidParameterError("The 'name' and 'owner' parameters of as_columns must be str (for messages). "
+                                    f"Got {type(name).__name__} and {type(owner).__name__} instead.")
+    p = Int(1, 64)(num_attributes, "num_attributes", owner)
+    if attributes is not None:
+        attributes = ListOf(Str(1), p, p, unique=True)(attributes, "attributes", owner)
     where = f"The {name!r} parameter of {owner}"
     if is_named_table(data):
         cols_of = _table_columns(data)
@@ -134,7 +139,7 @@ def as_columns(
         raise InvalidParameterError(
             f"{where} must be a named table, rows (tuples of {p} values) or a list of {p} column "
             f"arrays. Got {_describe(data)} instead.")
-    seq = data if isinstance(data, list | tuple) else list(data)
+    seq = data if isinstance(data, list | tuple) else sized_items(data, name, owner, "rows or columns")
     if not seq:
         return [[] for _ in range(p)]
     if isinstance(seq[0], tuple):
@@ -203,12 +208,12 @@ def as_item(item: Any, num_attributes: int, attributes: Sequence[str] | None, ow
         extra = [k for k in item if k not in attributes]
         if missing or extra:
             raise param_error("item", owner, f"a mapping of the attributes {list(attributes)}",
-                              f"{item!r} (missing {missing}, unknown {extra})")
+                              f"{safe_repr(item)} (missing {missing}, unknown {extra})")
         return tuple(item[a] for a in attributes)
     if isinstance(item, np.ndarray) and item.ndim == 1:
         item = item.tolist()
     if not isinstance(item, tuple | list) or len(item) != p:
-        got = f"{len(item)} values {tuple(item)!r}" if isinstance(item, tuple | list) else item
+        got = f"{len(item)} values {safe_repr(tuple(item))}" if isinstance(item, tuple | list) else item
         raise param_error("item", owner, f"a tuple of {p} attribute values", got)
     return item
 
@@ -226,7 +231,12 @@ def attribute_index(i: Any, num_attributes: int, attributes: Sequence[str] | Non
 
 def as_positions(pos: Any, p: int, q: int, m: int, owner: str) -> np.ndarray:
     """A C-contiguous int64 array of positions H_ij of shape (n, p, q), values in [0, m)."""
-    a = np.asarray(pos)
+    if isinstance(pos, np.ndarray):
+        a = pos
+    else:  # nested lists of ints (checked as numbers: never an arbitrary iterable)
+        a = check_reals(pos, "positions", owner, lo=0)
+        if a.size and (a == np.floor(a)).all() and a.max() < 2**53:
+            a = a.astype(np.int64)
     if a.dtype.kind not in "iu" or a.ndim != 3 or a.shape[1:] != (p, q):
         raise param_error("positions", owner, f"an integer array of shape (n, {p}, {q})",
                           f"{a.dtype} array of shape {a.shape}")

@@ -40,7 +40,16 @@ from scipy import fft as sfft
 from scipy import special
 
 from .. import theory
-from .._validation import CAPACITY, FPR, check_choice, check_int
+from .._validation import (
+    CAPACITY,
+    FPR,
+    Options,
+    check_broadcast,
+    check_choice,
+    check_int,
+    check_reals,
+    safe_repr,
+)
 from ..errors import InvalidParameterError
 
 __all__ = [
@@ -70,6 +79,38 @@ VERIFICATIONS = ("attenuated", "basic")
 EXACT_PMF_LIMIT = 1 << 23
 
 
+COUNTER_BITS = Options(4, 8, 16, 32)
+MAX_ATTRIBUTES = 1 << 16
+MAX_COUNTERS = 1 << 40
+
+
+def _pqm(owner: str, num_attributes: Any, num_hashes: Any, num_counters: Any, verification: Any = "attenuated",
+         *, min_attributes: int = 1) -> tuple[int, int, int]:
+    """p, q, m checked (p attributes, q in 1..62 hashes, m counters per array) and the
+    verification method."""
+    p = check_int(num_attributes, "num_attributes", owner, lo=min_attributes, hi=MAX_ATTRIBUTES)
+    q = check_int(num_hashes, "num_hashes", owner, lo=1, hi=62)
+    m = check_int(num_counters, "num_counters", owner, lo=1, hi=MAX_COUNTERS)
+    check_choice(verification, "verification", owner, VERIFICATIONS)
+    return p, q, m
+
+
+def _sizes(owner: str, **values: Any) -> list[np.ndarray]:
+    """Item counts (n, n_a, ...): reals >= 0 or arrays of them."""
+    return [check_reals(v, name, owner, lo=0) for name, v in values.items()]
+
+
+def _overlap(owner: str, n_a: Any, n_b: Any, n_ab: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """|A|, |B|, |A n B| with |A n B| <= min(|A|, |B|)."""
+    a, b, ab = _sizes(owner, n_a=n_a, n_b=n_b, n_ab=n_ab)
+    check_broadcast(owner, n_a=a, n_b=b, n_ab=ab)
+    if (ab > np.minimum(a, b)).any():
+        raise InvalidParameterError(
+            f"The 'n_ab' parameter of {owner} must be at most n_a and n_b (|A n B| <= |A|, |B|). "
+            f"Got n_ab = {safe_repr(n_ab)}, n_a = {safe_repr(n_a)}, n_b = {safe_repr(n_b)} instead.")
+    return a, b, ab
+
+
 def verification_weights(num_hashes: int, verification: str = "attenuated") -> np.ndarray:
     """Integer weights w_j (j = 1..q) of the verification value (Section 3.3).
 
@@ -95,8 +136,9 @@ def max_verification_value(num_attributes: int, num_hashes: int, num_counters: i
     >>> max_verification_value(2, 3, 10)
     126
     """
-    w = verification_weights(num_hashes, verification)
-    return int(num_attributes) * (int(num_counters) - 1) * int(w.sum())
+    p, q, m = _pqm("max_verification_value", num_attributes, num_hashes, num_counters, verification)
+    w = verification_weights(q, verification)
+    return p * (m - 1) * int(w.sum())
 
 
 def verification_moments(num_attributes: int, num_hashes: int, num_counters: int,
@@ -108,8 +150,9 @@ def verification_moments(num_attributes: int, num_hashes: int, num_counters: int
     >>> verification_moments(1, 1, 3, "basic")
     (1.0, 0.6666666666666666)
     """
-    w = verification_weights(num_hashes, verification).astype(float)
-    p, m = float(num_attributes), float(num_counters)
+    pi, q, mi = _pqm("verification_moments", num_attributes, num_hashes, num_counters, verification)
+    w = verification_weights(q, verification).astype(float)
+    p, m = float(pi), float(mi)
     return p * (m - 1) / 2 * float(w.sum()), p * (m * m - 1) / 12 * float((w * w).sum())
 
 
@@ -142,10 +185,7 @@ def verification_pmf(num_attributes: int, num_hashes: int, num_counters: int,
 
     Complexity: O(V_max log V_max) time, O(V_max) memory (cached).
     """
-    p = check_int(num_attributes, "num_attributes", "verification_pmf", lo=1)
-    q = check_int(num_hashes, "num_hashes", "verification_pmf", lo=1, hi=62)
-    m = check_int(num_counters, "num_counters", "verification_pmf", lo=1)
-    check_choice(verification, "verification", "verification_pmf", VERIFICATIONS)
+    p, q, m = _pqm("verification_pmf", num_attributes, num_hashes, num_counters, verification)
     vmax = max_verification_value(p, q, m, verification)
     if vmax + 1 > EXACT_PMF_LIMIT:
         raise InvalidParameterError(
@@ -168,7 +208,11 @@ def collision_probability(num_attributes: int, num_hashes: int, num_counters: in
     >>> collision_probability(1, 1, 4, "basic")
     0.25
     """
-    p = check_int(num_attributes, "num_attributes", "collision_probability", lo=0)
+    p, _, _ = _pqm("collision_probability", num_attributes, num_hashes, num_counters, verification,
+                   min_attributes=0)
+    if exact is not None and not isinstance(exact, bool):
+        raise InvalidParameterError(f"The 'exact' parameter of collision_probability must be None or a bool. "
+                                    f"Got {safe_repr(exact)} instead.")
     if p == 0:
         return 1.0
     vmax = max_verification_value(p, num_hashes, num_counters, verification)
@@ -192,10 +236,12 @@ def table_hit_probability(values: np.ndarray, num_attributes: int, num_hashes: i
 
     Complexity: O(len(values)) after the (cached) distribution.
     """
-    v = np.asarray(values, dtype=np.int64)
+    owner = "table_hit_probability"
+    _pqm(owner, num_attributes, num_hashes, num_counters, verification)
+    vmax = max_verification_value(num_attributes, num_hashes, num_counters, verification)
+    v = check_reals(values, "values", owner, lo=0, hi=vmax).astype(np.int64)
     if v.size == 0:
         return 0.0
-    vmax = max_verification_value(num_attributes, num_hashes, num_counters, verification)
     if vmax + 1 <= EXACT_PMF_LIMIT:
         pmf = verification_pmf(num_attributes, num_hashes, num_counters, verification)
         return float(min(1.0, pmf[v].sum()))
@@ -219,8 +265,8 @@ def table_stage_probability(n: Any, num_attributes: int, num_hashes: int, num_co
     >>> bool(a < b)
     True
     """
-    p = int(num_attributes)
-    nn = np.asarray(n, dtype=float)
+    p, _, _ = _pqm("table_stage_probability", num_attributes, num_hashes, num_counters, verification)
+    (nn,) = _sizes("table_stage_probability", n=n)
     vmax = max_verification_value(p, num_hashes, num_counters, verification)
     if exact is None:
         exact = vmax + 1 <= EXACT_PMF_LIMIT
@@ -244,8 +290,10 @@ def pbf_pass_probability(n: Any, num_attributes: int, num_hashes: int, num_count
     >>> round(pbf_pass_probability(1280, 3, 7, 1280), 6)
     6.6e-05
     """
-    fill = np.asarray(theory.fill_ratio(n, num_counters, 1))
-    out = fill ** (int(num_attributes) * int(num_hashes))
+    p, q, m = _pqm("pbf_pass_probability", num_attributes, num_hashes, num_counters)
+    (nn,) = _sizes("pbf_pass_probability", n=n)
+    fill = np.asarray(theory.fill_ratio(nn, m, 1))
+    out = fill ** (p * q)
     return float(out) if out.ndim == 0 else out
 
 
@@ -266,8 +314,8 @@ def two_step_fpr(n: Any, num_attributes: int, num_hashes: int, num_counters: int
     True
     """
     check_choice(query, "query", "two_step_fpr", ("fresh", "recombined"))
-    p, q, m = int(num_attributes), int(num_hashes), int(num_counters)
-    nn = np.asarray(n, dtype=float)
+    p, q, m = _pqm("two_step_fpr", num_attributes, num_hashes, num_counters, verification)
+    (nn,) = _sizes("two_step_fpr", n=n)
     if query == "fresh":
         out = np.asarray(pbf_pass_probability(nn, p, q, m)) * np.asarray(
             table_stage_probability(nn, p, q, m, verification, exact))
@@ -311,22 +359,23 @@ def theorem2_probability(n_a: Any, n_b: Any, n_ab: Any, m: Any, k: Any) -> Any:
     >>> round(theorem2_probability(100, 100, 50, 1280, 6), 4)
     0.0437
     """
-    fa = np.asarray(theory.fill_ratio(np.asarray(n_a) - np.asarray(n_ab), m, k))
-    fb = np.asarray(theory.fill_ratio(np.asarray(n_b) - np.asarray(n_ab), m, k))
+    a, b, ab = _overlap("theorem2_probability", n_a, n_b, n_ab)
+    fa = np.asarray(theory.fill_ratio(a - ab, m, k))
+    fb = np.asarray(theory.fill_ratio(b - ab, m, k))
     out = fa * fb
     return float(out) if out.ndim == 0 else out
 
 
 def bf_union_fpr(n_a: Any, n_b: Any, n_ab: Any, m: Any, k: Any) -> Any:
     """FPR of BF(A) | BF(B) (bitwise OR, Definition 1): identical to BF(A u B)."""
-    n_u = np.asarray(n_a) + np.asarray(n_b) - np.asarray(n_ab)
-    return theory.false_positive_rate(n_u, m, k)
+    a, b, ab = _overlap("bf_union_fpr", n_a, n_b, n_ab)
+    return theory.false_positive_rate(a + b - ab, m, k)
 
 
-def _both_set(n_a: Any, n_b: Any, n_ab: Any, m: Any, k: Any) -> np.ndarray:
+def _both_set(n_a: np.ndarray, n_b: np.ndarray, n_ab: np.ndarray, m: Any, k: Any) -> np.ndarray:
     z_ab = np.asarray(theory.zero_bit_probability(n_ab, m, k))
-    fa = np.asarray(theory.fill_ratio(np.asarray(n_a) - np.asarray(n_ab), m, k))
-    fb = np.asarray(theory.fill_ratio(np.asarray(n_b) - np.asarray(n_ab), m, k))
+    fa = np.asarray(theory.fill_ratio(n_a - n_ab, m, k))
+    fb = np.asarray(theory.fill_ratio(n_b - n_ab, m, k))
     out: np.ndarray = 1.0 - z_ab * (1.0 - fa * fb)
     return out
 
@@ -337,7 +386,9 @@ def bf_intersection_fpr(n_a: Any, n_b: Any, n_ab: Any, m: Any, k: Any) -> Any:
     A bit is set in both if an item of A n B set it, or items of both A - B and B - A did
     (proof of Theorem 2): ``s = 1 - z_AB (1 - f_A' f_B')``, FPR = ``s^k``.
     """
-    out = _both_set(n_a, n_b, n_ab, m, k) ** np.asarray(k, dtype=float)
+    a, b, ab = _overlap("bf_intersection_fpr", n_a, n_b, n_ab)
+    k = check_reals(k, "k", "bf_intersection_fpr", lo=0)
+    out = _both_set(a, b, ab, m, k) ** k
     return float(out) if out.ndim == 0 else out
 
 
@@ -348,8 +399,8 @@ def pbf_union_fpr(n_a: Any, n_b: Any, n_ab: Any, num_attributes: int, num_hashes
     Max-counters are non-zero exactly where PBF(A u B) is, and the table holds A u B, so this is
     :func:`two_step_fpr` at n = |A u B|.
     """
-    n_u = np.asarray(n_a) + np.asarray(n_b) - np.asarray(n_ab)
-    return two_step_fpr(n_u, num_attributes, num_hashes, num_counters, verification)
+    a, b, ab = _overlap("pbf_union_fpr", n_a, n_b, n_ab)
+    return two_step_fpr(a + b - ab, num_attributes, num_hashes, num_counters, verification)
 
 
 def pbf_intersection_fpr(n_a: Any, n_b: Any, n_ab: Any, num_attributes: int, num_hashes: int,
@@ -360,10 +411,10 @@ def pbf_intersection_fpr(n_a: Any, n_b: Any, n_ab: Any, num_attributes: int, num
     (one probe per array, k = 1). Stage 2: the table holds |A n B| values plus the expected
     ``|A - B| |B - A| c_p`` chance coincidences.
     """
-    p, q, m = int(num_attributes), int(num_hashes), int(num_counters)
-    s = _both_set(n_a, n_b, n_ab, m, 1)
+    p, q, m = _pqm("pbf_intersection_fpr", num_attributes, num_hashes, num_counters, verification)
+    n_a_, n_b_, n_ab_ = _overlap("pbf_intersection_fpr", n_a, n_b, n_ab)
+    s = _both_set(n_a_, n_b_, n_ab_, m, 1)
     cp = collision_probability(p, q, m, verification)
-    n_a_, n_b_, n_ab_ = (np.asarray(x, dtype=float) for x in (n_a, n_b, n_ab))
     entries = n_ab_ + (n_a_ - n_ab_) * (n_b_ - n_ab_) * cp
     out = s ** (p * q) * -np.expm1(entries * np.log1p(-cp))
     return float(out) if out.ndim == 0 else out
@@ -391,9 +442,12 @@ def overflow_expectation(n: Any, num_attributes: int, num_hashes: int, num_count
     >>> overflow_expectation(1000, 3, 7, 1000) < 1e-6
     True
     """
-    lam = np.asarray(n, dtype=float) / float(num_counters)
-    tail = special.pdtrc((1 << int(counter_bits)) - 1, lam)  # P(X > 2^b - 1)
-    out = int(num_attributes) * int(num_hashes) * float(num_counters) * tail
+    p, q, m = _pqm("overflow_expectation", num_attributes, num_hashes, num_counters)
+    b = COUNTER_BITS(counter_bits, "counter_bits", "overflow_expectation")
+    (nn,) = _sizes("overflow_expectation", n=n)
+    lam = nn / float(m)
+    tail = special.pdtrc((1 << b) - 1, lam)  # P(X > 2^b - 1)
+    out = p * q * float(m) * tail
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -435,7 +489,7 @@ def optimal_parameters(num_attributes: int, capacity: int, fpr: float, *, query:
     n = CAPACITY(capacity, "capacity", owner)
     rate = FPR(fpr, "fpr", owner)
     check_choice(query, "query", owner, QUERIES)
-    b = check_choice(counter_bits, "counter_bits", owner, (4, 8, 16, 32))
+    b = COUNTER_BITS(counter_bits, "counter_bits", owner)
     check_choice(verification, "verification", owner, VERIFICATIONS)
     if query == "recombined" and p < 2:
         raise InvalidParameterError(

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._storage import aligned_empty, aligned_zeros
+from .._validation import Int, Options
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as MK
 
@@ -65,8 +66,8 @@ class VerificationTable:
     __slots__ = ("_empty", "_slots", "_stats", "_vacant", "key_bits")
 
     def __init__(self, capacity: int = _MIN_CAP, key_bits: int = 64) -> None:
-        if key_bits not in (32, 64):
-            raise InvalidParameterError(f"The 'key_bits' parameter of VerificationTable must be 32 or 64. Got {key_bits!r} instead.")
+        key_bits = Options(32, 64)(key_bits, "key_bits", "VerificationTable")
+        capacity = Int(0, MAX_ITEMS)(capacity, "capacity", "VerificationTable")
         self.key_bits = key_bits
         self._empty = np.uint32(0xFFFFFFFF) if key_bits == 32 else np.int64(-1)
         self._vacant = int(self._empty)  # the same as a Python int (a cheaper kernel argument)

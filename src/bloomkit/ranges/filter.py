@@ -20,7 +20,7 @@ import numpy as np
 from .._format import ArraySpec, Persistable
 from .._protocols import keyword_only, warn_deprecated
 from .._storage import BitArray
-from .._validation import Int, Options, param_error
+from .._validation import Int, Options, check_float, param_error
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as K
 from ._keys import HASH_NAMES, HASH_SHA512
@@ -52,8 +52,11 @@ class AttributeRates(float):
     _rates: dict[str, float]
 
     def __new__(cls, total: float, rates: Mapping[str, float]) -> Self:
+        total = check_float(total, "total", "AttributeRates", 0, 1)
+        if not isinstance(rates, Mapping):
+            raise param_error("rates", "AttributeRates", "a mapping of attribute name -> rate", rates)
         out = super().__new__(cls, total)
-        out._rates = {**rates, "total": float(total)}
+        out._rates = {**rates, "total": total}
         return out
 
     def _dict(self) -> dict[str, float]:
@@ -467,7 +470,8 @@ class RangeBloomFilter(LayoutProperties, Persistable):
         Complexity: O(attributes + m / 64).
         """
         rates = self.attribute_fprs(fill=fill)
-        names = rates if attributes is None else [self.schema[a].name for a in attributes]
+        names = rates if attributes is None else self.schema.names_of(attributes, "attributes",
+                                                                      "RangeBloomFilter.predicted_fpr")
         return AttributeRates(min(1.0, sum(rates[n] for n in names)), rates)
 
     def info(self) -> dict[str, Any]:

@@ -606,7 +606,8 @@ class ProfileIndex(LayoutProperties, Persistable):
         does not match the query is returned without verification), at most 1.
         Complexity: O(attributes)."""
         rates = self.attribute_fprs(fill=fill)
-        names = rates if attributes is None else [self.schema[a].name for a in attributes]
+        names = rates if attributes is None else self.schema.names_of(attributes, "attributes",
+                                                                      "ProfileIndex.predicted_fpr")
         return min(1.0, float(sum(rates[n] for n in names)))
 
     def expected_false_candidates(self, query: Mapping[str, Any], *, mode: str = "subset",

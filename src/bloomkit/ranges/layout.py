@@ -305,7 +305,7 @@ class Layout:
         """Sum of Eq. (11) over ``entries`` entries of ``values`` values in all (text: k per
         entry; :func:`~bloomkit.ranges.model.go_total`)."""
         plan = self.plans[name]
-        return float(M.go_total(values, entries, plan.d, plan.s, plan.k))
+        return float(M.go_total_unchecked(values, entries, plan.d, plan.s, plan.k))
 
     def batch_stats(self, batch: RecordBatch) -> list[tuple[str, int, int, float]]:
         """(name, entries, values, expected hashed positions) of every attribute of ``batch``."""

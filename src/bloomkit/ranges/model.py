@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import MAX_HASHES, check_broadcast, check_reals
 from ..theory import zero_bit_probability
 
 __all__ = [
@@ -53,6 +54,21 @@ __all__ = [
 ArrayLike = Any
 
 
+_LO = {"R": 0, "n": 0, "d": 1, "s": 1, "k": 0, "m": 1, "h": 0, "values": 0, "entries": 0, "fill": 0}
+
+
+def _args(owner: str, **values: Any) -> list[np.ndarray]:
+    """The named arguments as float arrays, each checked (a real number or an array of them:
+    no NaN or infinity, strs, ...; R, n, h >= 0, d, s, m >= 1, 0 <= k <= MAX_HASHES,
+    0 <= fill <= 1), in the order given."""
+    out = {}
+    for name, v in values.items():
+        hi = MAX_HASHES if name == "k" else 1 if name == "fill" else None
+        out[name] = check_reals(v, name, owner, lo=_LO[name], hi=hi)
+    check_broadcast(owner, **out)
+    return list(out.values())
+
+
 def _out(x: np.ndarray) -> Any:
     x = np.asarray(x, dtype=np.float64)
     return float(x) if x.ndim == 0 else x
@@ -71,7 +87,7 @@ def g(n: ArrayLike, d: ArrayLike, k: ArrayLike) -> Any:
     >>> g(10, 5, 4)
     11.2
     """
-    n, d, k = (np.asarray(v, dtype=np.float64) for v in (n, d, k))
+    n, d, k = _args("g", n=n, d=d, k=k)
     return _out(((n - 1.0) / d + 1.0) * k)
 
 
@@ -83,7 +99,7 @@ def o(n: ArrayLike, s: ArrayLike, k: ArrayLike) -> Any:
     >>> o(10, 2, 5)
     23.0
     """
-    n, s, k = (np.asarray(v, dtype=np.float64) for v in (n, s, k))
+    n, s, k = _args("o", n=n, s=s, k=k)
     return _out((n - 1.0) * s + k)
 
 
@@ -96,34 +112,43 @@ def go(n: ArrayLike, d: ArrayLike, s: ArrayLike, k: ArrayLike) -> Any:
     >>> go(500, 5, 1, 15)
     114.8
     """
-    n, d, s, k = (np.asarray(v, dtype=np.float64) for v in (n, d, s, k))
-    return _out(go_total(n, 1.0, d, s, k))
+    n, d, s, k = _args("go", n=n, d=d, s=s, k=k)
+    return _out(go_total_unchecked(n, 1.0, d, s, k))
 
 
 def go_total(values: ArrayLike, entries: ArrayLike, d: ArrayLike, s: ArrayLike, k: ArrayLike) -> Any:
     """Sum of Eq. (11) over ``entries`` inserted ranges of ``values`` values in all: Eq. (11)
     is affine in n, so the sum is ``(values - entries) s / d + entries k`` whatever the split.
 
-    Plain arithmetic: Python numbers in, a Python float out (numpy arrays broadcast).
+    Python numbers in, a Python float out (numpy arrays broadcast).
 
     >>> go_total(1000, 2, 5, 1, 15) == go(500, 5, 1, 15) + go(500, 5, 1, 15)
     True
     """
+    args = _args("go_total", values=values, entries=entries, d=d, s=s, k=k)
+    return _out(go_total_unchecked(*args))
+
+
+def go_total_unchecked(values: Any, entries: Any, d: Any, s: Any, k: Any) -> Any:
+    """:func:`go_total` without the checks (the per-insert statistics of ranges.layout)."""
     return (values - entries) * s / d + entries * k
 
 
 def p_g(n: ArrayLike, d: ArrayLike, k: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
     """Probability that a bit is still 0 in a grouping filter, Eq. (4): ``(1 - 1/m)^g``."""
+    (m,) = _args("p_g", m=m)
     return _out(_zero_prob(g(n, d, k), m, exact))
 
 
 def p_o(n: ArrayLike, s: ArrayLike, k: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
     """Probability that a bit is still 0 in an overlapping filter, Eq. (8): ``(1 - 1/m)^o``."""
+    (m,) = _args("p_o", m=m)
     return _out(_zero_prob(o(n, s, k), m, exact))
 
 
 def p_go(n: ArrayLike, d: ArrayLike, s: ArrayLike, k: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
     """Probability that a bit is still 0 in a grouping-overlapping filter, Eq. (12)."""
+    (m,) = _args("p_go", m=m)
     return _out(_zero_prob(go(n, d, s, k), m, exact))
 
 
@@ -135,8 +160,8 @@ def r(k: ArrayLike, s: ArrayLike) -> Any:
     >>> r(15, 6), r(15, 1), r(5, 5)
     (2, 14, 0)
     """
-    k_arr = np.asarray(k, dtype=np.int64)
-    s_arr = np.asarray(s, dtype=np.int64)
+    k_f, s_f = _args("r", k=k, s=s)
+    k_arr, s_arr = k_f.astype(np.int64), s_f.astype(np.int64)
     out = -(-k_arr // s_arr) - 1
     return int(out) if out.ndim == 0 else out
 
@@ -146,7 +171,8 @@ def f_text(k: ArrayLike, fill: ArrayLike) -> Any:
 
     ``fill`` is ``1 - p``, the probability that a bit is set.
     """
-    return _out(np.asarray(fill, dtype=np.float64) ** np.asarray(k, dtype=np.float64))
+    k, fill = _args("f_text", k=k, fill=fill)
+    return _out(fill**k)
 
 
 def f_go_fill(
@@ -161,7 +187,7 @@ def f_go_fill(
 
     Complexity: O(1) per element (the sum over i is a geometric series).
     """
-    R, n, d, s, k, q = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (R, n, d, s, k, fill)))
+    R, n, d, s, k, q = np.broadcast_arrays(*_args("f_go_fill", R=R, n=n, d=d, s=s, k=k, fill=fill))
     rr = np.ceil(k / s) - 1.0
     out_count = R - n
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -200,6 +226,7 @@ def f_go(
 
     Complexity: O(1) per element.
     """
+    R, n, d, s, k, m = _args("f_go", R=R, n=n, d=d, s=s, k=k, m=m)
     fill = 1.0 - np.asarray(p_go(n, d, s, k, m, exact))
     return f_go_fill(R, n, d, s, k, fill)
 
@@ -209,7 +236,7 @@ def f_g(R: ArrayLike, n: ArrayLike, d: ArrayLike, k: ArrayLike, m: ArrayLike, ex
 
     ``f_g = (d-1)/(R-n) + (R-n-(d-1))/(R-n) (1-p_g)^k``; equals ``f_go(R, n, d, k, k, m)``.
     """
-    R, n, d, k = (np.asarray(v, dtype=np.float64) for v in (R, n, d, k))
+    R, n, d, k, m = _args("f_g", R=R, n=n, d=d, k=k, m=m)
     q = 1.0 - np.asarray(p_g(n, d, k, m, exact))
     out_count = R - n
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -223,7 +250,7 @@ def f_o(R: ArrayLike, n: ArrayLike, s: ArrayLike, k: ArrayLike, m: ArrayLike, ex
     ``f_o = 2/(R-n) sum_{i=1..r} (1-p_o)^(is) + (R-n-2r)/(R-n) (1-p_o)^k``;
     equals ``f_go(R, n, 1, s, k, m)``.
     """
-    R, n, s, k = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (R, n, s, k)))
+    R, n, s, k = np.broadcast_arrays(*_args("f_o", R=R, n=n, s=s, k=k))
     q = 1.0 - np.asarray(p_o(n, s, k, m, exact))
     rr = np.ceil(k / s) - 1.0
     i_max = int(np.max(rr)) if rr.size else 0
@@ -244,7 +271,8 @@ def a1(h: ArrayLike, m: ArrayLike, exact: bool = True) -> Any:
     >>> round(a1(384, 512), 1)
     270.3
     """
-    return _out(np.asarray(m, dtype=np.float64) * (1.0 - _zero_prob(h, m, exact)))
+    h, m = _args("a1", h=h, m=m)
+    return _out(m * (1.0 - _zero_prob(h, m, exact)))
 
 
 

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice, check_int, param_error
+from .._columns import sized_items
+from .._validation import MAX_HASHES, Bool, check_choice, check_float, check_int, param_error
 from . import _kernels as K
 from . import model as M
 
@@ -45,6 +46,8 @@ __all__ = [
 
 SCHEMES = ("traditional", "grouping", "overlapping", "grouping-overlapping")
 LN2 = math.log(2.0)
+MAX_BRUTEFORCE = 10_000_000
+"""Most (k, d, s) candidates :func:`optimize_single_bruteforce` evaluates (bounded time and memory)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -169,9 +172,9 @@ class _SingleSearch:
             idx = _ds_to_seq(d, s)
         cap = self.k_fixed or self.k_max
         if self.scheme in ("overlapping", "grouping-overlapping"):
+            idx = min(idx, cap - 1)  # s <= k: first (a start of s = m ln2 / n is unbounded)
             while not self.idx_ok(idx) and idx > 0:
                 idx -= 1
-            idx = min(idx, cap - 1)
         cur, k = self.best_k(idx)
         for step in (1, -1):
             moved = False
@@ -244,8 +247,8 @@ def optimize_single(
     Complexity: O((number of points visited) * (k steps)) model evaluations, typically < 100.
     """
     R, n, m, sch = _check_single(scope_size, range_size, num_bits, scheme, "optimize_single")
-    kmax = check_int(k_max, "k_max", "optimize_single", lo=1)
-    kf = None if num_hashes is None else check_int(num_hashes, "num_hashes", "optimize_single", lo=1)
+    kmax = check_int(k_max, "k_max", "optimize_single", lo=1, hi=MAX_HASHES)
+    kf = None if num_hashes is None else check_int(num_hashes, "num_hashes", "optimize_single", lo=1, hi=MAX_HASHES)
     return _SingleSearch(R, n, m, sch, kf, bool(exact), kmax).run()
 
 
@@ -268,10 +271,17 @@ def optimize_single_bruteforce(
 
     Complexity: O(k_max * d_max * k_max) model evaluations (vectorised).
     """
-    R, n, m, sch = _check_single(scope_size, range_size, num_bits, scheme, "optimize_single_bruteforce")
-    kmax = check_int(k_max, "k_max", "optimize_single_bruteforce", lo=1)
-    dm = min(R, check_int(d_max, "d_max", "optimize_single_bruteforce", lo=1) if d_max is not None else max(64, 4 * n // max(1, m) + 64))
-    ks = np.arange(1, kmax + 1) if num_hashes is None else np.array([check_int(num_hashes, "num_hashes", "optimize_single_bruteforce", lo=1)])
+    owner = "optimize_single_bruteforce"
+    R, n, m, sch = _check_single(scope_size, range_size, num_bits, scheme, owner)
+    kmax = check_int(k_max, "k_max", owner, lo=1, hi=MAX_HASHES)
+    dm = min(R, check_int(d_max, "d_max", owner, lo=1) if d_max is not None else max(64, 4 * n // max(1, m) + 64))
+    ks = np.arange(1, kmax + 1) if num_hashes is None else np.array([check_int(num_hashes, "num_hashes", owner, lo=1,
+                                                                               hi=MAX_HASHES)])
+    general = Bool()(general, "general", owner)
+    candidates = len(ks) * (dm + kmax) * (kmax if general else 1)
+    if candidates > MAX_BRUTEFORCE:
+        raise param_error("d_max", owner, f"small enough that k_max x (d_max + k_max){' x k_max' if general else ''} "
+                          f"<= {MAX_BRUTEFORCE} candidates are tried", d_max)
     rows: list[tuple[int, int, int]] = []
     for k in ks:
         k = int(k)
@@ -355,7 +365,7 @@ class _Attrs:
 def _parse_attributes(attributes: Any, owner: str) -> _Attrs:
     if isinstance(attributes, str | bytes) or not isinstance(attributes, Iterable):
         raise param_error("attributes", owner, "a list of (name, scope_size or None, range_size)", attributes)
-    items = list(attributes)
+    items = sized_items(attributes, "attributes", owner, "attributes")
     if not items:
         raise param_error("attributes", owner, "a non-empty list", attributes)
     names, R, n, text = [], [], [], []
@@ -401,8 +411,13 @@ def phase1_config(R: float | None, n: float, k: int, rule: str = "errata") -> tu
     >>> phase1_config(120, 10, 15), phase1_config(5001, 500, 14)
     ((1, 6), (5, 1))
     """
+    owner = "phase1_config"
+    k = check_int(k, "k", owner, lo=1, hi=MAX_HASHES)
+    rule = check_choice(rule, "rule", owner, PHASE1_RULES)
     if R is None:
         return 1, k
+    R = check_float(R, "R", owner, lo=1, hi=float(1 << 62))
+    n = check_float(n, "n", owner, lo=1, hi=R)
     Rn = float(R) * float(n)
     expo = k + 1 if rule == "errata" else k
     d = max(1, int(round(math.sqrt(Rn * 0.5**expo / 3.0))))

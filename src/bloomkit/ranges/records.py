@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .._columns import as_table, batch_len
+from .._columns import as_table, batch_len, sized_items
 from .._validation import param_error
 from ..errors import InvalidParameterError
 from .schema import Numeric, Schema, Text
@@ -132,7 +132,7 @@ def _column(schema: Schema, name: str, values: Any, rows: np.ndarray, owner: str
 def _from_records(schema: Schema, records: Any, owner: str) -> RecordBatch:
     if isinstance(records, str | bytes) or not isinstance(records, Iterable):
         raise param_error("records", owner, "an iterable of records (mappings) or a table", records)
-    recs = records if isinstance(records, list) else list(records)
+    recs = records if isinstance(records, list) else sized_items(records, "records", owner, "records")
     allowed = set(schema.names)
     for i, r in enumerate(recs):
         if not isinstance(r, Mapping):

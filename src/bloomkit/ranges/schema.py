@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sized
 from dataclasses import dataclass
 from decimal import Decimal as _PyDecimal
 from decimal import InvalidOperation
@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .._validation import Check, Int, Str, check_int, param_error
+from .._columns import sized_items
+from .._validation import Check, Int, Str, check_int, param_error, safe_repr
 from ..errors import InvalidParameterError
 
 __all__ = ["MAX_ATTRIBUTES", "MAX_SCALED", "SCHEMA", "Attribute", "Decimal", "Integer", "Numeric", "Schema", "Text"]
@@ -433,7 +434,11 @@ class Schema:
     """
 
     def __init__(self, attributes: Iterable[Attribute]) -> None:
-        attrs = list(attributes) if not isinstance(attributes, str | bytes) else None
+        attrs: list[Attribute] | None = None
+        if isinstance(attributes, list | tuple):
+            attrs = list(attributes)
+        elif not isinstance(attributes, str | bytes) and isinstance(attributes, Iterable) and isinstance(attributes, Sized):
+            attrs = sized_items(attributes, "attributes", "Schema", "attributes")
         if not attrs or not all(isinstance(a, Attribute) for a in attrs) or len(attrs) > MAX_ATTRIBUTES:
             raise param_error("attributes", "Schema", f"a list of 1 to {MAX_ATTRIBUTES} Text/Integer/Decimal", attributes)
         names = [a.name for a in attrs]
@@ -471,8 +476,14 @@ class Schema:
         except (KeyError, TypeError):
             raise InvalidParameterError(
                 f"The 'attribute' parameter must be one of the schema's attributes "
-                f"({', '.join(map(repr, self._by_name))}). Got {name!r} instead."
+                f"({', '.join(map(repr, self._by_name))}). Got {safe_repr(name)} instead."
             ) from None
+
+    def names_of(self, attributes: Any, name: str, owner: str) -> list[str]:
+        """The schema names of ``attributes`` (a collection of attribute names), each checked."""
+        if isinstance(attributes, str | bytes):
+            raise param_error(name, owner, "a collection of attribute names (a list, not one str)", attributes)
+        return [self[a].name for a in sized_items(attributes, name, owner, "attribute names")]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Schema) and self._attrs == other._attrs

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._validation import Int, param_error
+from .._validation import Int, check_path, param_error
 from ..errors import InvalidParameterError
 from .config import MAX_DESIGN_BITS, Design, design
 from .schema import Attribute, Decimal, Integer, Numeric, Schema, Text
@@ -153,7 +153,7 @@ def schema_from_file(path: str | os.PathLike[str]) -> SchemaFile:
 
     Complexity: O(file size).
     """
-    p = Path(path)
+    p = Path(check_path(path, "path", "schema_from_file"))
     with p.open("rb") as fh:
         raw = fh.read(MAX_SCHEMA_FILE_BYTES + 1)
     if len(raw) > MAX_SCHEMA_FILE_BYTES:

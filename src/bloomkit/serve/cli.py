@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._lazy import extra_hint
 from ..errors import BloomkitError, InvalidParameterError
 
 __all__ = ["add_arguments", "allowed", "run"]
@@ -184,8 +185,7 @@ def _serve(args: argparse.Namespace, db: Path, snap: Path, lock: Any, origins: f
     try:
         from .app import DEFAULT_MAX_BODY, create_app
     except ImportError as e:
-        raise ServeError(f"bloomkit serve needs the 'serve' extra (pip install -e '.[serve]' in a checkout, or "
-                         f"pip install 'bloomkit[serve]'): {e}") from None
+        raise ServeError(f"bloomkit serve needs the 'serve' extra ({extra_hint('serve')}): {e}") from None
     from ..ranges import schema_from_file
     from .demo import table1_profiles, table1_schema
     from .front import Guard

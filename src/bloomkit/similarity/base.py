@@ -20,7 +20,7 @@ from .._format import ArraySpec, Persistable
 from .._hashing import HASH_XXH64
 from .._protocols import renamed_kwargs, warn_deprecated
 from .._storage import BitArray
-from .._validation import SEED, Int, Real, Spec, check_int
+from .._validation import SEED, Bool, Int, Real, Spec, check_int
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as SK
 from . import theory
@@ -203,6 +203,7 @@ class LSHFilterBase(Persistable):
 
     def _query_many(self, points: Any, level: Any, verify: bool) -> np.ndarray:
         own = f"{type(self).__name__}.query_many"
+        verify = Bool()(verify, "verify", own)
         return self._query_arr(as_points(points, self.dim, "points", own, single=f"{type(self).__name__}.query"),
                                level, verify, own)
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._protocols import keyword_only, renamed_kwargs
-from .._validation import Int, Spec
+from .._validation import Int, Spec, safe_repr
 from ..errors import InvalidParameterError
 from .base import PARAMS, LSHFilterBase
 
@@ -93,7 +93,7 @@ class LSBF(LSHFilterBase):
             return 0
         raise InvalidParameterError(
             f"The 'level' parameter of {owner} must be 0: an LSBF answers at its one width "
-            f"w = {self.w!r}. Got {level!r} instead; for the width 2^level w build an LSBF with "
+            f"w = {self.w!r}. Got {safe_repr(level)} instead; for the width 2^level w build an LSBF with "
             "that w, or use an MLBF / MLBFStar, which answer every level from one filter."
         )
 

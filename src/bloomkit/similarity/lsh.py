@@ -24,11 +24,13 @@ pyarrow tables / fixed-size lists, polars DataFrames.
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .._columns import as_matrix
+from .._columns import as_matrix, sized_items
 from .._format import ArraySpec
 from .._protocols import keyword_only, warn_deprecated
 from .._validation import SEED, Bool, Spec, check_params
@@ -66,6 +68,18 @@ def as_point(point: Any, dim: int, name: str = "point", owner: str = "AlignableL
 
     Complexity: O(d).
     """
+    if not isinstance(point, np.ndarray | list | tuple) and not hasattr(point, "__array__"):
+        if isinstance(point, str | bytes) or not isinstance(point, Iterable):
+            point = [point]  # a scalar: "a vector of length 1"
+        point = sized_items(point, name, owner, "values")  # never iterated past its len()
+    if isinstance(point, list | tuple) and not all(isinstance(v, numbers.Number) for v in point):
+        if len(point) == 1 and isinstance(point[0], list | tuple | np.ndarray):  # one (1, dim) row
+            return as_matrix(point, name, owner, ncols=dim)
+        if all(isinstance(v, list | tuple | np.ndarray) for v in point):  # several rows: a batch
+            raise InvalidParameterError(
+                f"The {name!r} parameter of {owner} must be one point, a vector of length {dim}. Got "
+                f"{len(point)} rows instead" + (f"; use {batch} for a batch." if batch else "."))
+        return as_matrix([point], name, owner, ncols=dim)  # names the offending value
     try:
         shape = point.shape if isinstance(point, np.ndarray) else np.shape(point)
     except ValueError:  # ragged nested lists
@@ -175,6 +189,9 @@ class AlignableLSH:
         domain_margin: float = 0.1,
         owner: str | None = None,
     ) -> None:
+        if owner is not None and not isinstance(owner, str):
+            raise InvalidParameterError(f"The 'owner' parameter of {self._OWNER} must be None or a str (for "
+                                        f"messages). Got {type(owner).__name__} instead.")
         own = owner or self._OWNER
         self.owner = own
         self.dim: int = DIM(dim, "dim", own)

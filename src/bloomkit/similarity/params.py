@@ -107,11 +107,21 @@ def width_for_probability(distance: float, probability: float) -> float:
     >>> round(width_for_probability((20 * 0.1**2) ** 0.5, 0.80), 2)
     1.78
     """
-    c = check_float(distance, "distance", "width_for_probability", lo=0, lo_open=True)
+    c = check_float(distance, "distance", "width_for_probability", lo=1e-300)  # > 0, and a tolerance 1e-14 c > 0
     p = check_float(probability, "probability", "width_for_probability", 0, 1, True, True)
     lo, hi = 1e-12 * c, c
-    while float(collision_probability(c, hi)) < p:
+    for _ in range(2000):  # bracket the root (bounded: floats run out first)
+        if float(collision_probability(c, hi)) >= p or not math.isfinite(hi * 2.0):
+            break
         hi *= 2.0
+    for _ in range(2000):
+        if float(collision_probability(c, lo)) <= p or lo / 2.0 == 0.0:
+            break
+        lo /= 2.0
+    if not float(collision_probability(c, lo)) <= p <= float(collision_probability(c, hi)):
+        raise InvalidParameterError(
+            f"The 'probability' parameter of width_for_probability must be reachable by a finite width at "
+            f"distance {c!r}. Got {p!r} instead.")
     return float(brentq(lambda w: float(collision_probability(c, w)) - p, lo, hi, xtol=1e-14 * c))
 
 

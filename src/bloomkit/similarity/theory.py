@@ -27,7 +27,7 @@ import numpy as np
 from scipy import integrate
 from scipy.special import ndtr
 
-from .._validation import check_float, check_int
+from .._validation import check_broadcast, check_choice, check_float, check_int, check_reals
 from ..errors import InvalidParameterError
 
 __all__ = [
@@ -52,39 +52,19 @@ __all__ = [
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _OWNER = "similarity.theory"
+_MAX_COUNT = 1 << 20  # k, L, k' of the models (the structures allow far fewer: similarity.spec)
 
 
 def _nonneg_array(x: Any, name: str) -> np.ndarray:
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {_OWNER} must be a number or array of numbers >= 0. "
-            f"Got {x!r} instead."
-        ) from None
-    if not np.all(np.isfinite(a)) or np.any(a < 0):
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {_OWNER} must be finite and >= 0. Got {x!r} instead."
-        )
-    return a
+    return check_reals(x, name, _OWNER, lo=0)
 
 
 def _pos_array(x: Any, name: str) -> np.ndarray:
-    a = _nonneg_array(x, name)
-    if np.any(a <= 0):
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {_OWNER} must be > 0. Got {x!r} instead."
-        )
-    return a
+    return check_reals(x, name, _OWNER, lo=0, lo_open=True)
 
 
 def _prob_array(x: Any, name: str) -> np.ndarray:
-    a = _nonneg_array(x, name)
-    if np.any(a > 1):
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {_OWNER} must be in [0, 1]. Got {x!r} instead."
-        )
-    return a
+    return check_reals(x, name, _OWNER, 0, 1)
 
 
 def _ret(a: np.ndarray) -> Any:
@@ -134,6 +114,7 @@ def collision_probability(distance: Any, w: Any) -> Any:
     """
     c = _nonneg_array(distance, "distance")
     w_ = _pos_array(w, "w")
+    check_broadcast(_OWNER, distance=c, w=w_)
     c, w_ = np.broadcast_arrays(c, w_)
     out = np.ones(c.shape, dtype=np.float64)
     nz = c > 0
@@ -155,13 +136,10 @@ def collision_probability_integral(distance: Any, w: Any, method: str = "quad") 
     >>> abs(collision_probability_integral(c, 2.0) - collision_probability(c, 2.0)) < 1e-10
     True
     """
-    if method not in ("quad", "simpson"):
-        raise InvalidParameterError(
-            f"The 'method' parameter of {_OWNER} must be one of 'quad', 'simpson'. "
-            f"Got {method!r} instead."
-        )
+    check_choice(method, "method", _OWNER, ("quad", "simpson"))
     c = _nonneg_array(distance, "distance")
     w_ = _pos_array(w, "w")
+    check_broadcast(_OWNER, distance=c, w=w_)
     c, w_ = np.broadcast_arrays(c, w_)
     out = np.empty(c.shape, dtype=np.float64)
     for idx in np.ndindex(c.shape):
@@ -199,6 +177,7 @@ def cross_collision_probability(norm_o: Any, norm_q: Any, w: Any) -> Any:
     """
     no = _nonneg_array(norm_o, "norm_o")
     nq = _nonneg_array(norm_q, "norm_q")
+    check_broadcast(_OWNER, norm_o=no, norm_q=nq, w=_pos_array(w, "w"))
     return collision_probability(np.sqrt(no * no + nq * nq), w)
 
 
@@ -217,10 +196,11 @@ def alpha(p: Any, p_cross: Any, and_width: int, or_count: int) -> Any:
 
     Complexity: O(size).
     """
-    k = check_int(and_width, "and_width", _OWNER, lo=1)
-    L = check_int(or_count, "or_count", _OWNER, lo=1)
+    k = check_int(and_width, "and_width", _OWNER, lo=1, hi=_MAX_COUNT)
+    L = check_int(or_count, "or_count", _OWNER, lo=1, hi=_MAX_COUNT)
     p_ = _prob_array(p, "p")
     pc = _prob_array(p_cross, "p_cross")
+    check_broadcast(_OWNER, p=p_, p_cross=pc)
     p_, pc = np.broadcast_arrays(np.atleast_1d(p_), np.atleast_1d(pc))
     # sum of logs for accuracy with many objects
     with np.errstate(divide="ignore"):
@@ -234,7 +214,7 @@ def or_amplify(x: Any, or_count: int) -> Any:
 
     Complexity: O(size).
     """
-    L = check_int(or_count, "or_count", _OWNER, lo=1)
+    L = check_int(or_count, "or_count", _OWNER, lo=1, hi=_MAX_COUNT)
     x_ = _prob_array(x, "x")
     with np.errstate(divide="ignore"):
         return _ret(-np.expm1(L * np.log1p(-x_)))
@@ -257,7 +237,7 @@ def vlbf_fnr(p: Any, p_cross: Any, and_width: int, or_count: int) -> Any:
 
     Complexity: O(size).
     """
-    L = check_int(or_count, "or_count", _OWNER, lo=1)
+    L = check_int(or_count, "or_count", _OWNER, lo=1, hi=_MAX_COUNT)
     a = np.asarray(alpha(p, p_cross, and_width, or_count))
     return _ret((1.0 - a) ** L)
 
@@ -288,9 +268,9 @@ def mvbf_fpr(
     >>> round(mvbf_fpr(2500, 65536, 5, level=3, exact=False), 4)
     0.2935
     """
-    mp = check_int(verify_bits, "verify_bits", _OWNER, lo=1)
-    kp = check_int(verify_hashes, "verify_hashes", _OWNER, lo=1)
-    lv = check_int(level, "level", _OWNER, lo=0)
+    mp = check_int(verify_bits, "verify_bits", _OWNER, lo=1, hi=1 << 62)
+    kp = check_int(verify_hashes, "verify_hashes", _OWNER, lo=1, hi=_MAX_COUNT)
+    lv = check_int(level, "level", _OWNER, lo=0, hi=62)
     if mp >> lv < 1:
         raise InvalidParameterError(
             f"The 'level' parameter of {_OWNER} must leave at least one location "
@@ -380,7 +360,7 @@ def typical_phi(
 
     Complexity: O(size).
     """
-    L = check_int(or_count, "or_count", _OWNER, lo=1)
+    L = check_int(or_count, "or_count", _OWNER, lo=1, hi=_MAX_COUNT)
     n = _nonneg_array(num_objects, "num_objects")
     return mvbf_fpr(n * L, verify_bits, verify_hashes, level, exact=False)
 
@@ -423,7 +403,7 @@ def mlbf_fpr(
 
     Complexity: O(size).
     """
-    L = check_int(or_count, "or_count", _OWNER, lo=1)
+    L = check_int(or_count, "or_count", _OWNER, lo=1, hi=_MAX_COUNT)
     a = _prob_array(alpha_, "alpha")
     phi = np.asarray(typical_phi(num_objects, or_count, verify_bits, verify_hashes, level))
     if linearized:
@@ -443,8 +423,8 @@ def mlbf_fnr(p_close: Any, and_width: int, or_count: int) -> Any:
     >>> round(mlbf_fnr(0.4, 5, 5), 2)   # Section 7.4: w = 0.25, c = (20 * 0.05^2)^0.5
     0.95
     """
-    k = check_int(and_width, "and_width", _OWNER, lo=1)
-    L = check_int(or_count, "or_count", _OWNER, lo=1)
+    k = check_int(and_width, "and_width", _OWNER, lo=1, hi=_MAX_COUNT)
+    L = check_int(or_count, "or_count", _OWNER, lo=1, hi=_MAX_COUNT)
     p = np.atleast_1d(_prob_array(p_close, "p_close"))
     with np.errstate(divide="ignore"):
         logs = L * np.log1p(-(p**k))
@@ -479,11 +459,11 @@ def extended_phi(
 
     Complexity: O(size * S).
     """
-    k = check_int(and_width, "and_width", _OWNER, lo=1)
-    L = check_int(or_count, "or_count", _OWNER, lo=1)
-    mp = check_int(verify_bits, "verify_bits", _OWNER, lo=1)
-    kp = check_int(verify_hashes, "verify_hashes", _OWNER, lo=1)
-    S = check_int(num_levels, "num_levels", _OWNER, lo=1)
+    k = check_int(and_width, "and_width", _OWNER, lo=1, hi=_MAX_COUNT)
+    L = check_int(or_count, "or_count", _OWNER, lo=1, hi=_MAX_COUNT)
+    mp = check_int(verify_bits, "verify_bits", _OWNER, lo=1, hi=1 << 62)
+    kp = check_int(verify_hashes, "verify_hashes", _OWNER, lo=1, hi=_MAX_COUNT)
+    S = check_int(num_levels, "num_levels", _OWNER, lo=1, hi=62)
     th = check_int(level, "level", _OWNER, lo=0, hi=S - 1)
     w = check_float(w, "w", _OWNER, lo=0, lo_open=True)
     c = np.atleast_1d(_nonneg_array(distances, "distances"))
@@ -537,7 +517,7 @@ def extended_fnr(
 
     Complexity: O(size * S).
     """
-    L = check_int(or_count, "or_count", _OWNER, lo=1)
+    L = check_int(or_count, "or_count", _OWNER, lo=1, hi=_MAX_COUNT)
     phi = np.asarray(
         extended_phi(distances, w, and_width, or_count, verify_bits, verify_hashes, num_levels, level)
     )

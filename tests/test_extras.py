@@ -1,0 +1,54 @@
+"""Every optional dependency, when missing, is named with the extra that installs it (and how to
+install that extra from a checkout), never a bare ``No module named ...``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+import pytest
+
+
+def _missing(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
+    for m in modules:  # an entry of None makes `import m` raise ModuleNotFoundError
+        monkeypatch.setitem(sys.modules, m, None)
+
+
+def _says_extra(excinfo: pytest.ExceptionInfo[BaseException], module: str, extra: str) -> None:
+    msg = str(excinfo.value)
+    assert f"'{extra}'" in msg and f"pip install -e '.[{extra}]'" in msg, msg
+    if module:
+        assert f"'{module}'" in msg, msg
+
+
+def test_dask(monkeypatch):
+    from bloomkit.dask._build import dask_module
+
+    _missing(monkeypatch, "dask.dataframe")
+    with pytest.raises(ModuleNotFoundError) as e:
+        dask_module("dask.dataframe")
+    _says_extra(e, "dask", "dask")
+
+
+@pytest.mark.parametrize("module, call", [
+    ("tabulate", lambda: __import__("bloomkit.experiments.report", fromlist=["_"])._table_html(["a"], [[1]])),
+    ("markdown_it", lambda: __import__("bloomkit.experiments.report", fromlist=["_"])._html([], None)),
+    ("pybloom_live", lambda: __import__("bloomkit.experiments.folding", fromlist=["_"])._sbf_bytes_and_rate(
+        np.arange(3), np.arange(3, 6), 10, 0.01)),
+    ("sklearn", lambda: __import__("bloomkit.experiments.similarity", fromlist=["_"])._digits()),
+])
+def test_experiments(monkeypatch, module, call):
+    _missing(monkeypatch, module, *(f"{module}.{sub}" for sub in ("datasets",) if module == "sklearn"))
+    with pytest.raises(ModuleNotFoundError) as e:
+        call()
+    _says_extra(e, module, "experiments")
+
+
+def test_serve(monkeypatch):
+    from bloomkit.serve.cli import ServeError, run
+
+    _missing(monkeypatch, "uvicorn")
+    with pytest.raises(ServeError) as e:
+        run(argparse.Namespace())
+    _says_extra(e, "", "serve")
