@@ -45,10 +45,15 @@ def test_experiments(monkeypatch, module, call):
     _says_extra(e, module, "experiments")
 
 
-def test_serve(monkeypatch):
-    from bloomkit.serve.cli import ServeError, run
+@pytest.mark.parametrize("module", ["uvicorn", "fastapi"])
+def test_serve(monkeypatch, tmp_path, module):
+    from bloomkit.serve.cli import ServeError, add_arguments, run
 
-    _missing(monkeypatch, "uvicorn")
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--demo", "--db", str(tmp_path / "x.sqlite"), "--port", "0"])
+    _missing(monkeypatch, module)
     with pytest.raises(ServeError) as e:
-        run(argparse.Namespace())
+        run(args)
     _says_extra(e, "", "serve")
+    assert not (tmp_path / "x.sqlite").exists()  # nothing created before the missing extra is named

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import MAX_HASHES, check_broadcast, check_reals
+from .._validation import MAX_HASHES, check_broadcast, check_int, check_reals, safe_repr
+from ..errors import InvalidParameterError
 from ..theory import zero_bit_probability
 
 __all__ = [
@@ -67,6 +68,23 @@ def _args(owner: str, **values: Any) -> list[np.ndarray]:
         out[name] = check_reals(v, name, owner, lo=_LO[name], hi=hi)
     check_broadcast(owner, **out)
     return list(out.values())
+
+
+def _ints(owner: str, **values: Any) -> list[np.ndarray]:
+    """The named arguments as int64 arrays, each a whole number or an array of whole numbers
+    (group numbers: any sign; s >= 1; r, last, uncovered, offset >= 0), broadcast-checked."""
+    out = {}
+    for name, v in values.items():
+        a = check_reals(v, name, owner, lo=_INT_LO.get(name), hi=2.0**53)
+        if (a != np.floor(a)).any():
+            raise InvalidParameterError(f"The {name!r} parameter of {owner} must be a whole number or an array of "
+                                        f"whole numbers. Got {safe_repr(v)} instead.")
+        out[name] = a.astype(np.int64)
+    check_broadcast(owner, **out)
+    return list(out.values())
+
+
+_INT_LO = {"s": 1, "r": 0, "last": 0, "offset": 0}
 
 
 def _out(x: np.ndarray) -> Any:
@@ -293,7 +311,8 @@ def query_words(ga: ArrayLike, gb: ArrayLike, s: ArrayLike, r: ArrayLike, last: 
     >>> query_words(3, 3, 6, 2, 3), query_words(0, 9, 1, 14, 1)
     (15, 24)
     """
-    return _int_out((np.asarray(gb) - np.asarray(ga) + np.asarray(r)) * np.asarray(s) + np.asarray(last))
+    ga_, gb_, s_, r_, last_ = _ints("query_words", ga=ga, gb=gb, s=s, r=r, last=last)
+    return _int_out((gb_ - ga_ + r_) * s_ + last_)
 
 
 def uncovered_words(ga: ArrayLike, gb: ArrayLike, g0: ArrayLike | None, g1: ArrayLike | None, s: ArrayLike,
@@ -315,12 +334,15 @@ def uncovered_words(ga: ArrayLike, gb: ArrayLike, g0: ArrayLike | None, g1: Arra
     >>> uncovered_words(11, 11, 5, 9, 6, 2, 3), uncovered_words(12, 12, 5, 9, 6, 2, 3), uncovered_words(3, 3, None, None, 6, 2, 3)
     (12, 15, 15)
     """
-    q0 = np.asarray(ga) * np.asarray(s)
-    q1 = (np.asarray(gb) + np.asarray(r)) * np.asarray(s) + np.asarray(last)
+    ga_, gb_, s_, r_, last_ = _ints("uncovered_words", ga=ga, gb=gb, s=s, r=r, last=last)
+    q0 = ga_ * s_
+    q1 = (gb_ + r_) * s_ + last_
     if g0 is None or g1 is None:
         return _int_out(q1 - q0)
-    p0 = np.asarray(g0) * np.asarray(s)
-    p1 = (np.asarray(g1) + np.asarray(r)) * np.asarray(s) + np.asarray(last)
+    g0_, g1_ = _ints("uncovered_words", g0=g0, g1=g1)
+    check_broadcast("uncovered_words", ga=ga_, gb=gb_, g0=g0_, g1=g1_, s=s_)
+    p0 = g0_ * s_
+    p1 = (g1_ + r_) * s_ + last_
     overlap = np.maximum(np.minimum(p1, q1) - np.maximum(p0, q0), 0)
     return _int_out(q1 - q0 - overlap)
 
@@ -335,7 +357,10 @@ def pass_probability(fill: ArrayLike, uncovered: ArrayLike) -> Any:
     >>> pass_probability(0.5, 15), pass_probability(0.5, 0)
     (3.0517578125e-05, 1.0)
     """
-    return _out(np.asarray(fill, dtype=np.float64) ** np.asarray(uncovered, dtype=np.float64))
+    f = check_reals(fill, "fill", "pass_probability", lo=0, hi=1)
+    (j,) = _ints("pass_probability", uncovered=uncovered)
+    check_broadcast("pass_probability", fill=f, uncovered=j)
+    return _out(f ** j)
 
 
 def intersect_pass_probability(groups: int, s: int, k: int, fill: ArrayLike, offset: ArrayLike = 0) -> Any:
@@ -368,12 +393,18 @@ def intersect_pass_probability(groups: int, s: int, k: int, fill: ArrayLike, off
     """
     from . import _kernels as K
 
-    q = np.asarray(fill, dtype=np.float64)
-    off = np.asarray(offset, dtype=np.int64)
+    owner = "intersect_pass_probability"
+    k = check_int(k, "k", owner, lo=1, hi=MAX_HASHES)
+    s = check_int(s, "s", owner, lo=1, hi=k)
+    groups = check_int(groups, "groups", owner, lo=1)
+    q = check_reals(fill, "fill", owner, lo=0, hi=1)
+    (off,) = _ints(owner, offset=offset)
+    check_broadcast(owner, fill=q, offset=off)
     rr = int(r(k, s))
-    if np.any((off < 0) | (off > rr)):
-        raise ValueError(f"offset must be in 0 .. r = {rr}")
-    table = K.intersect_pass_tables(int(groups), int(s), int(k), np.ascontiguousarray(q.ravel()), 256)
+    if np.any(off > rr):
+        raise InvalidParameterError(f"The 'offset' parameter of {owner} must be in 0 .. r = {rr}. "
+                                    f"Got {int(off.max())} instead.")
+    table = K.intersect_pass_tables(groups, s, k, np.ascontiguousarray(q.ravel()), 256)
     shape = np.broadcast_shapes(q.shape, off.shape)
     cols = np.broadcast_to(np.arange(q.size).reshape(q.shape), shape)
     return _out(table[np.broadcast_to(off, shape), cols])

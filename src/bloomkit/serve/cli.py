@@ -150,6 +150,21 @@ def build_server(app: Any, args: argparse.Namespace, *, fd_limit: int | None = N
     return server
 
 
+def _check_extra() -> None:
+    """The serve extra's web stack is installed (found, not imported: the lock comes first), or
+    ServeError naming the extra, before a database is opened or demo profiles are built."""
+    import importlib.util
+
+    for module in ("uvicorn", "fastapi"):
+        try:
+            found = sys.modules.get(module, True) is not None and importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise ServeError(f"bloomkit serve needs the 'serve' extra ({extra_hint('serve')}): "
+                             f"No module named {module!r}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Start the service and serve until interrupted (SIGINT / SIGTERM); returns 0."""
     if args.demo == bool(args.schema):
@@ -166,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidParameterError(f"--max-connections must be at least 1. Got {args.max_connections} instead.")
     if args.model_profiles is not None and args.model_profiles < 1:
         raise InvalidParameterError(f"--model-profiles must be at least 1. Got {args.model_profiles} instead.")
+    _check_extra()
     origins, hosts = allowed(args.host, args.port, args.origin)
     db = Path(args.db or "bloomkit-demo.sqlite")
     snap = Path(args.snapshot) if args.snapshot else Path(f"{db}.snapshot")
