@@ -26,9 +26,10 @@ from bloomkit.experiments.registry import all_experiments, get_experiment, selec
 
 BLOOMKIT = shutil.which("bloomkit", path=str(Path(sys.executable).parent)) or shutil.which("bloomkit")
 
-# `make test` runs this file twice: with the C extension and on numba alone (BLOOMKIT_NO_EXTENSION=1),
-# for the code with two paths (single keys and lists of the filters with a compiled boundary).
-# Tests of reading input, messages, experiments and structures without a compiled path run once.
+# `make test` runs this file twice: with the C extension and on numba alone (BLOOMKIT_NO_EXTENSION=1).
+# On numba alone only the command's own use of the two paths runs (a build / query / info round trip,
+# key types, the one-key query and the path it reports): every kind, input format and message runs
+# once, since the commands call the library paths that the library's tests run in both passes.
 once = pytest.mark.skipif(os.environ.get("BLOOMKIT_NO_EXTENSION", "") not in ("", "0"),
                           reason="no compiled path involved: run in the pass with the extension only")
 
@@ -98,6 +99,7 @@ def test_text_build_query_info(data, tmp_path):
     assert info["structure"] == "bloom.BloomFilter" and 0 < info["predicted_fpr"] < 0.002
 
 
+@once
 def test_gzip_and_stdin_inputs(data, tmp_path):
     ok("build", str(data / "words.txt.gz"), "-o", str(tmp_path / "g.bkf"))
     ok("build", "-", "-o", str(tmp_path / "s.bkf"), stdin=(data / "words.txt").read_bytes())
@@ -107,6 +109,7 @@ def test_gzip_and_stdin_inputs(data, tmp_path):
     assert res["w3"] == "maybe" and res["zzz-absent"] == "no"
 
 
+@once
 def test_parquet_int_keys_answer_yes_for_stored_keys(data, tmp_path):
     """An int64 column gives int keys; query parses its arguments the same way."""
     out = tmp_path / "i.bkf"
@@ -122,6 +125,7 @@ def test_parquet_int_keys_answer_yes_for_stored_keys(data, tmp_path):
     assert res[str(ids[0])] == "no"
 
 
+@once
 def test_csv_columns_by_name_and_key_types(data, tmp_path):
     fails("build", str(data / "t.csv"), "-o", str(tmp_path / "x.bkf"), match="choose the keys with --column")
     fails("build", str(data / "t.csv"), "--column", "nope", "-o", str(tmp_path / "x.bkf"), match="no column 'nope'")
@@ -133,6 +137,7 @@ def test_csv_columns_by_name_and_key_types(data, tmp_path):
     assert "ann" in bloomkit.load(tmp_path / "one.bkf")
 
 
+@once
 @pytest.mark.parametrize("kind", ["bloom", "counting", "scalable", "foldable", "foldable-counting", "split-block"])
 def test_every_membership_kind(data, tmp_path, kind):
     if kind == "split-block" and not hasattr(bloomkit, "SplitBlockBloomFilter"):
@@ -152,6 +157,7 @@ def test_every_membership_kind(data, tmp_path, kind):
     assert table.splitlines()[0].split() == ["file", str(out)] and "predicted_fpr" in table and "{" not in table
 
 
+@once
 @pytest.mark.parametrize("kind", ["geometric", "bloomier"])
 def test_lookup_kinds_print_values(data, tmp_path, kind):
     out = tmp_path / f"{kind}.bkf"
@@ -188,6 +194,7 @@ def test_similarity_kinds_take_vectors(data, tmp_path):
     fails("query", str(tmp_path / "l.bkf"), "1,2", "--level", "1", match="level")
 
 
+@once
 def test_pbf_items_by_column_name(data, tmp_path):
     from bloomkit.multiattr import ParallelBloomFilter
 
@@ -209,6 +216,7 @@ def test_pbf_items_by_column_name(data, tmp_path):
     fails("query", str(out), "10.0.0.1,x", match="not an int key")
 
 
+@once
 def test_overfill_warns_and_strict_fails(data, tmp_path):
     p = run("build", str(data / "words.txt"), "-o", str(tmp_path / "o.bkf"), "--capacity", "100")
     assert p.returncode == 0 and "bloomkit: warning:" in p.stderr and "capacity (100)" in p.stderr
@@ -218,6 +226,7 @@ def test_overfill_warns_and_strict_fails(data, tmp_path):
     assert not (tmp_path / "o2.bkf").exists()
 
 
+@once
 def test_every_error_is_one_line(data, tmp_path):
     garbage = tmp_path / "bad.bkf"
     garbage.write_bytes(b"garbage")
@@ -260,6 +269,7 @@ def test_mixed_key_types_need_key_type(tmp_path):
     assert answers(ok("query", str(tmp_path / "m.bkf"), "--key-type", "int", "1"))["1"] == "maybe"
 
 
+@once
 def test_format_1_files_query_as_str_with_a_note(tmp_path):
     golden = Path(__file__).parent / "golden" / "v1" / "bloom.BloomFilter.bkf"
     p = run("query", str(golden), "alpha")
@@ -286,6 +296,7 @@ def test_registry():
     assert "base-fpr-grid" in ok("reproduce", "--list")
 
 
+@once
 def test_bench_command():
     out = ok("bench", "--keys", "2000")
     assert "numpy int64" in out and "list[str]" in out and "add ns/key" in out
