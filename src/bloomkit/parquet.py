@@ -39,7 +39,7 @@ import numpy as np
 from ._columns import as_keys, sized_items
 from ._hashing import TAG_BYTES, TAG_FLOAT, TAG_INT, TAG_STR, arrow_buffers
 from ._lazy import kernels as K
-from ._validation import FPR, Int, Optional, Options, check_bytes, check_path
+from ._validation import FPR, Int, Optional, Options, check_bytes, check_path, safe_repr
 from .errors import FormatError, InvalidParameterError
 from .splitblock import PHYSICAL_TYPES, SplitBlockBloomFilter
 
@@ -183,7 +183,7 @@ def _as_arrow(values: Any, ptype: str, target: Any, explicit: bool, name: str, o
                 raise InvalidParameterError(
                     f"The {name!r} parameter of {owner} must not contain nulls (Parquet never stores "
                     f"them in a Bloom filter). Got None at position {i} instead.")
-            raise _wrong(name, owner, ptype, target, f"{v!r} of type {type(v).__name__} at position {i}")
+            raise _wrong(name, owner, ptype, target, f"{safe_repr(v)} of type {type(v).__name__} at position {i}")
         try:
             arr = pa.array(col, type=target)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:

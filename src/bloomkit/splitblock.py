@@ -167,7 +167,7 @@ def split_block_fpr(num_keys: float, num_blocks: int, lane_bits: int = 64) -> fl
     0.0126
     """
     n = check_float(num_keys, "num_keys", "split_block_fpr", lo=0)
-    B = Int(1, None)(num_blocks, "num_blocks", "split_block_fpr")
+    B = Int(1, 1 << 53)(num_blocks, "num_blocks", "split_block_fpr")
     lane_bits = LANE_BITS(lane_bits, "lane_bits", "split_block_fpr")
     if n == 0:
         return 0.0
@@ -189,9 +189,9 @@ def split_block_fpr_sd(num_keys: int, num_blocks: int, probes: int, lane_bits: i
     Complexity: O(min(sqrt(n / B), w)).
     """
     n = check_float(num_keys, "num_keys", "split_block_fpr_sd", lo=0)
-    B = Int(1, None)(num_blocks, "num_blocks", "split_block_fpr_sd")
+    B = Int(1, 1 << 53)(num_blocks, "num_blocks", "split_block_fpr_sd")
     lane_bits = LANE_BITS(lane_bits, "lane_bits", "split_block_fpr_sd")
-    probes = Int(1, None)(probes, "probes", "split_block_fpr_sd")
+    probes = Int(1, 1 << 62)(probes, "probes", "split_block_fpr_sd")
     w = float(lane_bits)
     if n == 0:
         return 0.0
@@ -268,13 +268,13 @@ def split_block_num_blocks(capacity: int, fpr: float, lane_bits: int = 64) -> in
     lane_bits = LANE_BITS(lane_bits, "lane_bits", owner)
     block_bits = LANES * lane_bits
     hi = max(1, math.ceil(n * 1.5 * -math.log2(p) / block_bits))
-    while split_block_fpr(n, hi, lane_bits) > p:
+    while hi <= MAX_BLOCKS and split_block_fpr(n, hi, lane_bits) > p:
         hi *= 2
-        if hi > MAX_BLOCKS:
-            raise InvalidParameterError(
-                f"The 'fpr' parameter of {owner} needs more than {MAX_BLOCKS} blocks for "
-                f"{n} keys. Got {p!r} instead."
-            )
+    if hi > MAX_BLOCKS:
+        raise InvalidParameterError(
+            f"The 'fpr' parameter of {owner} needs more than {MAX_BLOCKS} blocks for "
+            f"{n} keys. Got {p!r} instead."
+        )
     lo = 0  # fpr(lo) > p or lo == 0
     while hi - lo > 1:
         mid = (lo + hi) // 2

@@ -19,7 +19,7 @@ from .._columns import as_keys, sized_items
 from .._format import ArraySpec, Persistable
 from .._hashing import HASH_XXH64, KeyTypesMixin, hash64, hash64_tag, key_type_mask
 from .._protocols import CallableInt, warn_deprecated
-from .._validation import Int, param_error
+from .._validation import Int, param_error, safe_repr
 from ..errors import FormatError, InvalidParameterError
 from .codec import ValueCodec
 from .overflow import alt_seed
@@ -161,6 +161,9 @@ class LookupBase(KeyTypesMixin, Persistable):
 
         Complexity: O(n) hashing plus the table's probes (see the class docstring).
         """
+        if not isinstance(return_probes, bool | np.bool_):
+            raise InvalidParameterError(f"The 'return_probes' parameter of {self._owner('get_many')} must be True or "
+                                        f"False. Got {safe_repr(return_probes)} instead.")
         ids, probes = self._ids_of(as_keys(keys, "keys", self._owner("get_many")))
         out: np.ndarray
         if self._codec is not None:

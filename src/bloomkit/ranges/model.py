@@ -396,7 +396,7 @@ def intersect_pass_probability(groups: int, s: int, k: int, fill: ArrayLike, off
     owner = "intersect_pass_probability"
     k = check_int(k, "k", owner, lo=1, hi=MAX_HASHES)
     s = check_int(s, "s", owner, lo=1, hi=k)
-    groups = check_int(groups, "groups", owner, lo=1)
+    groups = check_int(groups, "groups", owner, lo=1, hi=1 << 40)
     q = check_reals(fill, "fill", owner, lo=0, hi=1)
     (off,) = _ints(owner, offset=offset)
     check_broadcast(owner, fill=q, offset=off)

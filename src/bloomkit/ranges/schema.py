@@ -340,9 +340,15 @@ class Decimal(Numeric):
         object.__setattr__(self, "places", _PLACES(self.places, "places", "Decimal"))
         for attr in ("lo", "hi"):
             v = getattr(self, attr)
-            if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
+            if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real):
                 raise param_error(attr, "Decimal", "a finite number", v)
-            if abs(float(v)) * 10.0**self.places > MAX_SCALED:
+            try:
+                fv = float(v)
+            except OverflowError:  # an int beyond the float range
+                fv = math.inf
+            if not math.isfinite(fv):
+                raise param_error(attr, "Decimal", "a finite number", v)
+            if abs(fv) * 10.0**self.places > MAX_SCALED:
                 raise param_error(attr, "Decimal", f"a number with |{attr}| * 10**places <= 2**52", v)
         if self.scaled_lo > self.scaled_hi:
             raise param_error("hi", "Decimal", f">= lo ({self.lo})", self.hi)

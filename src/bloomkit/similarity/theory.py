@@ -335,10 +335,27 @@ def verification_pass_probability(
     >>> round(verification_pass_probability(2000, 65536 // 4, q, codes, w), 6) == round(mvbf_fpr(2000, 65536, 1, 0), 6)
     True
     """
-    n = float(_nonneg_array(num_elements, "num_elements"))
+    n_arr = _nonneg_array(num_elements, "num_elements")
+    if n_arr.ndim:
+        raise InvalidParameterError(f"The 'num_elements' parameter of {_OWNER} must be one number. "
+                                    f"Got an array of shape {n_arr.shape} instead.")
+    n = float(n_arr)
     mc = check_int(coarse_locations, "coarse_locations", _OWNER, lo=1)
-    q = np.asarray(bit_probs, dtype=np.float64)
+    q = _prob_array(bit_probs, "bit_probs")
+    if q.ndim != 2 or q.shape[1] < 1 or q.shape[0] > 24 or q.shape[1] > _MAX_COUNT:
+        raise InvalidParameterError(f"The 'bit_probs' parameter of {_OWNER} must be a 2-d array of shape (V, k') "
+                                    f"with V <= 24 suffix levels. Got shape {q.shape} instead.")
     kp = q.shape[1]
+    c = check_reals(codes, "codes", _OWNER, lo=0, hi=(1 << q.shape[0]) - 1)
+    if c.ndim != 2 or c.shape[1] != kp or (c != np.floor(c)).any():
+        raise InvalidParameterError(f"The 'codes' parameter of {_OWNER} must be a 2-d array of whole numbers of "
+                                    f"shape (N, {kp}) (k' = {kp} columns, like bit_probs). Got shape {c.shape} instead.")
+    w = _prob_array(weights, "weights")
+    if w.shape != (c.shape[0],):
+        raise InvalidParameterError(f"The 'weights' parameter of {_OWNER} must have one probability per row of "
+                                    f"codes, shape ({c.shape[0]},). Got shape {w.shape} instead.")
+    if not isinstance(exact, bool | np.bool_):
+        raise InvalidParameterError(f"The 'exact' parameter of {_OWNER} must be True or False. Got {exact!r} instead.")
     probs = np.ones((kp, 1))
     for v in range(q.shape[0]):  # kron per address: P_i over the 2^V suffixes, level 1 the MSB
         probs = (probs[:, :, None] * np.stack([1.0 - q[v], q[v]], axis=1)[:, None, :]).reshape(kp, -1)
@@ -350,7 +367,7 @@ def verification_pass_probability(
     else:
         log_zero = -n * probs.sum(axis=0) / mc
     hit = -np.expm1(log_zero)  # P(location set) per suffix s
-    return float(np.dot(np.asarray(weights, dtype=np.float64), np.prod(hit[np.asarray(codes)], axis=1)))
+    return float(np.dot(w, np.prod(hit[c.astype(np.int64)], axis=1)))
 
 
 def typical_phi(
