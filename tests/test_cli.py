@@ -133,7 +133,7 @@ def test_csv_columns_by_name_and_key_types(data, tmp_path):
     assert "ann" in bloomkit.load(tmp_path / "one.bkf")
 
 
-@pytest.mark.parametrize("kind", ["bloom", "counting", "scalable", "foldable", "foldable-counting", "split-block"])
+@pytest.mark.parametrize("kind", ["bloom", "counting", "scalable", "foldable", "foldable-counting", "split-block", "fuse"])
 def test_every_membership_kind(data, tmp_path, kind):
     if kind == "split-block" and not hasattr(bloomkit, "SplitBlockBloomFilter"):
         pytest.skip("split-block filter not in this build")
@@ -152,7 +152,7 @@ def test_every_membership_kind(data, tmp_path, kind):
     assert table.splitlines()[0].split() == ["file", str(out)] and "predicted_fpr" in table and "{" not in table
 
 
-@pytest.mark.parametrize("kind", ["geometric", "bloomier"])
+@pytest.mark.parametrize("kind", ["geometric", "bloomier", "ribbon-retrieval"])
 def test_lookup_kinds_print_values(data, tmp_path, kind):
     out = tmp_path / f"{kind}.bkf"
     fails("build", str(data / "t.parquet"), "--column", "word", "--kind", kind, "-o", str(out), match="--values")

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 
+from .._validation import Int, Options, Real
+
 __all__ = [
     "fuse_bits_per_key",
     "fuse_layout",
@@ -28,6 +30,12 @@ __all__ = [
     "ribbon_slots",
     "static_fpr",
 ]
+
+_N = Int(0, 1 << 48)
+_ARITY = Options(3, 4)
+_BITS = Int(1, 64)
+_VALUE_BITS = Int(0, 64)
+_OVERHEAD = Real(0.0, 10.0)
 
 MAX_SEGMENT = {3: 1 << 18, 4: 1 << 16}
 """Largest segment length L: its offset bits come from the low bits of one 64-bit hash (3 x 18 or
@@ -40,6 +48,8 @@ def fuse_segment_length(n: int, arity: int) -> int:
     >>> fuse_segment_length(10**6, 3), fuse_segment_length(10**6, 4)
     (8192, 4096)
     """
+    n = _N(n, "n", "fuse_segment_length")
+    arity = _ARITY(arity, "arity", "fuse_segment_length")
     if n <= 1:
         return 4
     base, off = (3.33, 2.25) if arity == 3 else (2.91, -0.5)
@@ -52,6 +62,8 @@ def fuse_size_factor(n: int, arity: int) -> float:
     >>> round(fuse_size_factor(10**6, 3), 4), round(fuse_size_factor(10**7, 4), 4)
     (1.125, 1.075)
     """
+    n = _N(n, "n", "fuse_size_factor")
+    arity = _ARITY(arity, "arity", "fuse_size_factor")
     if n <= 1:
         return 0.0
     if arity == 3:
@@ -66,6 +78,7 @@ def fuse_layout(n: int, arity: int) -> tuple[int, int, int]:
     >>> fuse_layout(10**6, 4)
     (4096, 260, 1077248)
     """
+    n = _N(n, "n", "fuse_layout")
     seg = fuse_segment_length(n, arity)
     cap = round(n * fuse_size_factor(n, arity)) if n > 1 else 0
     init = max(0, (cap + seg - 1) // seg - (arity - 1))
@@ -81,6 +94,7 @@ def fuse_bits_per_key(n: int, arity: int, fingerprint_bits: int) -> float:
     >>> round(fuse_bits_per_key(10**6, 3, 8), 3), round(fuse_bits_per_key(10**6, 4, 8), 3)
     (9.044, 8.618)
     """
+    fingerprint_bits = _BITS(fingerprint_bits, "fingerprint_bits", "fuse_bits_per_key")
     return fingerprint_bits * fuse_layout(n, arity)[2] / max(1, n)
 
 
@@ -92,6 +106,8 @@ def ribbon_slots(n: int, overhead: float) -> int:
     >>> ribbon_slots(1000, 0.05)
     1088
     """
+    n = _N(n, "n", "ribbon_slots")
+    overhead = _OVERHEAD(overhead, "overhead", "ribbon_slots")
     return max(64, 64 * math.ceil(math.ceil((1.0 + overhead) * n) / 64))
 
 
@@ -102,6 +118,8 @@ def static_fpr(check_bits: int, value_bits: int = 0) -> float:
     >>> static_fpr(8), static_fpr(32, 16) == (2**16 - 1) / 2**32
     (0.00390625, True)
     """
+    check_bits = _BITS(check_bits, "check_bits", "static_fpr")
+    value_bits = Int(0, check_bits)(value_bits, "value_bits", "static_fpr")
     if value_bits == 0:
         return 2.0**-check_bits
     return ((1 << value_bits) - 1) / float(1 << check_bits)
