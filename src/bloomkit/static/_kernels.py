@@ -11,7 +11,8 @@ uint16 or uint32: numba compiles one version of the assignment and the query for
 
 Memory of a build (n keys, M cells): the attempt's hashes sorted by segment (8n bytes), per cell a
 uint8 count-and-index byte and a uint64 XOR of hashes (9M bytes), the peeling queue (4M) and the
-peeled stack (9n): about 17n + 13M bytes beside the input's hashes.
+peeled stack's free-cell indices (n; the hashes reuse the sorted array): about 9n + 13M bytes
+beside the input's hashes.
 """
 
 from __future__ import annotations
@@ -78,28 +79,39 @@ def fuse_peel(
     overflow = False
     for i in range(n):
         h = hs[i]
-        for j in range(arity):
-            p = fuse_pos(h, j, arity, seg_len, span)
-            cnt[p] = np.uint8((cnt[p] + 4) ^ j)
-            xh[p] ^= h
         p0 = fuse_pos(h, 0, arity, seg_len, span)
+        p1 = fuse_pos(h, 1, arity, seg_len, span)
+        p2 = fuse_pos(h, 2, arity, seg_len, span)
+        p3 = fuse_pos(h, 3, arity, seg_len, span) if arity == 4 else p2
+        cnt[p0] = np.uint8(cnt[p0] + 4)
+        cnt[p1] = np.uint8((cnt[p1] + 4) ^ 1)
+        cnt[p2] = np.uint8((cnt[p2] + 4) ^ 2)
+        xh[p0] ^= h
+        xh[p1] ^= h
+        xh[p2] ^= h
+        if arity == 4:
+            cnt[p3] = np.uint8((cnt[p3] + 4) ^ 3)
+            xh[p3] ^= h
         if xh[p0] == U64(0) and cnt[p0] >> 2 == 2:  # h twice in a cell holding only it: a duplicate
             dups += 1
-            for j in range(arity):
-                p = fuse_pos(h, j, arity, seg_len, span)
-                cnt[p] = np.uint8((cnt[p] - 4) ^ j)
-                xh[p] ^= h
-        else:
-            for j in range(arity):
-                if cnt[fuse_pos(h, j, arity, seg_len, span)] < 4:
-                    overflow = True
+            cnt[p0] = np.uint8(cnt[p0] - 4)
+            cnt[p1] = np.uint8((cnt[p1] - 4) ^ 1)
+            cnt[p2] = np.uint8((cnt[p2] - 4) ^ 2)
+            xh[p0] ^= h
+            xh[p1] ^= h
+            xh[p2] ^= h
+            if arity == 4:
+                cnt[p3] = np.uint8((cnt[p3] - 4) ^ 3)
+                xh[p3] ^= h
+        elif cnt[p0] < 4 or cnt[p1] < 4 or cnt[p2] < 4 or cnt[p3] < 4:
+            overflow = True
     queue = np.empty(cells, dtype=np.int32)
     qn = 0
     for p in range(cells):
         if cnt[p] >> 2 == 1:
             queue[qn] = p
             qn += 1
-    out_h = np.empty(n, dtype=np.uint64)
+    out_h = hs  # the sorted hashes are not needed any more: the peeled stack reuses them
     out_j = np.empty(n, dtype=np.uint8)
     top = 0
     while qn > 0:

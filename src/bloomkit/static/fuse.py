@@ -131,7 +131,7 @@ class BinaryFuseFilter(StaticFilter):
         BloomkitError
             No peelable layout in ``max_attempts`` salts (the message names the count).
 
-        Complexity: O(n) expected time per attempt; about 17 n + 13 M bytes of working memory
+        Complexity: O(n) expected time per attempt; about 9 n + 13 M bytes of working memory
         beside the keys' 8-byte hashes.
         """
         owner = f"{_OWNER}.build"
