@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import time
 import tracemalloc
 from collections.abc import Callable
 from typing import Any

@@ -298,7 +298,8 @@ def _static(build: Callable[[np.ndarray, int], object], slow: bool, rng: np.rand
 @recipe("static.BinaryFuseFilter")
 def _fuse(slow: bool, rng: np.random.Generator) -> list[Point]:
     return [p for a in (3, 4) for p in _static(
-        lambda k, s: BinaryFuseFilter.build(k, fingerprint_bits=8, arity=a, seed=s), slow, rng, f"{a}-wise, r = 8")]
+        lambda k, s, a=a: BinaryFuseFilter.build(k, fingerprint_bits=8, arity=a, seed=s), slow, rng,  # type: ignore[misc]
+        f"{a}-wise, r = 8")]
 
 
 @recipe("static.RibbonFilter")

@@ -12,7 +12,13 @@ import pytest
 from bloomkit import BloomkitError, InvalidParameterError, UpdateNotSupportedError, load
 from bloomkit.lookup import GeometricFilter, RibbonRetrieval
 from bloomkit.lookup.ribbon import default_overhead
-from bloomkit.static import BinaryFuseFilter, RibbonFilter, fuse_bits_per_key, fuse_layout, ribbon_slots
+from bloomkit.static import (
+    BinaryFuseFilter,
+    RibbonFilter,
+    fuse_bits_per_key,
+    fuse_layout,
+    ribbon_slots,
+)
 
 RNG = np.random.default_rng(23)
 KEYS = RNG.choice(2**62, 30_000, replace=False).astype(np.int64)

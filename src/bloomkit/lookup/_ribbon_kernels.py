@@ -83,17 +83,17 @@ def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int)
     redundant = 0
     for k in range(n):
         h = hs[k]
-        i = np.int64(mulhi64(h, starts))  # type: ignore[call-arg]
+        slot = np.int64(mulhi64(h, starts))  # type: ignore[call-arg]
         cf = rb_coef(h)
         r = (vs[k] ^ rb_fp(h, c)) & cmask
         while True:
-            ci = C[i]
+            ci = C[slot]
             if ci == U64(0):
-                C[i] = cf
-                R[i] = r
+                C[slot] = cf
+                R[slot] = r
                 break
             cf ^= ci
-            r ^= R[i]
+            r ^= R[slot]
             if cf == U64(0):
                 if r != U64(0):
                     return np.zeros(0, dtype=np.uint64), redundant, 1
@@ -101,7 +101,7 @@ def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int)
                 break
             tz = np.int64(popcount64((cf & (~cf + U64(1))) - U64(1)))  # trailing zeros of cf
             cf >>= U64(tz)
-            i += tz
+            slot += tz
     Z = np.zeros(nb * c, dtype=np.uint64)
     state = np.zeros(c, dtype=np.uint64)
     for i in range(m - 1, -1, -1):
@@ -123,11 +123,11 @@ PREFETCH = 16
 
 
 @jit_inline
-def _rb_prefetch(h1: np.uint64, Z: np.ndarray, salt: np.uint64, starts: np.uint64, c: np.int64, last: np.int64) -> None:
+def _rb_prefetch(h1: np.uint64, Z: np.ndarray, salt: np.uint64, starts: np.uint64, c: int, last: int) -> None:
     s = np.int64(mulhi64(rb_hash(h1, salt), starts))  # type: ignore[call-arg]
     b0 = (s >> 6) * c
     for q in range(0, min(2 * c, last + c - b0), 8):
-        prefetch(Z, b0 + q)  # type: ignore[call-arg]
+        prefetch(Z, b0 + q)
 
 
 @jit_read

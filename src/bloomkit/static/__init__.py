@@ -11,8 +11,15 @@ Key -> value retrieval of the same kind (ribbon) is :class:`bloomkit.lookup.Ribb
 from __future__ import annotations
 
 from .fuse import BinaryFuseFilter
+from .model import (
+    fuse_bits_per_key,
+    fuse_layout,
+    fuse_segment_length,
+    fuse_size_factor,
+    ribbon_slots,
+    static_fpr,
+)
 from .ribbon import RibbonFilter
-from .model import fuse_bits_per_key, fuse_layout, fuse_segment_length, fuse_size_factor, ribbon_slots, static_fpr
 
 __all__ = [
     "BinaryFuseFilter",

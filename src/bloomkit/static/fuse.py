@@ -20,7 +20,7 @@ import numpy as np
 from .._format import ArraySpec
 from .._hashing import check_seed, key_type_mask
 from .._storage import aligned_copy, aligned_zeros
-from .._validation import FPR, KEY_TYPES, Int, Optional, Options, param_error
+from .._validation import FPR, KEY_TYPES, Int, Options, param_error
 from ..errors import BloomkitError, FormatError
 from . import _kernels as FK
 from ._base import StaticFilter, read_keys

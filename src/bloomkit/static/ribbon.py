@@ -121,7 +121,8 @@ class RibbonFilter(StaticFilter):
     def _test(self, h1: np.ndarray) -> np.ndarray:
         out = np.empty(len(h1), dtype=np.uint64)
         RK.rb_query(h1, self._Z, np.uint64(self._salt), self._m, self.fingerprint_bits, out)
-        return out == 0
+        hit: np.ndarray = out == 0
+        return hit
 
     def clear(self) -> None:
         """Forget every key (the solution zero: an absent key still matches at 2^-r). Complexity: O(m r / 64)."""
