@@ -145,19 +145,37 @@ def test_thread_batches_equal_one_thread():
 
 def test_ribbon_filter_any_width_and_duplicates():
     for r in (1, 5, 13, 64):
-        f = RibbonFilter.build(KEYS[:3000], fingerprint_bits=r)
-        f._check()
-        assert f.contains_many(KEYS[:3000]).all() and f.size_in_bits == r * f.num_slots
-    f = RibbonFilter.build(np.concatenate([KEYS[:3000], KEYS[:10]]))
+        for bumped in (True, False):
+            f = RibbonFilter.build(KEYS[:3000], fingerprint_bits=r, bumped=bumped)
+            f._check()
+            assert f.contains_many(KEYS[:3000]).all()
+            assert f.size_in_bits == r * f.num_slots + 8 * (f.num_slots - f.build_stats()["layer_slots"][-1]) // 64 \
+                if f.build_stats()["bumped_layers"] < f.build_stats()["layers"] else True
+    f = RibbonFilter.build(np.concatenate([KEYS[:3000], KEYS[:10]]), bumped=False)
     assert len(f) == 3000
-    assert f.num_slots == ribbon_slots(3000, default_overhead(3000))
+    assert f.num_slots == ribbon_slots(3000, default_overhead(3000)) and f.size_in_bits == 8 * f.num_slots
+
+
+def test_bumped_ribbon_near_the_bound_and_its_layers_persist():
+    f = RibbonFilter.build(KEYS, fingerprint_bits=16)
+    st = f.build_stats()
+    assert st["layers"] >= 2 and st["bumped_layers"] >= 1 and f.contains_many(KEYS).all()
+    assert f.bits_per_key() / 16 < 1.03  # standard ribbon needs about 1.09 here
+    g = load_roundtrip(f)
+    g._check()
+    assert g.build_stats()["layer_slots"] == st["layer_slots"] and g.contains_many(KEYS).all()
+    assert (g.contains_many(ABSENT) == f.contains_many(ABSENT)).all()
+    t = RibbonRetrieval.build(KEYS, VALUES, value_bits=16, fpr=2**-16)
+    assert t.bits_per_key() / 32 < 1.02 and (load_roundtrip(t).get_many(KEYS) == VALUES).all()
+    s = RibbonRetrieval.build(KEYS, VALUES, value_bits=16, fpr=2**-16, bumped=False)
+    assert s.build_stats()["layers"] == 1 and s.bits_per_key() > t.bits_per_key()
 
 
 def test_ribbon_that_cannot_be_solved_names_the_slack():
     with pytest.raises(BloomkitError, match=r"no solution in 2 attempts; raise overhead"):
-        RibbonFilter.build(KEYS, overhead=0.0, max_attempts=2)
+        RibbonFilter.build(KEYS, overhead=0.0, max_attempts=2, bumped=False)
     with pytest.raises(BloomkitError, match=r"eps = 0"):
-        RibbonRetrieval.build(KEYS, np.ones(len(KEYS), np.int64), overhead=0.0, max_attempts=1)
+        RibbonRetrieval.build(KEYS, np.ones(len(KEYS), np.int64), overhead=0.0, max_attempts=1, bumped=False)
 
 
 # -- ribbon retrieval ------------------------------------------------------------------------------
@@ -166,7 +184,7 @@ VALUES = RNG.integers(1, 2**16, len(KEYS))
 
 
 def test_ribbon_retrieval_exact_values_and_size():
-    t = RibbonRetrieval.build(KEYS, VALUES, value_bits=16, fpr=2**-16, seed=9)
+    t = RibbonRetrieval.build(KEYS, VALUES, value_bits=16, fpr=2**-16, seed=9, bumped=False)
     t._check()
     assert (t.get_many(KEYS) == VALUES).all() and t.get(int(KEYS[7])) == VALUES[7] and t[int(KEYS[8])] == VALUES[8]
     assert t.size_in_bits == 32 * t.num_slots and t.info()["bound_bits_per_key"] == 32
