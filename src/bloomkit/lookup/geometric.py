@@ -599,15 +599,16 @@ class GeometricFilter(LookupBase):
         the seconds of its two scans (scan1_seconds, scan2_seconds)."""
         return dict(self._build_stats)
 
-    def to_static(self, keys: Any, **kwargs: Any) -> RibbonRetrieval:
+    def to_static(self, keys: Any, *, fpr: float | None = None, bumped: bool = True) -> RibbonRetrieval:
         """Freeze this table into a static :class:`~bloomkit.lookup.RibbonRetrieval` of the same
-        values (V, labels, seed): ``keys`` are the keys it holds (it keeps fingerprints, not
-        keys); ``kwargs`` go to :meth:`RibbonRetrieval.from_table` (fpr, overhead, ...).
+        values (V, labels, seed) at ``fpr`` (default: this table's): ``keys`` are the keys it
+        holds (it keeps fingerprints, not keys). :meth:`RibbonRetrieval.from_table` takes the
+        other options.
 
         Complexity: one batch query plus a ribbon build."""
         from .ribbon import RibbonRetrieval
 
-        return RibbonRetrieval.from_table(self, keys, **kwargs)
+        return RibbonRetrieval.from_table(self, keys, fpr=fpr, bumped=bumped)
 
     def fpr_bound(self) -> float:
         """Lemma 3.4.2 at the design load factor: p/(1-p) * 1/(2^E - 1). Complexity: O(1)."""
