@@ -77,20 +77,20 @@ def _band_insert(C: np.ndarray, R: np.ndarray, slot: Any, cf: np.uint64, r: np.u
 
 @jit_inline
 def _back_substitute(C: np.ndarray, R: np.ndarray, m: Any, c: Any) -> np.ndarray:
-    """Z from the banded rows, bit-sliced, slot m-1 down to 0 (empty slots get 0)."""
+    """Z from the banded rows, bit-sliced, block by block from the last: within a block of 64
+    slots each result bit j runs slot 63 down to 0 with its window of solution bits in a
+    register (empty slots get 0)."""
     Z = np.zeros((m // 64) * c, dtype=np.uint64)
     state = np.zeros(c, dtype=np.uint64)
-    for i in range(m - 1, -1, -1):
-        cf = C[i]
-        r = R[i]
+    for b in range(m // 64 - 1, -1, -1):
+        base = b * 64
         for j in range(c):
-            st = state[j] << U64(1)
-            st |= U64((popcount64(st & cf) + np.int64((r >> U64(j)) & U64(1))) & 1)
+            st = state[j]
+            for i in range(63, -1, -1):
+                st = (st << U64(1)) | U64((popcount64((st << U64(1)) & C[base + i])
+                                           + np.int64((R[base + i] >> U64(j)) & U64(1))) & 1)
             state[j] = st
-        if i & 63 == 0:
-            base = (i >> 6) * c
-            for j in range(c):
-                Z[base + j] = state[j]
+            Z[b * c + j] = st
     return Z
 
 

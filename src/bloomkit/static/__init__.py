@@ -2,7 +2,8 @@
 
 * :class:`BinaryFuseFilter`: binary fuse filters (Graf and Lemire 2022), 3- and 4-wise, 8-, 16-
   or 32-bit fingerprints: 1.13x / 1.08x the bound;
-* :class:`RibbonFilter`: a standard ribbon filter (Dillinger and Walzer 2021), w = 64;
+* :class:`RibbonFilter`: a ribbon filter (Dillinger and Walzer 2021), w = 64, bumped (BuRR,
+  Dillinger et al. 2022) by default;
 * :mod:`bloomkit.static.model`: their space and false positive models.
 
 Key -> value retrieval of the same kind (ribbon) is :class:`bloomkit.lookup.RibbonRetrieval`.
