@@ -1,9 +1,12 @@
-"""GeometricFilter vs BloomierFilter vs a Python dict, side by side in one run (document 001).
+"""GeometricFilter vs BloomierFilter vs RibbonRetrieval vs a Python dict vs fastconstmap, side by
+side in one run (document 001; ribbon and fastconstmap: issue 23).
 
 For each structure: encode time, peak memory during encoding beyond the input and the
 finished structure, size (bits/key), positive and negative batch lookup (ns/key), exactness
 on the stored keys and the measured false positive rate; then ratios to the Geometric
-filter (k = 1). Keys are seeded Zipf tables (distinct uint64 keys, Zipf counts, V = 16,
+filter (k = 1). fastconstmap (a static str -> uint64 map, no absent-key detection: its answer
+for an absent key is undefined, so its FPR is not measured) is built from a dict of str keys
+and queried with ``get_many_into`` (its fastest batch call). Keys are seeded Zipf tables (distinct uint64 keys, Zipf counts, V = 16,
 e_o = 2^-16) and, when /usr/share/dictd/gcide.dict.dz exists, the GCIDE trigram table
 (strings) with 10^6 absent trigrams.
 
@@ -29,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from bloomkit._bench import markdown_table, measure, versions, write_results
-from bloomkit.lookup import BloomierFilter, GeometricFilter
+from bloomkit.lookup import BloomierFilter, GeometricFilter, RibbonRetrieval
 from bloomkit.lookup.data import gcide_available, trigram_table, zipf_table
 
 V = 16
@@ -69,6 +72,7 @@ def bench_filters(name: str, keys: Any, values: np.ndarray, absent: Any, repeats
         ("geometric k=1", lambda: GeometricFilter.build(keys, values, value_bits=V, fpr=EO, num_hashes=1)),
         ("geometric k=3", lambda: GeometricFilter.build(keys, values, value_bits=V, fpr=EO, num_hashes=3)),
         ("bloomier", lambda: BloomierFilter.build(keys, values, value_bits=V, fpr=EO)),
+        ("ribbon w=64", lambda: RibbonRetrieval.build(keys, values, value_bits=V, fpr=EO)),
     ]
     for label, build in structs:
         f, _s, extra = peak_extra(build)
@@ -116,6 +120,30 @@ def bench_dict(name: str, keys: Any, values: np.ndarray, absent: Any, repeats: i
     return row
 
 
+def bench_constmap(name: str, keys: Any, values: np.ndarray, repeats: int) -> dict[str, Any] | None:
+    """fastconstmap.ConstMap (peer, str keys only): build from a dict, ``get_many_into``."""
+    try:
+        import fastconstmap
+    except ImportError:
+        print("fastconstmap not installed: pip install -e '.[bench]'")
+        return None
+    n = len(values)
+    klist = keys.to_pylist() if hasattr(keys, "to_pylist") else [str(k) for k in keys.tolist()]
+    d = dict(zip(klist, values.tolist(), strict=True))
+    enc = measure(lambda: fastconstmap.ConstMap(d), warmup=0, repeats=max(1, repeats - 1))
+    m = fastconstmap.ConstMap(d)
+    out = np.empty(n, dtype=np.uint64)
+    pos = measure(lambda: m.get_many_into(klist, out), warmup=1, repeats=repeats)
+    row = {
+        "data": name, "structure": "fastconstmap", "num_keys": n, "encode_ns_per_key": enc["min"] / n * 1e9,
+        "pos_ns_per_key": pos["min"] / n * 1e9, "neg_ns_per_key": float("nan"), "bits_per_key": 8 * m.nbytes() / n,
+        "exact": bool((out == values).all()), "fpr": float("nan"),
+        "note": "str keys (uint64 keys as decimal str); no absent detection; the dict it is built from not timed",
+    }
+    print(row, flush=True)
+    return row
+
+
 def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for data in dict.fromkeys(r["data"] for r in rows):
@@ -129,7 +157,7 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "data": data, "num_keys": n, "structure": s,
                     "encode_vs_geometric": r["encode_ns_per_key"] / g["encode_ns_per_key"],
                     "pos_vs_geometric": r["pos_ns_per_key"] / g["pos_ns_per_key"],
-                    "neg_vs_geometric": r["neg_ns_per_key"] / g["neg_ns_per_key"],
+                    "neg_vs_geometric": r["neg_ns_per_key"] / g["neg_ns_per_key"],  # nan: fastconstmap
                     "size_vs_geometric": r["bits_per_key"] / g["bits_per_key"],
                 })
     return out
@@ -149,7 +177,7 @@ def main() -> None:
     z = zipf_table(20_000, num_absent=100)
     strs = [f"w{k}" for k in z.keys.tolist()]
     for keys in (z.keys, strs, pa.array(strs)):
-        for cls in (GeometricFilter, BloomierFilter):
+        for cls in (GeometricFilter, BloomierFilter, RibbonRetrieval):
             cls.build(keys, z.values).get_many(keys[:100])
         GeometricFilter.build(keys, z.values, num_hashes=3).get_many(keys[:100])
         GeometricFilter.build(keys, z.values % 255 + 1, value_bits=8, error_bits=5, fpr=2.0**-5).get_many(keys)
@@ -160,6 +188,8 @@ def main() -> None:
         rows += bench_filters("zipf uint64", z.keys, z.values, z.absent, args.repeats)
         if not args.no_dict:
             rows.append(bench_dict("zipf uint64", z.keys, z.values, z.absent, args.repeats))
+        cm = bench_constmap("zipf uint64", z.keys, z.values, args.repeats)
+        rows += [cm] if cm else []
         del z
         gc.collect()
     if gcide_available() and not args.no_gcide:
@@ -167,7 +197,9 @@ def main() -> None:
         rows += bench_filters("gcide trigrams", t.keys, t.values, t.absent, args.repeats)
         if not args.no_dict:
             rows.append(bench_dict("gcide trigrams", t.keys, t.values, t.absent, args.repeats))
-    meta = {"versions": versions(["bloomkit", "numpy", "numba", "pyarrow"]), "V": V, "fpr": EO,
+        cm = bench_constmap("gcide trigrams", t.keys, t.values, args.repeats)
+        rows += [cm] if cm else []
+    meta = {"versions": versions(["bloomkit", "numpy", "numba", "pyarrow", "fastconstmap"]), "V": V, "fpr": EO,
             "targets": {"bits_per_key_max": 1.2 * (V + 16), "encode_ns": 150, "pos_ns": 100, "neg_ns": 200}}
     rat = ratios(rows)
     write_results("bench_lookup", rows, meta)

@@ -81,6 +81,8 @@ MODULES = (
     "bloomkit.ranges.model",
     "bloomkit.lookup",
     "bloomkit.lookup.params",
+    "bloomkit.static",
+    "bloomkit.static.model",
     "bloomkit.similarity",
     "bloomkit.similarity.theory",
     "bloomkit.folding",

@@ -32,8 +32,9 @@ import bloomkit
 from bloomkit import theory
 from bloomkit._format import registered_structures
 from bloomkit.folding import FoldableBloomFilter, FoldableCountingBloomFilter
-from bloomkit.lookup import BloomierFilter, GeometricFilter
+from bloomkit.lookup import BloomierFilter, GeometricFilter, RibbonRetrieval
 from bloomkit.multiattr import ParallelBloomFilter
+from bloomkit.static import BinaryFuseFilter, RibbonFilter
 
 Z = 5.0
 ALPHA = float(2 * stats.norm.sf(Z))
@@ -253,6 +254,12 @@ def _geometric(slow: bool, rng: np.random.Generator) -> list[Point]:
                    slow, rng, (2_000, 20_000, 100_000), "V = 8, e_o = 2^-10")
 
 
+@recipe("lookup.RibbonRetrieval")
+def _ribbon_retrieval(slow: bool, rng: np.random.Generator) -> list[Point]:
+    return _lookup(lambda k, v, s: RibbonRetrieval.build(k, v, value_bits=8, fpr=2.0**-10, seed=s),
+                   slow, rng, (2_000, 20_000, 100_000), "V = 8, e = 2^-10")
+
+
 @recipe("dask.ShardedLookupTable")
 def _sharded(slow: bool, rng: np.random.Generator) -> list[Point]:
     from bloomkit.dask import ShardedLookupTable
@@ -262,6 +269,35 @@ def _sharded(slow: bool, rng: np.random.Generator) -> list[Point]:
         lambda k, v, s: ShardedLookupTable.build(k, v, num_shards=2, kind="bloomier", value_bits=8, fpr=2.0**-10,
                                                  seed=s),
         slow, rng, (10_000,), "2 Bloomier shards")
+
+
+# -- static filters --------------------------------------------------------------------------------
+
+
+def _static(build: Callable[[np.ndarray, int], object], slow: bool, rng: np.random.Generator,
+            label: str) -> list[Point]:
+    """An absent key matches when its r-bit check is 0: 2^-r given the filter (exact binomial)."""
+    probes = 1_000_000 if slow else 100_000
+    out = []
+    for n in (1_000, 20_000, 100_000):
+        keys, absent = _keys(rng, n, probes)
+        f = build(keys, int(rng.integers(2**31)))
+        assert f.contains_many(keys).all()  # type: ignore[attr-defined]
+        hits = int(f.contains_many(absent).sum())  # type: ignore[attr-defined]
+        out.append(Point(f"{label}, {n} keys", hits, probes, f.predicted_fpr(), fill=n))  # type: ignore[attr-defined]
+    return out
+
+
+@recipe("static.BinaryFuseFilter")
+def _fuse(slow: bool, rng: np.random.Generator) -> list[Point]:
+    return [p for a in (3, 4) for p in _static(
+        lambda k, s, a=a: BinaryFuseFilter.build(k, fingerprint_bits=8, arity=a, seed=s), slow, rng,  # type: ignore[misc]
+        f"{a}-wise, r = 8")]
+
+
+@recipe("static.RibbonFilter")
+def _ribbon_filter(slow: bool, rng: np.random.Generator) -> list[Point]:
+    return _static(lambda k, s: RibbonFilter.build(k, fingerprint_bits=7, seed=s), slow, rng, "r = 7")
 
 
 # -- multi-attribute items -------------------------------------------------------------------------

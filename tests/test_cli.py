@@ -138,7 +138,7 @@ def test_csv_columns_by_name_and_key_types(data, tmp_path):
 
 
 @once
-@pytest.mark.parametrize("kind", ["bloom", "counting", "scalable", "foldable", "foldable-counting", "split-block"])
+@pytest.mark.parametrize("kind", ["bloom", "counting", "scalable", "foldable", "foldable-counting", "split-block", "fuse"])
 def test_every_membership_kind(data, tmp_path, kind):
     if kind == "split-block" and not hasattr(bloomkit, "SplitBlockBloomFilter"):
         pytest.skip("split-block filter not in this build")
@@ -158,7 +158,7 @@ def test_every_membership_kind(data, tmp_path, kind):
 
 
 @once
-@pytest.mark.parametrize("kind", ["geometric", "bloomier"])
+@pytest.mark.parametrize("kind", ["geometric", "bloomier", "ribbon-retrieval"])
 def test_lookup_kinds_print_values(data, tmp_path, kind):
     out = tmp_path / f"{kind}.bkf"
     fails("build", str(data / "t.parquet"), "--column", "word", "--kind", kind, "-o", str(out), match="--values")

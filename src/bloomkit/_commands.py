@@ -268,6 +268,19 @@ def _lookup(cls_name: str) -> Callable[[argparse.Namespace, KeyInput, _Progress]
     return build
 
 
+def _static(cls_name: str) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
+    def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
+        """A static filter: every key in memory, then one build at --fpr (repeated keys kept once)."""
+        from . import static
+
+        keys = [ch.keys for ch in _chunks(inp, prog, f"reading {inp.source}", args.column, [], args.key_type)]
+        obj = getattr(static, cls_name).build(concat_batches(keys), fpr=args.fpr, seed=args.seed)
+        rows = sum(len(k) for k in keys)
+        return Built(obj, rows, Scan(rows=rows, distinct=len(obj), capacity=len(obj)))  # len: exact distinct keys
+
+    return build
+
+
 def _vectors(args: argparse.Namespace, ch: Chunk) -> np.ndarray:
     from ._columns import as_values
 
@@ -389,6 +402,11 @@ KINDS: dict[str, Kind] = {
     "geometric": Kind("lookup", _lookup("GeometricFilter"), "Geometric filter: key -> value (document 001; --values)",
                       _one_pass),
     "bloomier": Kind("lookup", _lookup("BloomierFilter"), "Bloomier filter: key -> value (--values)", _one_pass),
+    "ribbon-retrieval": Kind("lookup", _lookup("RibbonRetrieval"), "ribbon retrieval: static key -> value (--values)",
+                             _one_pass),
+    "fuse": Kind("membership", _static("BinaryFuseFilter"),
+                 "binary fuse filter (static, 4-wise; 8/16/32-bit fingerprints for --fpr)", _one_pass),
+    "ribbon": Kind("membership", _static("RibbonFilter"), "ribbon filter (static, w = 64)", _one_pass),
     "mlbf": Kind("similarity", _similarity("MLBF"), "MLBF: near-membership of vectors (document 002; --w)",
                  lambda a: 2),
     "mlbf-star": Kind("similarity", _similarity("MLBFStar"), "MLBF*: the virtual multi-level filter (--w)",

@@ -548,7 +548,8 @@ def _check_arrays(spec: dict[str, ArraySpec], arrays: dict[str, np.ndarray], own
                 raise FormatError(f"the {name!r} array of {owner} holds NaN or infinite values")
 
 
-_SUBPACKAGES = ("bloom", "scalable", "splitblock", "ranges", "lookup", "similarity", "folding", "multiattr", "dask")
+_SUBPACKAGES = ("bloom", "scalable", "splitblock", "ranges", "lookup", "similarity", "folding", "multiattr", "dask",
+               "static")
 
 
 def _import_all(names: tuple[str, ...] = _SUBPACKAGES) -> None:

@@ -246,6 +246,12 @@ def _geometric_verify(g: Any, workers: int, n: int) -> None:
     assert len(g) == workers * n
 
 
+def _ribbon_retrieval() -> Any:
+    from bloomkit.lookup import RibbonRetrieval
+
+    return RibbonRetrieval.build(LOOKUP_KEYS, LOOKUP_VALUES, value_bits=8, fpr=2**-8, seed=5)
+
+
 def _sharded() -> Any:
     from bloomkit.dask import ShardedLookupTable
 
@@ -265,6 +271,23 @@ def _sharded_write(t: Any, worker: int, n: int) -> None:
         t.set(f"w{worker}-{i}", 1)
         t.set(f"w{worker}-{i}", _geometric_value(worker, i))
     t.update({f"w{worker}-{i}": _geometric_value(worker, i) for i in range(half, n)})
+
+
+# -- static filters ------------------------------------------------------------------------------
+
+STATIC_KEYS = [*STR, *(f"key-{i}" for i in range(300))]
+
+
+def _fuse() -> Any:
+    from bloomkit.static import BinaryFuseFilter
+
+    return BinaryFuseFilter.build(STATIC_KEYS, fingerprint_bits=16, arity=3, seed=5)
+
+
+def _ribbon_filter() -> Any:
+    from bloomkit.static import RibbonFilter
+
+    return RibbonFilter.build(STATIC_KEYS, fingerprint_bits=9, seed=5)
 
 
 # -- similarity ----------------------------------------------------------------------------------
@@ -442,6 +465,9 @@ EXAMPLES: dict[str, Example] = {
             _schema(), 128, _range_config(), seed=3, store_records=True), _index_write, _index_verify)),
     "lookup.GeometricFilter": Example(_geometric, _lookup_probe, (_geometric_empty, _geometric_write, _geometric_verify)),
     "lookup.BloomierFilter": Example(_bloomier, _lookup_probe),  # immutable after encoding
+    "lookup.RibbonRetrieval": Example(_ribbon_retrieval, _lookup_probe),  # static
+    "static.BinaryFuseFilter": Example(_fuse, _members),  # static: no writers
+    "static.RibbonFilter": Example(_ribbon_filter, _members),
     "dask.ShardedLookupTable": Example(_sharded, _lookup_probe, (_sharded_empty, _sharded_write, _geometric_verify)),
     "similarity.MLBF": Example(_mlbf, _sim_probe, (_sim_empty("MLBF"), _sim_write, _sim_verify)),
     "similarity.MLBFStar": Example(_mlbf_star, _sim_probe, (_sim_empty("MLBFStar"), _sim_write, _sim_verify)),

@@ -34,7 +34,7 @@ Updates after encoding (the thesis's claimed advantage over Bloomier, Section 5.
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 
@@ -75,6 +75,9 @@ from .params import (
     storage_margin,
     table_sizes,
 )
+
+if TYPE_CHECKING:
+    from .ribbon import RibbonRetrieval
 
 __all__ = ["GeometricFilter"]
 
@@ -595,6 +598,17 @@ class GeometricFilter(LookupBase):
         """Counts of the last build (stored, invalidated, exhausted, duplicates, overflow) and
         the seconds of its two scans (scan1_seconds, scan2_seconds)."""
         return dict(self._build_stats)
+
+    def to_static(self, keys: Any, *, fpr: float | None = None, bumped: bool = True) -> RibbonRetrieval:
+        """Freeze this table into a static :class:`~bloomkit.lookup.RibbonRetrieval` of the same
+        values (V, labels, seed) at ``fpr`` (default: this table's): ``keys`` are the keys it
+        holds (it keeps fingerprints, not keys). :meth:`RibbonRetrieval.from_table` takes the
+        other options.
+
+        Complexity: one batch query plus a ribbon build."""
+        from .ribbon import RibbonRetrieval
+
+        return RibbonRetrieval.from_table(self, keys, fpr=fpr, bumped=bumped)
 
     def fpr_bound(self) -> float:
         """Lemma 3.4.2 at the design load factor: p/(1-p) * 1/(2^E - 1). Complexity: O(1)."""
