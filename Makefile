@@ -55,7 +55,7 @@ PURE_TESTS := tests/test_speedups.py tests/test_hashing.py tests/test_bloom.py t
 	tests/test_columns.py tests/test_storage.py tests/test_threads.py tests/test_conformance.py \
 	tests/test_scalable.py tests/test_folding.py tests/test_multiattr.py tests/test_parquet.py tests/test_cli.py \
 	tests/test_single_items.py
-PURE_SKIP := not (Geometric or Bloomier or ShardedLookup or LSBF or MLBF or ProfileIndex or RangeBloomFilter)
+PURE_SKIP := not (Geometric or Bloomier or ShardedLookup or LSBF or MLBF or ProfileIndex or RangeBloomFilter or Fuse or Ribbon)
 # CI tests the compiled path: a build that did not produce it fails here, unless
 # BLOOMKIT_ALLOW_NUMBA_ONLY=1 (a machine without a C compiler)
 CHECK_PATH := import os, bloomkit; p = bloomkit.info()["hash_path"]; print("bloomkit hash path:", p); \
