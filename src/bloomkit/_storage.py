@@ -37,6 +37,7 @@ __all__ = [
     "aligned_copy",
     "aligned_empty",
     "aligned_zeros",
+    "allocate_into",
     "load_budget",
     "popcount_words",
     "reserve",
@@ -124,8 +125,32 @@ def aligned_empty(shape: int | tuple[int, ...], dtype: Any, what: str = "an arra
     return out
 
 
+_ALLOCATOR: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("bloomkit_allocator", default=None)
+
+
+@contextlib.contextmanager
+def allocate_into(make: Any) -> Iterator[list[Any]]:
+    """While active, the next :func:`aligned_zeros` call (a filter's storage, allocated by its
+    constructor) returns ``make(shape, dtype)``, zeroed memory the caller provides (a mapped file:
+    ``create`` of :mod:`bloomkit._mapped`) instead of allocating; later calls allocate as usual.
+    The yielded list holds what ``make`` returned (empty if it was never called)."""
+    cell: list[Any] = [make]
+    token = _ALLOCATOR.set(cell)
+    try:
+        yield cell
+    finally:
+        _ALLOCATOR.reset(token)
+
+
 def aligned_zeros(shape: int | tuple[int, ...], dtype: Any, what: str = "an array") -> np.ndarray:
     """:func:`aligned_empty`, zero-filled. Complexity: O(size)."""
+    cell = _ALLOCATOR.get()
+    if cell is not None and callable(cell[0]):
+        make = cell.pop()
+        dims = (shape,) if isinstance(shape, int) else tuple(shape)
+        arr: np.ndarray = make(dims, np.dtype(dtype))
+        cell.append(arr)
+        return arr
     out = aligned_empty(shape, dtype, what)
     out.fill(0)
     return out
