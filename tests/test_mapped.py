@@ -379,3 +379,17 @@ def test_forged_headers_never_map_out_of_bounds(tmp_path):
 def test_every_forgery_of_the_container_suite_opens_safely(tmp_path):
     """The whole forged-file suite of the container (every parameter, every hostile value)."""
     _run_mapped_forgeries(True, tmp_path)
+
+
+def test_info_verify_on_the_command_line(tmp_path):
+    path = tmp_path / "k.bkf"
+    with BloomFilter.create(path, capacity=1000, fpr=0.01) as f:
+        f.add_many(["a", "b"])
+    exe = str(Path(sys.executable).parent / "bloomkit")
+    ok = subprocess.run([exe, "info", "--verify", "--json", str(path)], capture_output=True, text=True)
+    assert ok.returncode == 0 and '"crc32_verified"' in ok.stdout, ok.stderr
+    raw = bytearray(path.read_bytes())
+    raw[PAGE + 3] ^= 1
+    path.write_bytes(bytes(raw))
+    bad = subprocess.run([exe, "info", "--verify", str(path)], capture_output=True, text=True)
+    assert bad.returncode != 0 and "checksum mismatch" in bad.stderr and "Traceback" not in bad.stderr

@@ -737,12 +737,19 @@ def cmd_info(args: argparse.Namespace) -> int:
     from ._hashing import hash_name
 
     t0 = time.perf_counter()
+    verified = None
+    if getattr(args, "verify", False):
+        from ._mapped import verify
+
+        verified = verify(args.filter)["crc32"]
     raw = _read_container(args.filter)
     c = unpack(raw)
     obj = loads(raw)
     t_load = time.perf_counter() - t0
     timing = _timing(obj, t_load) if args.timing else None  # before info(), which may load numba itself
     info = {"file": args.filter, "bytes": len(raw), "format_version": c.version, "hash": hash_name(c.hash_id)}
+    if verified is not None:
+        info["crc32_verified"] = verified
     info.update(obj.info())
     if timing is not None:
         info["timing"] = timing

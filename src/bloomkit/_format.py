@@ -55,7 +55,15 @@ from typing import Any, ClassVar, SupportsIndex
 import numpy as np
 
 from ._hashing import HASH_XXH64, hash_name
-from ._storage import LOAD_EXPANSION, LOAD_SLACK, MAX_LOAD_BYTES, aligned_copy, load_budget, reserve
+from ._storage import (
+    LOAD_EXPANSION,
+    LOAD_SLACK,
+    MAX_LOAD_BYTES,
+    aligned_copy,
+    aligned_empty_unbudgeted,
+    load_budget,
+    reserve,
+)
 from ._validation import Spec, check_params, check_path
 from .errors import FormatError, InvalidParameterError
 
@@ -594,8 +602,9 @@ class Persistable:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
-        """Read a file written by :meth:`save`."""
-        return cls.from_bytes(read_file(path, f"{cls.__name__}.load"))
+        """Read a file written by :meth:`save` (:func:`read_container`: each array read straight
+        into its final, aligned memory; peak memory is the filter, not twice the file)."""
+        return cls._from_container(read_container(path, f"{cls.__name__}.load"))
 
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:
         return (loads, (self.to_bytes(),))
@@ -671,17 +680,22 @@ def _loads_parts(*parts: Any) -> Any:
 def loads(data: bytes) -> Any:
     """Rebuild whatever structure ``data`` holds (the right class is chosen from its tag)."""
     c = unpack(data)
-    cls = _STRUCTURES.get(c.structure)
+    return _class_of(c.structure)._from_container(c)
+
+
+def _class_of(structure: str) -> type[Persistable]:
+    """The registered class of a structure tag; FormatError for an unknown one."""
+    cls = _STRUCTURES.get(structure)
     if cls is None:  # the tag's prefix names its module ("bloom.BloomFilter"): import that one first
-        prefix = c.structure.partition(".")[0]
+        prefix = structure.partition(".")[0]
         _import_all(tuple(n for n in _SUBPACKAGES if n == prefix))
-        cls = _STRUCTURES.get(c.structure)
+        cls = _STRUCTURES.get(structure)
     if cls is None:
         _import_all()
-        cls = _STRUCTURES.get(c.structure)
+        cls = _STRUCTURES.get(structure)
     if cls is None:
-        raise FormatError(f"unknown structure tag {c.structure!r}")
-    return cls._from_container(c)
+        raise FormatError(f"unknown structure tag {structure!r}")
+    return cls
 
 
 def read_file(path: str | os.PathLike[str], owner: str) -> bytes:
@@ -703,6 +717,56 @@ def read_file(path: str | os.PathLike[str], owner: str) -> bytes:
         return fh.read()
 
 
+def read_container(path: str | os.PathLike[str], owner: str) -> Container:
+    """:func:`unpack` of the file ``path`` without holding the file's bytes: the header is
+    validated first (:func:`parse_layout`: every array inside a file of this length, so the
+    allocations are bounded by the file's size), then each array is read straight into its
+    aligned array while the CRC-32 is computed, 16 MiB at a time. Memory: the arrays, once.
+    The refusals of :func:`read_file` (devices, FIFOs, directories, files above
+    :data:`MAX_LOAD_BYTES`) and of :func:`unpack` apply."""
+    p = check_path(path, "path", owner, hint="use loads() for the contents of a file")
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "directory" if stat.S_ISDIR(st.st_mode) else "device, FIFO or socket"
+            raise InvalidParameterError(
+                f"The 'path' parameter of {owner} must name a regular file. Got {p!r} instead (a {kind})."
+            )
+        size = st.st_size
+        if size > MAX_LOAD_BYTES:
+            raise FormatError(f"{p}: {size} bytes, more than a bloomkit file can hold ({MAX_LOAD_BYTES})")
+        head = os.pread(fd, _HEADER.size, 0)
+        lay = parse_layout(os.pread(fd, header_length(head), 0), size)
+        arrays: dict[str, np.ndarray] = {}
+        with os.fdopen(os.dup(fd), "rb", buffering=0) as fh:
+            pos = lay.data_offset
+            crc = zlib.crc32(os.pread(fd, pos, 0))
+            for name, dt, shape, off in lay.arrays:
+                if off != pos:  # pragma: no cover - parse_layout places arrays back to back
+                    raise FormatError("data block layout is inconsistent")
+                arr = aligned_empty_unbudgeted(shape, dt.newbyteorder("="))
+                view = memoryview(arr.reshape(-1).view(np.uint8)) if arr.size else memoryview(b"")
+                fh.seek(pos)
+                for lo in range(0, len(view), _SAVE_CHUNK):
+                    part = view[lo : lo + _SAVE_CHUNK]
+                    if fh.readinto(part) != len(part):
+                        raise FormatError(f"{p}: the file shrank while it was read")
+                    crc = zlib.crc32(part, crc)
+                pad = os.pread(fd, _pad8(arr.nbytes), pos + arr.nbytes)
+                crc = zlib.crc32(pad, crc)
+                pos += arr.nbytes + len(pad)
+                arrays[name] = arr
+            (stored,) = struct.unpack("<I", os.pread(fd, 4, size - 4))
+    finally:
+        os.close(fd)
+    if crc != stored:
+        raise FormatError("container checksum mismatch: the data are corrupted")
+    return Container(lay.structure, lay.version, lay.hash_id, lay.seed, lay.params, arrays, size)
+
+
 def load(path: str | os.PathLike[str]) -> Any:
-    """Read any bloomkit structure saved with ``save``: ``bloomkit.load(path)``."""
-    return loads(read_file(path, "load"))
+    """Read any bloomkit structure saved with ``save``: ``bloomkit.load(path)``, streaming
+    (:func:`read_container`)."""
+    c = read_container(path, "load")
+    return _class_of(c.structure)._from_container(c)

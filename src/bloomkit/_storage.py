@@ -156,12 +156,22 @@ def aligned_zeros(shape: int | tuple[int, ...], dtype: Any, what: str = "an arra
     return out
 
 
+def aligned_empty_unbudgeted(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """An uninitialised aligned array for data that exist (an array of a file being read: its
+    size is bounded by the file's), not charged to the load budget."""
+    dt = np.dtype(dtype)
+    nbytes = dt.itemsize
+    for d in shape:
+        nbytes *= int(d)
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    off = (-raw.ctypes.data) % ALIGNMENT
+    out: np.ndarray = raw[off : off + nbytes].view(dt).reshape(shape)
+    return out
+
+
 def aligned_copy(a: np.ndarray) -> np.ndarray:
     """A C-contiguous aligned copy of ``a`` (not charged: it copies data that exist)."""
-    dt = a.dtype
-    raw = np.empty(a.nbytes + ALIGNMENT, dtype=np.uint8)
-    off = (-raw.ctypes.data) % ALIGNMENT
-    out = raw[off : off + a.nbytes].view(dt).reshape(a.shape)
+    out = aligned_empty_unbudgeted(a.shape, a.dtype)
     np.copyto(out, a)
     return out
 
