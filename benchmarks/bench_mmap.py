@@ -15,7 +15,7 @@ fresh child process, which reports its time and memory (VmRSS / VmHWM of /proc/s
 3. Page-cache misses: random single-key queries of a mapped file whose pages were dropped,
    against the same queries once resident.
 4. Processes sharing a read-only mapping: P children map one file and query keys spread over
-   all of it; each one's Rss and Pss (smaps_rollup): Pss sums to about one file, not P.
+   all of it; the Rss and Pss of the file's mapping in each (/proc/PID/smaps): Pss sums to one file, not P.
 5. ``--big CAPACITY``: ``create(capacity, fpr=0.01)`` in ``--dir``, ``--big-keys`` numpy int64
    keys added in batches of 10M, all queried back (false negatives counted), 10M never-added
    keys queried (false positives against the model), RSS and time of each step.
@@ -56,7 +56,7 @@ def _status() -> dict[str, int]:
     out = {}
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith(("VmRSS", "VmHWM")):
+            if line.startswith(("VmRSS", "VmHWM", "RssAnon", "RssFile")):
                 k, v = line.split(":")
                 out[k] = int(v.split()[0]) * 1024
     return out
@@ -217,13 +217,13 @@ def section_ops(folder: Path, n: int, repeats: int) -> list[dict[str, Any]]:
                 state["close"]()
             state["add"], state["has"], state["add1"], state["has1"], state["close"] = make()
 
-        add = measure(lambda s=state: s["add"](keys), setup=fresh, warmup=0 if slow else 1, repeats=reps)
-        hit = measure(lambda s=state: s["has"](keys), warmup=0 if slow else 1, repeats=reps)
-        miss = measure(lambda s=state: s["has"](absent), warmup=0, repeats=reps)
+        add = measure(lambda s=state, ks=keys: s["add"](ks), setup=fresh, warmup=0 if slow else 1, repeats=reps)
+        hit = measure(lambda s=state, ks=keys: s["has"](ks), warmup=0 if slow else 1, repeats=reps)
+        miss = measure(lambda s=state, ks=absent: s["has"](ks), warmup=0, repeats=reps)
 
-        def loop(s: dict[str, Any] = state) -> None:
+        def loop(s: dict[str, Any] = state, ks: list[str] = keys) -> None:
             h = s["has1"]
-            for k in keys:
+            for k in ks:
                 h(k)
 
         one = measure(loop, warmup=0 if slow else 1, repeats=reps)
@@ -307,13 +307,16 @@ def section_share(folder: Path, size: int, procs: int) -> list[dict[str, Any]]:
     rows = []
     for c in children:
         assert c.stdout is not None and c.stdout.readline().strip() == "ready"
-    for c in children:
-        vals = {}
-        with open(f"/proc/{c.pid}/smaps_rollup") as fh:
+    for c in children:  # the mapping of the file in each child's /proc/PID/smaps
+        vals = dict.fromkeys(("Rss", "Pss", "Shared_Clean", "Private_Clean", "Private_Dirty"), 0)
+        inside = False
+        with open(f"/proc/{c.pid}/smaps") as fh:
             for line in fh:
-                k, _, v = line.partition(":")
-                if k in ("Rss", "Pss", "Shared_Clean", "Private_Clean", "Private_Dirty"):
-                    vals[k] = int(v.split()[0]) * 1024
+                head = line.split()
+                if head and "-" in head[0] and len(head) >= 5 and ":" not in head[0]:
+                    inside = line.rstrip().endswith(str(path))
+                elif inside and head and head[0].rstrip(":") in vals:
+                    vals[head[0].rstrip(":")] += int(head[1]) * 1024
         rows.append({"file_MiB": round(os.path.getsize(path) / 2**20), "process": c.pid,
                      **{f"{k}_MiB": round(v / 2**20, 1) for k, v in vals.items()}})
     for c in children:
@@ -337,6 +340,7 @@ def section_big(folder: Path, capacity: int, nkeys: int, absent: int) -> list[di
     def row(step: str, secs: float, **extra: Any) -> None:
         st = _status()
         rows.append({"step": step, "seconds": round(secs, 2), "rss_GiB": round(st["VmRSS"] / 2**30, 3),
+                     "rss_anon_GiB": round(st["RssAnon"] / 2**30, 3), "rss_file_GiB": round(st["RssFile"] / 2**30, 3),
                      "peak_rss_GiB": round(st["VmHWM"] / 2**30, 3), **extra})
         print(rows[-1], flush=True)
 
@@ -366,7 +370,7 @@ def section_big(folder: Path, capacity: int, nkeys: int, absent: int) -> list[di
     t0 = time.perf_counter()
     fp = 0
     for lo in range(0, absent, batch):
-        fp += int(g.contains_many(np.arange(1 << 62 + lo, (1 << 62) + min(absent, lo + batch), dtype=np.int64)).sum())
+        fp += int(g.contains_many(np.arange((1 << 62) + lo, (1 << 62) + min(absent, lo + batch), dtype=np.int64)).sum())
     pred = float(theory.false_positive_rate(nkeys, g.num_bits, g.num_hashes))
     row("query absent", time.perf_counter() - t0, absent=absent, false_positives=fp,
         predicted=round(pred * absent, 1))

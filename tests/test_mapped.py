@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import pickle
 import signal
 import struct
 import subprocess
@@ -19,7 +20,13 @@ from conformance.examples import EXAMPLES
 from conformance.forge import forgeries, run_forgeries
 
 import bloomkit
-from bloomkit import BloomFilter, CountingBloomFilter, FormatError, InvalidParameterError, SplitBlockBloomFilter
+from bloomkit import (
+    BloomFilter,
+    CountingBloomFilter,
+    FormatError,
+    InvalidParameterError,
+    SplitBlockBloomFilter,
+)
 from bloomkit._format import FLAG_BUILDING, FLAG_MODIFIED, PAGE, PAGE_ALIGN_MIN, unpack
 from bloomkit._mapped import MAPPABLE
 from bloomkit.errors import UpdateNotSupportedError
@@ -49,6 +56,8 @@ def test_create_add_close_then_load_open_and_reopen_for_writing(cls, kw, tmp_pat
     mem.add("alice")
     mem.add_many(KEYS)
     assert f == mem and (f | mem) == mem.union(mem) and type(f.copy()) is cls and f.copy().path is None
+    back = pickle.loads(pickle.dumps(f, protocol=5))
+    assert type(back) is cls and back == mem and back.path is None
     f.close()
     f.close()  # twice: nothing
     assert f.closed and _flags(path) == 0

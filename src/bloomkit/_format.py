@@ -746,7 +746,7 @@ def read_container(path: str | os.PathLike[str], owner: str) -> Container:
                 if off != pos:  # pragma: no cover - parse_layout places arrays back to back
                     raise FormatError("data block layout is inconsistent")
                 arr = aligned_empty_unbudgeted(shape, dt.newbyteorder("="))
-                view = memoryview(arr.reshape(-1).view(np.uint8)) if arr.size else memoryview(b"")
+                view = arr.reshape(-1).view(np.uint8).data if arr.size else memoryview(b"")
                 fh.seek(pos)
                 for lo in range(0, len(view), _SAVE_CHUNK):
                     part = view[lo : lo + _SAVE_CHUNK]

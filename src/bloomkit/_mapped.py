@@ -47,6 +47,8 @@ import numpy as np
 
 from ._format import (
     _HEADER,
+    _STRUCTURES,
+    _SUBPACKAGES,
     FLAG_BUILDING,
     FLAG_MODIFIED,
     FORMAT_VERSION,
@@ -57,8 +59,6 @@ from ._format import (
     Layout,
     _import_all,
     _pack_parts,
-    _SUBPACKAGES,
-    _STRUCTURES,
     _with_crc,
     header_length,
     parse_layout,
@@ -92,7 +92,7 @@ def _crc_of(view: Any, flags_zero: bool, crc: int = 0) -> int:
     return crc
 
 
-def _class_for(structure: str) -> type:
+def _class_for(structure: str) -> Any:
     cls = _STRUCTURES.get(structure)
     if cls is None:
         prefix = structure.partition(".")[0]
@@ -139,12 +139,11 @@ def _read_layout(fd: int, size: int, allow_flags: int) -> Layout:
 class _Mapping:
     """The file behind a mapped filter."""
 
-    __slots__ = ("fd", "fresh", "layout", "mm", "mode", "path", "size")
+    __slots__ = ("fd", "layout", "mm", "mode", "path", "size")
 
-    def __init__(self, path: str, fd: int, mm: mmap.mmap, mode: str, layout: Layout, *, fresh: bool = False) -> None:
+    def __init__(self, path: str, fd: int, mm: mmap.mmap, mode: str, layout: Layout) -> None:
         self.path, self.fd, self.mm, self.mode, self.layout = path, fd, mm, mode, layout
         self.size = layout.size
-        self.fresh = fresh  # created: the file was all zeros before the first add
 
     def write_params(self, obj: Any) -> None:
         """Rewrite the parameter block in place (key types, overflow change with adds)."""
@@ -217,9 +216,9 @@ def _keep_storage(base: type, name: str) -> Any:
     method = getattr(base, name)
 
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        old = getattr(self, "_store", None)
+        old: Any = getattr(self, "_store", None)
         out = method(self, *args, **kwargs)
-        new = getattr(self, "_store", None)
+        new: Any = getattr(self, "_store", None)
         if new is not old:
             np.copyto(old.data, new.data)
             old.overflowed = new.overflowed
@@ -229,10 +228,10 @@ def _keep_storage(base: type, name: str) -> Any:
     return run
 
 
-def plain_type(obj: Any) -> type:
+def plain_type(obj: Any) -> Any:
     """The class of ``obj``, or of the filter it maps (the set operations compare these)."""
     t = type(obj)
-    return t.__dict__.get("_plain_type", t)  # type: ignore[no-any-return]
+    return t.__dict__.get("_plain_type", t)
 
 
 def _closed_getattribute(self: Any, name: str) -> Any:
@@ -342,7 +341,7 @@ class Mappable:
             with contextlib.suppress(OSError):
                 os.unlink(p)
             raise
-        obj._mapping = _Mapping(p, fd, mm, "r+", layout, fresh=True)
+        obj._mapping = _Mapping(p, fd, mm, "r+", layout)
         obj.__class__ = _mapped_class(cls._plain(), "r+")
         return obj
 
@@ -481,7 +480,7 @@ def open(path: str | os.PathLike[str], mode: str = "r", *, recover: bool = False
                       or lay.params_len - _params_used(fd, lay) < PARAM_SLACK // 2):
             os.close(fd)
             fd = -1
-            _rewrite_mappable(p)
+            _rewrite_mappable(p, recover)
             return open(p, mode, recover=recover)
         mm = mmap.mmap(fd, size, access=mmap.ACCESS_WRITE if write else mmap.ACCESS_COPY)
         arrays = {name: np.frombuffer(mm, dtype=dt.newbyteorder("="), count=math.prod(shape), offset=off).reshape(shape)
@@ -510,11 +509,11 @@ def _params_used(fd: int, lay: Layout) -> int:
     return len(raw.rstrip(b" "))
 
 
-def _rewrite_mappable(path: str) -> None:
+def _rewrite_mappable(path: str, recover: bool) -> None:
     """Rewrite a file in the mappable layout (page-aligned payload, spare parameter bytes,
     the current format version), streaming from a read-only mapping: files written by older
     bloomkit versions or small compact files, before their first ``"r+"`` mapping."""
-    with open(path, "r") as old:
+    with open(path, "r", recover=recover) as old:
         params, arrays = old._to_state()
         parts = _pack_parts(old._STRUCTURE, params, arrays, old._header_hash_id(), old._header_seed(), mapped=True)
         write_atomic(path, _with_crc(parts))

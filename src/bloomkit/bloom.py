@@ -451,7 +451,7 @@ class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable)
     def _like(self, store: Any, key_mask: int | None = None) -> Self:
         """A filter with this one's parameters over ``store`` (shared, not copied)."""
         cls = plain_type(self)
-        out = cls.__new__(cls)
+        out: Self = cls.__new__(cls)
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_bk_lock", "_mapping")})
         out._set_storage(store)
         if key_mask is not None:

@@ -731,7 +731,7 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Pe
     def _like(self, words: np.ndarray, key_mask: int | None = None) -> Self:
         """A filter with this one's parameters over ``words`` (shared, not copied)."""
         cls = plain_type(self)
-        out = cls.__new__(cls)
+        out: Self = cls.__new__(cls)
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_bk_lock", "_mapping")})
         out._set_storage(words)
         if key_mask is not None:
