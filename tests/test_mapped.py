@@ -397,6 +397,8 @@ def test_info_verify_on_the_command_line(tmp_path):
     exe = str(Path(sys.executable).parent / "bloomkit")
     ok = subprocess.run([exe, "info", "--verify", "--json", str(path)], capture_output=True, text=True)
     assert ok.returncode == 0 and '"crc32_verified"' in ok.stdout, ok.stderr
+    q = subprocess.run([exe, "query", "--json", str(path), "a", "zz-absent"], capture_output=True, text=True)
+    assert q.returncode == 0 and q.stdout.count("true") == 1, q.stdout + q.stderr  # mapped, not loaded
     raw = bytearray(path.read_bytes())
     raw[PAGE + 3] ^= 1
     path.write_bytes(bytes(raw))

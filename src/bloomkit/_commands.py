@@ -595,9 +595,9 @@ def _query_texts(args: argparse.Namespace) -> Iterator[tuple[list[str], bool]]:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from . import load
+    from ._mapped import map_or_load
 
-    obj = load(args.filter)  # the protocols by their methods (_protocols imports inspect: ~10 ms)
+    obj = map_or_load(args.filter)  # the protocols by their methods (_protocols imports inspect: ~10 ms)
     answer: Callable[[list[str], int, bool], list[dict[str, Any]]]
     if hasattr(obj, "query_many"):
         answer = lambda t, j, a: _query_similarity(args, obj, t, j)  # noqa: E731

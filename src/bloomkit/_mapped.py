@@ -73,7 +73,7 @@ try:  # pragma: no cover - not on Windows
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["MAPPABLE", "Mappable", "open", "plain_type", "verify"]
+__all__ = ["MAPPABLE", "Mappable", "map_or_load", "open", "plain_type", "verify"]
 
 _MODES = ("r", "r+")
 _CRC_CHUNK = 1 << 24
@@ -518,6 +518,23 @@ def _rewrite_mappable(path: str, recover: bool) -> None:
         parts = _pack_parts(old._STRUCTURE, params, arrays, old._header_hash_id(), old._header_seed(), mapped=True)
         write_atomic(path, _with_crc(parts))
         del arrays, parts
+
+
+def map_or_load(path: str | os.PathLike[str]) -> Any:
+    """The structure saved in ``path``: mapped read-only (:func:`open`: O(1), the payload is
+    not read) when it is one that maps, else loaded (:func:`bloomkit.load`). What ``bloomkit
+    query`` answers from, so a query of a file larger than memory never reads all of it."""
+    p, fd = _open_fd(path, "bloomkit query", False)
+    try:
+        head = os.pread(fd, _HEADER.size + 32, 0)
+    finally:
+        os.close(fd)
+    tag = head[12:44].rstrip(b"\0").decode("ascii", "replace") if head[:8] == MAGIC else ""
+    if tag in MAPPABLE:
+        return open(p)
+    from ._format import load
+
+    return load(p)
 
 
 def verify(path: str | os.PathLike[str]) -> dict[str, Any]:
