@@ -703,18 +703,30 @@ def read_file(path: str | os.PathLike[str], owner: str) -> bytes:
     PathLike, a device, FIFO or socket (``/dev/zero`` would never end; a FIFO is opened without
     waiting for a writer) and a file larger than :data:`MAX_LOAD_BYTES` are refused with
     InvalidParameterError / FormatError; OSError (naming the file) when it cannot be opened."""
-    p = check_path(path, "path", owner, hint="use loads() for the contents of a file")
-    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    p, fd = open_regular(path, owner)
     with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "directory" if stat.S_ISDIR(st.st_mode) else "device, FIFO or socket"
-            raise InvalidParameterError(
-                f"The 'path' parameter of {owner} must name a regular file. Got {p!r} instead (a {kind})."
-            )
-        if st.st_size > MAX_LOAD_BYTES:
-            raise FormatError(f"{p}: {st.st_size} bytes, more than a bloomkit file can hold ({MAX_LOAD_BYTES})")
+        size = os.fstat(fd).st_size
+        if size > MAX_LOAD_BYTES:
+            raise FormatError(f"{p}: {size} bytes, more than a bloomkit file can hold ({MAX_LOAD_BYTES})")
         return fh.read()
+
+
+def open_regular(path: Any, owner: str, *, write: bool = False) -> tuple[str, int]:
+    """(path, file descriptor) of the regular file ``path``, opened for reading (or reading
+    and writing) without blocking on a FIFO; InvalidParameterError for a path that is not a
+    str / PathLike, a directory, a device, FIFO or socket (``/dev/zero`` would never end);
+    OSError (naming the file) when it cannot be opened."""
+    p = check_path(path, "path", owner, hint="use loads() for the contents of a file")
+    mode = os.O_RDWR if write else os.O_RDONLY
+    fd = os.open(p, mode | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = "directory" if stat.S_ISDIR(st.st_mode) else "device, FIFO or socket"
+        raise InvalidParameterError(
+            f"The 'path' parameter of {owner} must name a regular file. Got {p!r} instead (a {kind})."
+        )
+    return p, fd
 
 
 def read_container(path: str | os.PathLike[str], owner: str) -> Container:
@@ -724,16 +736,9 @@ def read_container(path: str | os.PathLike[str], owner: str) -> Container:
     aligned array while the CRC-32 is computed, 16 MiB at a time. Memory: the arrays, once.
     The refusals of :func:`read_file` (devices, FIFOs, directories, files above
     :data:`MAX_LOAD_BYTES`) and of :func:`unpack` apply."""
-    p = check_path(path, "path", owner, hint="use loads() for the contents of a file")
-    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    p, fd = open_regular(path, owner)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "directory" if stat.S_ISDIR(st.st_mode) else "device, FIFO or socket"
-            raise InvalidParameterError(
-                f"The 'path' parameter of {owner} must name a regular file. Got {p!r} instead (a {kind})."
-            )
-        size = st.st_size
+        size = os.fstat(fd).st_size
         if size > MAX_LOAD_BYTES:
             raise FormatError(f"{p}: {size} bytes, more than a bloomkit file can hold ({MAX_LOAD_BYTES})")
         head = os.pread(fd, _HEADER.size, 0)

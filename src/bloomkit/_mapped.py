@@ -61,6 +61,7 @@ from ._format import (
     _pack_parts,
     _with_crc,
     header_length,
+    open_regular,
     parse_layout,
     write_atomic,
 )
@@ -101,18 +102,6 @@ def _class_for(structure: str) -> Any:
     if cls is None:
         raise FormatError(f"unknown structure tag {structure!r}")
     return cls
-
-
-def _open_fd(path: Any, owner: str, write: bool) -> tuple[str, int]:
-    p = check_path(path, "path", owner)
-    flags = (os.O_RDWR if write else os.O_RDONLY) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(p, flags)
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        kind = "directory" if stat.S_ISDIR(st.st_mode) else "device, FIFO or socket"
-        raise InvalidParameterError(f"The 'path' parameter of {owner} must name a regular file. Got {p!r} instead (a {kind}).")
-    return p, fd
 
 
 def _lock(fd: int, path: str, exclusive: bool, wait: bool = False) -> bool:
@@ -461,7 +450,7 @@ def open(path: str | os.PathLike[str], mode: str = "r", *, recover: bool = False
     if not isinstance(mode, str) or mode not in _MODES:
         raise InvalidParameterError(f"The 'mode' parameter of bloomkit.open must be 'r' or 'r+'. Got {mode!r} instead.")
     write = mode == "r+"
-    p, fd = _open_fd(path, "bloomkit.open", write)
+    p, fd = open_regular(path, "bloomkit.open", write=write)
     try:
         if write and not _lock(fd, p, exclusive=True):
             raise BlockingIOError(errno.EWOULDBLOCK, "open for writing by another process (one 'r+' at a time)", p)
@@ -524,7 +513,7 @@ def map_or_load(path: str | os.PathLike[str]) -> Any:
     """The structure saved in ``path``: mapped read-only (:func:`open`: O(1), the payload is
     not read) when it is one that maps, else loaded (:func:`bloomkit.load`). What ``bloomkit
     query`` answers from, so a query of a file larger than memory never reads all of it."""
-    p, fd = _open_fd(path, "bloomkit query", False)
+    p, fd = open_regular(path, "bloomkit query")
     try:
         head = os.pread(fd, _HEADER.size + 32, 0)
     finally:
@@ -542,7 +531,7 @@ def verify(path: str | os.PathLike[str]) -> dict[str, Any]:
     (streamed, 16 MiB at a time), and (for the mappable filters) the invariants of the filter
     mapped read-only. Returns ``{"path", "bytes", "structure", "crc32"}``; FormatError on any
     damage, an unfinished build, or a file left open for writing. Complexity: O(size)."""
-    p, fd = _open_fd(path, "bloomkit.verify", False)
+    p, fd = open_regular(path, "bloomkit.verify")
     try:
         size = os.fstat(fd).st_size
         lay = _read_layout(fd, size, 0)
