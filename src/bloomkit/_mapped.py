@@ -294,15 +294,16 @@ class Mappable:
             nbytes = math.prod(dims) * dt.itemsize
             size = PAGE + nbytes + (-nbytes) % 8 + 4
             os.pwrite(fd, MAGIC + struct.pack("<HH", FORMAT_VERSION, FLAG_BUILDING), 0)
-            try:
-                if preallocate and hasattr(os, "posix_fallocate"):
-                    os.posix_fallocate(fd, 0, size)
-                else:
-                    os.ftruncate(fd, size)
-            except OSError as e:
-                raise type(e)(e.errno, f"cannot build a filter of {size} bytes there: {e.strerror}", p) from None
+            # sparse first, mapped, then the blocks reserved: a size the address space cannot
+            # map fails before any disk space is taken
+            os.ftruncate(fd, size)
             mm = mmap.mmap(fd, size, access=mmap.ACCESS_WRITE)
             made.update(mm=mm, size=size, nbytes=nbytes)
+            if preallocate and hasattr(os, "posix_fallocate"):
+                try:
+                    os.posix_fallocate(fd, 0, size)
+                except OSError as e:
+                    raise type(e)(e.errno, f"cannot build a filter of {size} bytes there: {e.strerror}", p) from None
             return np.frombuffer(mm, dtype=dt, count=math.prod(dims), offset=PAGE).reshape(dims)
 
         try:
