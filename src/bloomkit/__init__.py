@@ -32,12 +32,15 @@ _LAZY = {
     "SplitBlockBloomFilter": "splitblock",
     "load": "_format",
     "loads": "_format",
+    "open": "_mapped",
+    "verify": "_mapped",
     "get_num_threads": "_parallel",
     "set_num_threads": "_parallel",
 }
 
 if _TYPE_CHECKING:  # type checkers and IDEs see the names themselves
     from ._format import load, loads
+    from ._mapped import open, verify  # noqa: A004
     from ._parallel import get_num_threads, set_num_threads
     from .bloom import BloomFilter, CountingBloomFilter
     from .scalable import ScalableBloomFilter
@@ -89,5 +92,7 @@ __all__ = [
     "info",
     "load",
     "loads",
+    "open",
     "set_num_threads",
+    "verify",
 ]

@@ -613,9 +613,9 @@ def _query_texts(args: argparse.Namespace) -> Iterator[tuple[list[str], bool]]:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from . import load
+    from ._mapped import map_or_load
 
-    obj = load(args.filter)  # the protocols by their methods (_protocols imports inspect: ~10 ms)
+    obj = map_or_load(args.filter)  # the protocols by their methods (_protocols imports inspect: ~10 ms)
     answer: Callable[[list[str], int, bool], list[dict[str, Any]]]
     if hasattr(obj, "query_many"):
         answer = lambda t, j, a: _query_similarity(args, obj, t, j)  # noqa: E731
@@ -755,12 +755,19 @@ def cmd_info(args: argparse.Namespace) -> int:
     from ._hashing import hash_name
 
     t0 = time.perf_counter()
+    verified = None
+    if getattr(args, "verify", False):
+        from ._mapped import verify
+
+        verified = verify(args.filter)["crc32"]
     raw = _read_container(args.filter)
     c = unpack(raw)
     obj = loads(raw)
     t_load = time.perf_counter() - t0
     timing = _timing(obj, t_load) if args.timing else None  # before info(), which may load numba itself
     info = {"file": args.filter, "bytes": len(raw), "format_version": c.version, "hash": hash_name(c.hash_id)}
+    if verified is not None:
+        info["crc32_verified"] = verified
     info.update(obj.info())
     if timing is not None:
         info["timing"] = timing

@@ -5,7 +5,8 @@ Layout (all integers little-endian)::
     offset  size  field
     0       8     magic b"BLOOMKIT"
     8       2     format version (FORMAT_VERSION; files of every version in READABLE_VERSIONS load)
-    10      2     flags (0; reserved)
+    10      2     flags: 0 in a complete file; 1 = being built (``create``), 2 = opened for
+                  writing in place (``bloomkit.open(path, "r+")``): both are refused by ``load``
     12      32    structure tag, ASCII, NUL-padded (e.g. "bloom.BloomFilter")
     44      2     hash algorithm id (1 = XXH64 + SplitMix64 probes)
     46      2     reserved (0)
@@ -16,6 +17,11 @@ Layout (all integers little-endian)::
                   [name, dtype, shape] of every array in data-block order
     68+P    pad   zero bytes to the next multiple of 8
     ...     D     data block: each array's little-endian bytes, each padded to 8 bytes
+
+A data block of at least :data:`PAGE_ALIGN_MIN` bytes (and every file ``create`` builds) starts
+on a :data:`PAGE` boundary: the JSON of the parameter block is padded with spaces (still plain
+JSON) to reach it, keeping at least :data:`PARAM_SLACK` spare bytes so that ``r+`` mappings
+rewrite the parameters (key types, overflow) in place (docs/mapped.md).
     end-4   4     CRC-32 (zlib) of every byte before it
 
 Loading is defensive: a file is untrusted input. Beyond the checksum, the loader refuses JSON
@@ -49,7 +55,15 @@ from typing import Any, ClassVar, SupportsIndex
 import numpy as np
 
 from ._hashing import HASH_XXH64, hash_name
-from ._storage import LOAD_EXPANSION, LOAD_SLACK, MAX_LOAD_BYTES, aligned_copy, load_budget, reserve
+from ._storage import (
+    LOAD_EXPANSION,
+    LOAD_SLACK,
+    MAX_LOAD_BYTES,
+    aligned_copy,
+    aligned_empty_unbudgeted,
+    load_budget,
+    reserve,
+)
 from ._validation import Spec, check_params, check_path
 from .errors import FormatError, InvalidParameterError
 
@@ -86,6 +100,18 @@ MAX_JSON_DEPTH = 32
 """Deepest nesting of lists / objects in a parameter block."""
 MAX_ARRAY_DIMS = 4
 MAX_ARRAYS = 64
+FLAG_BUILDING = 1
+"""Header flag: the file is being built by ``create`` (or its build was interrupted)."""
+FLAG_MODIFIED = 2
+"""Header flag: the file is mapped for writing (``open(path, "r+")``); its CRC is stale until
+``close()`` seals it again."""
+PAGE = 4096
+"""Alignment of the data block of a mappable file."""
+PAGE_ALIGN_MIN = 1 << 20
+"""Data blocks of at least this many bytes start on a page boundary (smaller files keep the
+compact layout: the golden files are unchanged)."""
+PARAM_SLACK = 512
+"""Spare bytes (spaces) a page-aligned parameter block keeps for in-place rewrites."""
 
 
 @dataclass(frozen=True)
@@ -122,11 +148,20 @@ def _pad8(n: int) -> int:
 # writing
 
 
+def _aligned_params(pjson: bytes) -> bytes:
+    """``pjson`` padded with spaces so that the data block starts on a :data:`PAGE` boundary,
+    with at least :data:`PARAM_SLACK` spare bytes."""
+    n = _HEADER.size + len(pjson) + PARAM_SLACK
+    return pjson + b" " * (n + (-n) % PAGE - _HEADER.size - len(pjson))
+
+
 def _pack_parts(
     structure: str, params: dict[str, Any], arrays: dict[str, np.ndarray], hash_id: int, seed: int,
+    *, flags: int = 0, mapped: bool = False,
 ) -> list[bytes | memoryview]:
     """The container as a list of byte chunks (without the trailing CRC): arrays are not copied
-    into one buffer, so :meth:`Persistable.save` streams them to disk."""
+    into one buffer, so :meth:`Persistable.save` streams them to disk. The data block starts on
+    a page boundary when it is large (:data:`PAGE_ALIGN_MIN`) or ``mapped`` is set."""
     tag = structure.encode("ascii")
     if not 0 < len(tag) <= 32:
         raise ValueError(f"structure tag must be 1..32 ASCII bytes: {structure!r}")
@@ -148,7 +183,9 @@ def _pack_parts(
     meta["__arrays__"] = descr
     pjson = json.dumps(meta, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
     dlen = sum(len(c) for c in chunks)
-    head = _HEADER.pack(MAGIC, FORMAT_VERSION, 0, tag, hash_id, 0, seed, len(pjson), dlen)
+    if mapped or dlen >= PAGE_ALIGN_MIN:
+        pjson = _aligned_params(pjson)
+    head = _HEADER.pack(MAGIC, FORMAT_VERSION, flags, tag, hash_id, 0, seed, len(pjson), dlen)
     return [head, pjson, b"\0" * _pad8(len(head) + len(pjson)), *chunks]
 
 
@@ -301,14 +338,47 @@ def _parse_params(raw: bytes) -> dict[str, Any]:
     return obj
 
 
-def unpack(blob: bytes | bytearray | memoryview) -> Container:
-    """Parse and verify a container; FormatError on anything wrong."""
-    if not isinstance(blob, bytes | bytearray | memoryview):  # bytes(10**12) would allocate 1 TB
-        raise FormatError(f"expected bytes, got {type(blob).__name__}")
-    buf = bytes(blob)
-    if len(buf) < _HEADER.size + 4:
-        raise FormatError(f"data too short for a bloomkit container ({len(buf)} bytes)")
-    magic, version, flags, tag, hash_id, reserved, seed, plen, dlen = _HEADER.unpack_from(buf)
+@dataclass(frozen=True)
+class Layout:
+    """The validated header of a container (everything but the data): what :func:`unpack`
+    and the mapped filters (:mod:`bloomkit._mapped`) read before touching the payload.
+    ``arrays`` holds (name, dtype, shape, offset in the file) of each array; every array lies
+    inside the data block, and the data block inside a file of exactly ``size`` bytes."""
+
+    structure: str
+    version: int
+    flags: int
+    hash_id: int
+    seed: int
+    params: dict[str, Any]
+    arrays: list[tuple[str, np.dtype[Any], tuple[int, ...], int]]
+    params_len: int
+    data_offset: int
+    size: int
+
+
+def header_length(head: bytes | memoryview) -> int:
+    """Bytes of header and parameter block a container starts with (from its first
+    ``_HEADER.size`` bytes); FormatError when they are not a bloomkit header."""
+    if len(head) < _HEADER.size:
+        raise FormatError(f"data too short for a bloomkit container ({len(head)} bytes)")
+    if bytes(head[:8]) != MAGIC:
+        raise FormatError("not a bloomkit container (bad magic)")
+    (plen,) = struct.unpack_from("<I", head, 56)
+    if plen > MAX_PARAMS_BYTES:
+        raise FormatError(f"parameter block of {plen} bytes is longer than {MAX_PARAMS_BYTES}")
+    return int(_HEADER.size + plen)
+
+
+def parse_layout(head: bytes | memoryview, size: int, *, allow_flags: int = 0) -> Layout:
+    """Validate the header and parameter block ``head`` (at least :func:`header_length` bytes)
+    of a container of ``size`` bytes, without its data and without the CRC: magic, version,
+    flags (``allow_flags`` are returned, not refused; a file being built never is), lengths
+    against ``size``, strict JSON, array descriptors inside the data block. FormatError on
+    anything wrong."""
+    if size < _HEADER.size + 4 or len(head) < _HEADER.size:
+        raise FormatError(f"data too short for a bloomkit container ({size} bytes)")
+    magic, version, flags, tag, hash_id, reserved, seed, plen, dlen = _HEADER.unpack_from(head)
     if magic != MAGIC:
         raise FormatError("not a bloomkit container (bad magic)")
     if version > FORMAT_VERSION:
@@ -319,33 +389,42 @@ def unpack(blob: bytes | bytearray | memoryview) -> Container:
         raise FormatError(f"invalid container format version {version}")
     start = _HEADER.size + plen
     total = start + _pad8(start) + dlen + 4
-    if plen > MAX_PARAMS_BYTES or len(buf) != total:
-        raise FormatError(f"container length {len(buf)} does not match its header ({total}): truncated or padded")
-    (crc,) = struct.unpack_from("<I", buf, len(buf) - 4)
-    if zlib.crc32(memoryview(buf)[:-4]) != crc:
-        raise FormatError("container checksum mismatch: the data are corrupted")
-    if flags or reserved:
+    if plen > MAX_PARAMS_BYTES or size != total:
+        raise FormatError(f"container length {size} does not match its header ({total}): truncated or padded")
+    if flags & FLAG_BUILDING:
+        raise FormatError("the file is being built by create(), or its build was interrupted before close(): "
+                          "it is incomplete (keys added to it may be missing); build it again")
+    if flags & FLAG_MODIFIED & ~allow_flags:
+        raise FormatError("the file was opened for writing in place (bloomkit.open(path, 'r+')) and not closed: "
+                          "its checksum is stale and adds after its last flush() may be missing; "
+                          "bloomkit.open(path, 'r+', recover=True) then close() checks it and seals it again")
+    if flags & ~(FLAG_BUILDING | FLAG_MODIFIED) or reserved:
         raise FormatError("reserved header fields are not zero")
+    if len(head) < start:
+        raise FormatError(f"header needs {start} bytes, got {len(head)}")
     try:
         structure = tag.rstrip(b"\0").decode("ascii")
     except UnicodeDecodeError:
         raise FormatError("structure tag is not ASCII") from None
     if not structure or "\0" in structure:
         raise FormatError("invalid structure tag")
-    params = _parse_params(buf[_HEADER.size:start])
+    params = _parse_params(bytes(head[_HEADER.size:start]))
     descr = params.pop("__arrays__", None)
     if not isinstance(descr, list) or len(descr) > MAX_ARRAYS:
         raise FormatError("invalid container parameter block: '__arrays__' is missing or malformed")
-    arrays: dict[str, np.ndarray] = {}
+    arrays: list[tuple[str, np.dtype[Any], tuple[int, ...], int]] = []
+    names: set[str] = set()
     pos = start + _pad8(start)
+    data_offset = pos
     end = pos + dlen
     for item in descr:
         if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
                 and isinstance(item[1], str) and isinstance(item[2], list)):
             raise FormatError(f"invalid array descriptor {str(item)[:80]}")
         name, dtype, shape = item
-        if name in arrays:
+        if name in names:
             raise FormatError(f"array {name!r} appears twice")
+        names.add(name)
         if dtype not in _ALLOWED_DTYPES:
             raise FormatError(f"array {name!r} has an unsupported dtype {dtype!r}")
         if len(shape) > MAX_ARRAY_DIMS or not all(type(s) is int and 0 <= s for s in shape):
@@ -354,12 +433,37 @@ def unpack(blob: bytes | bytearray | memoryview) -> Container:
         nbytes = dt.itemsize * math.prod(shape)  # Python ints: no overflow
         if nbytes > end - pos:
             raise FormatError(f"array {name!r} ({nbytes} bytes) runs past the data block")
-        arr = np.frombuffer(buf, dtype=dt, count=nbytes // dt.itemsize, offset=pos).reshape(shape)
-        arrays[name] = aligned_copy(arr.astype(dt.newbyteorder("="), copy=False))
+        arrays.append((name, dt, tuple(shape), pos))
         pos += nbytes + _pad8(nbytes)
     if pos != end:
         raise FormatError("data block length does not match the array descriptors")
-    return Container(structure, version, hash_id, seed, params, arrays, len(buf))
+    return Layout(structure, version, flags, hash_id, seed, params, arrays, plen, data_offset, size)
+
+
+def unpack(blob: bytes | bytearray | memoryview) -> Container:
+    """Parse and verify a container; FormatError on anything wrong."""
+    if not isinstance(blob, bytes | bytearray | memoryview):  # bytes(10**12) would allocate 1 TB
+        raise FormatError(f"expected bytes, got {type(blob).__name__}")
+    buf = bytes(blob)
+    if len(buf) < _HEADER.size + 4:
+        raise FormatError(f"data too short for a bloomkit container ({len(buf)} bytes)")
+    (flags,) = struct.unpack_from("<H", buf, 10)
+    if flags & (FLAG_BUILDING | FLAG_MODIFIED):  # their CRC is stale by design: say why first
+        parse_layout(buf, len(buf))
+    (crc,) = struct.unpack_from("<I", buf, len(buf) - 4)
+    header_length(buf)
+    (plen, dlen) = struct.unpack_from("<IQ", buf, 56)
+    start = _HEADER.size + plen
+    if len(buf) != start + _pad8(start) + dlen + 4:
+        parse_layout(buf, len(buf))  # raises: the length does not match the header
+    if zlib.crc32(memoryview(buf)[:-4]) != crc:
+        raise FormatError("container checksum mismatch: the data are corrupted")
+    lay = parse_layout(buf, len(buf))
+    arrays: dict[str, np.ndarray] = {}
+    for name, dt, shape, pos in lay.arrays:
+        arr = np.frombuffer(buf, dtype=dt, count=math.prod(shape), offset=pos).reshape(shape)
+        arrays[name] = aligned_copy(arr.astype(dt.newbyteorder("="), copy=False))
+    return Container(lay.structure, lay.version, lay.hash_id, lay.seed, lay.params, arrays, len(buf))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -498,8 +602,9 @@ class Persistable:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
-        """Read a file written by :meth:`save`."""
-        return cls.from_bytes(read_file(path, f"{cls.__name__}.load"))
+        """Read a file written by :meth:`save` (:func:`read_container`: each array read straight
+        into its final, aligned memory; peak memory is the filter, not twice the file)."""
+        return cls._from_container(read_container(path, f"{cls.__name__}.load"))
 
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:
         return (loads, (self.to_bytes(),))
@@ -576,17 +681,22 @@ def _loads_parts(*parts: Any) -> Any:
 def loads(data: bytes) -> Any:
     """Rebuild whatever structure ``data`` holds (the right class is chosen from its tag)."""
     c = unpack(data)
-    cls = _STRUCTURES.get(c.structure)
+    return _class_of(c.structure)._from_container(c)
+
+
+def _class_of(structure: str) -> type[Persistable]:
+    """The registered class of a structure tag; FormatError for an unknown one."""
+    cls = _STRUCTURES.get(structure)
     if cls is None:  # the tag's prefix names its module ("bloom.BloomFilter"): import that one first
-        prefix = c.structure.partition(".")[0]
+        prefix = structure.partition(".")[0]
         _import_all(tuple(n for n in _SUBPACKAGES if n == prefix))
-        cls = _STRUCTURES.get(c.structure)
+        cls = _STRUCTURES.get(structure)
     if cls is None:
         _import_all()
-        cls = _STRUCTURES.get(c.structure)
+        cls = _STRUCTURES.get(structure)
     if cls is None:
-        raise FormatError(f"unknown structure tag {c.structure!r}")
-    return cls._from_container(c)
+        raise FormatError(f"unknown structure tag {structure!r}")
+    return cls
 
 
 def read_file(path: str | os.PathLike[str], owner: str) -> bytes:
@@ -594,20 +704,75 @@ def read_file(path: str | os.PathLike[str], owner: str) -> bytes:
     PathLike, a device, FIFO or socket (``/dev/zero`` would never end; a FIFO is opened without
     waiting for a writer) and a file larger than :data:`MAX_LOAD_BYTES` are refused with
     InvalidParameterError / FormatError; OSError (naming the file) when it cannot be opened."""
-    p = check_path(path, "path", owner, hint="use loads() for the contents of a file")
-    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    p, fd = open_regular(path, owner)
     with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "directory" if stat.S_ISDIR(st.st_mode) else "device, FIFO or socket"
-            raise InvalidParameterError(
-                f"The 'path' parameter of {owner} must name a regular file. Got {p!r} instead (a {kind})."
-            )
-        if st.st_size > MAX_LOAD_BYTES:
-            raise FormatError(f"{p}: {st.st_size} bytes, more than a bloomkit file can hold ({MAX_LOAD_BYTES})")
+        size = os.fstat(fd).st_size
+        if size > MAX_LOAD_BYTES:
+            raise FormatError(f"{p}: {size} bytes, more than a bloomkit file can hold ({MAX_LOAD_BYTES})")
         return fh.read()
 
 
+def open_regular(path: Any, owner: str, *, write: bool = False) -> tuple[str, int]:
+    """(path, file descriptor) of the regular file ``path``, opened for reading (or reading
+    and writing) without blocking on a FIFO; InvalidParameterError for a path that is not a
+    str / PathLike, a directory, a device, FIFO or socket (``/dev/zero`` would never end);
+    OSError (naming the file) when it cannot be opened."""
+    p = check_path(path, "path", owner, hint="use loads() for the contents of a file")
+    mode = os.O_RDWR if write else os.O_RDONLY
+    fd = os.open(p, mode | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = "directory" if stat.S_ISDIR(st.st_mode) else "device, FIFO or socket"
+        raise InvalidParameterError(
+            f"The 'path' parameter of {owner} must name a regular file. Got {p!r} instead (a {kind})."
+        )
+    return p, fd
+
+
+def read_container(path: str | os.PathLike[str], owner: str) -> Container:
+    """:func:`unpack` of the file ``path`` without holding the file's bytes: the header is
+    validated first (:func:`parse_layout`: every array inside a file of this length, so the
+    allocations are bounded by the file's size), then each array is read straight into its
+    aligned array while the CRC-32 is computed, 16 MiB at a time. Memory: the arrays, once.
+    The refusals of :func:`read_file` (devices, FIFOs, directories, files above
+    :data:`MAX_LOAD_BYTES`) and of :func:`unpack` apply."""
+    p, fd = open_regular(path, owner)
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_LOAD_BYTES:
+            raise FormatError(f"{p}: {size} bytes, more than a bloomkit file can hold ({MAX_LOAD_BYTES})")
+        head = os.pread(fd, _HEADER.size, 0)
+        lay = parse_layout(os.pread(fd, header_length(head), 0), size)
+        arrays: dict[str, np.ndarray] = {}
+        with os.fdopen(os.dup(fd), "rb", buffering=0) as fh:
+            pos = lay.data_offset
+            crc = zlib.crc32(os.pread(fd, pos, 0))
+            for name, dt, shape, off in lay.arrays:
+                if off != pos:  # pragma: no cover - parse_layout places arrays back to back
+                    raise FormatError("data block layout is inconsistent")
+                arr = aligned_empty_unbudgeted(shape, dt.newbyteorder("="))
+                view = arr.reshape(-1).view(np.uint8).data if arr.size else memoryview(b"")
+                fh.seek(pos)
+                for lo in range(0, len(view), _SAVE_CHUNK):
+                    part = view[lo : lo + _SAVE_CHUNK]
+                    if fh.readinto(part) != len(part):
+                        raise FormatError(f"{p}: the file shrank while it was read")
+                    crc = zlib.crc32(part, crc)
+                pad = os.pread(fd, _pad8(arr.nbytes), pos + arr.nbytes)
+                crc = zlib.crc32(pad, crc)
+                pos += arr.nbytes + len(pad)
+                arrays[name] = arr
+            (stored,) = struct.unpack("<I", os.pread(fd, 4, size - 4))
+    finally:
+        os.close(fd)
+    if crc != stored:
+        raise FormatError("container checksum mismatch: the data are corrupted")
+    return Container(lay.structure, lay.version, lay.hash_id, lay.seed, lay.params, arrays, size)
+
+
 def load(path: str | os.PathLike[str]) -> Any:
-    """Read any bloomkit structure saved with ``save``: ``bloomkit.load(path)``."""
-    return loads(read_file(path, "load"))
+    """Read any bloomkit structure saved with ``save``: ``bloomkit.load(path)``, streaming
+    (:func:`read_container`)."""
+    c = read_container(path, "load")
+    return _class_of(c.structure)._from_container(c)

@@ -37,6 +37,7 @@ __all__ = [
     "aligned_copy",
     "aligned_empty",
     "aligned_zeros",
+    "allocate_into",
     "load_budget",
     "popcount_words",
     "reserve",
@@ -124,19 +125,53 @@ def aligned_empty(shape: int | tuple[int, ...], dtype: Any, what: str = "an arra
     return out
 
 
+_ALLOCATOR: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("bloomkit_allocator", default=None)
+
+
+@contextlib.contextmanager
+def allocate_into(make: Any) -> Iterator[list[Any]]:
+    """While active, the next :func:`aligned_zeros` call (a filter's storage, allocated by its
+    constructor) returns ``make(shape, dtype)``, zeroed memory the caller provides (a mapped file:
+    ``create`` of :mod:`bloomkit._mapped`) instead of allocating; later calls allocate as usual.
+    The yielded list holds what ``make`` returned (empty if it was never called)."""
+    cell: list[Any] = [make]
+    token = _ALLOCATOR.set(cell)
+    try:
+        yield cell
+    finally:
+        _ALLOCATOR.reset(token)
+
+
 def aligned_zeros(shape: int | tuple[int, ...], dtype: Any, what: str = "an array") -> np.ndarray:
     """:func:`aligned_empty`, zero-filled. Complexity: O(size)."""
+    cell = _ALLOCATOR.get()
+    if cell is not None and callable(cell[0]):
+        make = cell.pop()
+        dims = (shape,) if isinstance(shape, int) else tuple(shape)
+        arr: np.ndarray = make(dims, np.dtype(dtype))
+        cell.append(arr)
+        return arr
     out = aligned_empty(shape, dtype, what)
     out.fill(0)
     return out
 
 
+def aligned_empty_unbudgeted(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """An uninitialised aligned array for data that exist (an array of a file being read: its
+    size is bounded by the file's), not charged to the load budget."""
+    dt = np.dtype(dtype)
+    nbytes = dt.itemsize
+    for d in shape:
+        nbytes *= int(d)
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    off = (-raw.ctypes.data) % ALIGNMENT
+    out: np.ndarray = raw[off : off + nbytes].view(dt).reshape(shape)
+    return out
+
+
 def aligned_copy(a: np.ndarray) -> np.ndarray:
     """A C-contiguous aligned copy of ``a`` (not charged: it copies data that exist)."""
-    dt = a.dtype
-    raw = np.empty(a.nbytes + ALIGNMENT, dtype=np.uint8)
-    off = (-raw.ctypes.data) % ALIGNMENT
-    out = raw[off : off + a.nbytes].view(dt).reshape(a.shape)
+    out = aligned_empty_unbudgeted(a.shape, a.dtype)
     np.copyto(out, a)
     return out
 

@@ -33,6 +33,7 @@ from ._hashing import (
     tag_seed,
 )
 from ._lazy import kernels as K
+from ._mapped import Mappable, plain_type
 from ._parallel import add_chunked, hash_source, query_chunked
 from ._storage import BitArray, CounterArray
 from ._validation import (
@@ -177,7 +178,7 @@ def _tag_seeds(seed: int) -> dict[int, np.uint64]:
     return {t: np.uint64(tag_seed(seed, t)) for t in range(TAG_STR, TAG_TUPLE + 1)}
 
 
-class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable):
+class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable):
     """A Bloom filter over bits: no false negatives, false positives at rate ``predicted_fpr()``.
 
     Parameters
@@ -435,7 +436,7 @@ class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable):
 
     # -- set algebra --------------------------------------------------------------------------
     def _compatible(self, other: Any, op: str) -> None:
-        if type(other) is not type(self):
+        if plain_type(other) is not plain_type(self):
             raise IncompatibleFiltersError(
                 f"cannot {op} a {type(self).__name__} with a {type(other).__name__}"
             )
@@ -449,8 +450,9 @@ class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable):
 
     def _like(self, store: Any, key_mask: int | None = None) -> Self:
         """A filter with this one's parameters over ``store`` (shared, not copied)."""
-        out = self.__class__.__new__(self.__class__)
-        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_bk_lock"})
+        cls = plain_type(self)
+        out: Self = cls.__new__(cls)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_bk_lock", "_mapping")})
         out._set_storage(store)
         if key_mask is not None:
             out._key_mask = key_mask
@@ -531,7 +533,7 @@ class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable):
 
     def __eq__(self, other: object) -> bool:
         """Same parameters and the same bits (key types are not compared)."""
-        if type(other) is not type(self):
+        if plain_type(other) is not plain_type(self):
             return NotImplemented
         assert isinstance(other, BloomFilter)
         return (

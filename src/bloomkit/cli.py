@@ -245,6 +245,8 @@ def _parser() -> argparse.ArgumentParser:
     i = sub.add_parser("info", help="parameters, sizes, fill and predicted rates of a saved structure")
     i.add_argument("filter", help="a file written by bloomkit build (Parquet files: bloomkit parquet info)")
     i.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    i.add_argument("--verify", action="store_true", help="first check the CRC-32 of the whole file, streaming "
+                   "(bloomkit.verify): what opening a mapped filter does not do")
     i.add_argument("--timing", action="store_true", help="also time loading the file, importing the numba kernels and "
                    "the first and second batch query (the first pays numba's start-up)")
     be = sub.add_parser("bench", help="quick throughput check of this machine")

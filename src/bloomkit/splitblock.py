@@ -43,6 +43,7 @@ from ._hashing import (
 )
 from ._lazy import kernels as K
 from ._lazy import splitblock_kernels as SK
+from ._mapped import Mappable, plain_type
 from ._parallel import add_chunked, hash_source, identity, query_chunked
 from ._storage import aligned_copy, aligned_zeros, popcount_words
 from ._validation import (
@@ -289,7 +290,7 @@ def split_block_num_blocks(capacity: int, fpr: float, lane_bits: int = 64) -> in
 # the filter
 
 
-class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable):
+class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable):
     """A split-block Bloom filter: each key sets 8 bits in one block of one cache line.
 
     Parameters
@@ -719,7 +720,7 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable)
         return (self.mode, self.num_blocks, self.seed, self._hash_id, self.physical_type, self.type_length)
 
     def _compatible(self, other: Any, op: str) -> None:
-        if type(other) is not type(self):
+        if plain_type(other) is not plain_type(self):
             raise IncompatibleFiltersError(f"cannot {op} a {type(self).__name__} with a {type(other).__name__}")
         if self._key() != other._key():
             raise IncompatibleFiltersError(
@@ -729,8 +730,9 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable)
 
     def _like(self, words: np.ndarray, key_mask: int | None = None) -> Self:
         """A filter with this one's parameters over ``words`` (shared, not copied)."""
-        out = self.__class__.__new__(self.__class__)
-        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_bk_lock"})
+        cls = plain_type(self)
+        out: Self = cls.__new__(cls)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_bk_lock", "_mapping")})
         out._set_storage(words)
         if key_mask is not None:
             out._key_mask = key_mask
@@ -793,7 +795,7 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Persistable)
 
     def __eq__(self, other: object) -> bool:
         """Same parameters and the same bits (key types are not compared)."""
-        if type(other) is not type(self):
+        if plain_type(other) is not plain_type(self):
             return NotImplemented
         assert isinstance(other, SplitBlockBloomFilter)
         return self._key() == other._key() and bool(np.array_equal(self._words, other._words))

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_broadcast, check_float, check_int, check_reals
+from ._validation import Bool, check_broadcast, check_float, check_int, check_reals
 from .errors import InvalidParameterError
 
 __all__ = [
@@ -57,7 +57,7 @@ def zero_bit_probability(n: Any, m: Any, k: Any, exact: bool = True) -> Any:
     0.4818
     """
     n, m, k = _nmk(n, m, k, "zero_bit_probability")
-    if exact:
+    if Bool()(exact, "exact", "zero_bit_probability"):
         with np.errstate(divide="ignore", invalid="ignore"):
             p = np.exp(n * k * np.log1p(-1.0 / m))
         # a one-bit filter (a legal fold target): p = 0 once anything is inserted, 1 before
