@@ -38,6 +38,9 @@ __all__ = [
     "extended_fnr",
     "extended_phi",
     "extended_fpr",
+    "jaccard_fnr",
+    "jaccard_fpr",
+    "s_curve",
     "level_width",
     "mlbf_fnr",
     "mlbf_fpr",
@@ -522,3 +525,67 @@ def extended_fnr(
         extended_phi(distances, w, and_width, or_count, verify_bits, verify_hashes, num_levels, level)
     )
     return _ret((1.0 - phi) ** L)
+
+
+# -- the Jaccard family (issue 24) ------------------------------------------------------------------
+#
+# MinHash is an LSH family for the Jaccard similarity s with collision probability exactly s
+# (Broder 1997): Definition 1 with P1 = s. A band of r rows is document 002's AND-construction
+# (k = r), the b bands its OR-construction (L = b), so Section 2.1's amplification
+# P' = 1 - (1 - P^k)^L is the S-curve 1 - (1 - s^r)^b.
+
+
+def s_curve(similarity: Any, rows: int, bands: int) -> Any:
+    """Probability that some band of ``rows`` MinHash values agrees for two documents of Jaccard
+    similarity s: 1 - (1 - s^r)^b (document 002, Section 2.1's P'_1 = 1 - (1 - P_1^k)^L with
+    P_1 = s, k = r, L = b).
+
+    Complexity: O(size).
+
+    >>> round(s_curve(0.8, 5, 20), 4)
+    0.9996
+    >>> round(s_curve(0.4, 5, 20), 4)
+    0.186
+    """
+    r = check_int(rows, "rows", _OWNER, lo=1, hi=_MAX_COUNT)
+    s = _prob_array(similarity, "similarity")
+    return or_amplify(s**r, bands)
+
+
+def jaccard_fnr(similarity: Any, rows: int, bands: int, phi: Any = 0.0) -> Any:
+    """Probability that a query is NOT reported when the stored documents have Jaccard
+    similarities s_i to it (last axis; a scalar is one document): Theorems 9-10 with p_i = s_i,
+    each band also passing through a verification false positive of rate phi when it collides
+    with none of them:
+
+        FNR = (prod_i (1 - s_i^r) * (1 - phi))^b.
+
+    phi = 0 gives the S-curve's complement (1 - s^r)^b.
+
+    Complexity: O(size).
+
+    >>> round(jaccard_fnr(0.9, 5, 20), 6)
+    0.0
+    >>> round(jaccard_fnr([0.5, 0.5], 5, 20), 4) == round(jaccard_fnr(0.5, 5, 40), 4)
+    True
+    """
+    r = check_int(rows, "rows", _OWNER, lo=1, hi=_MAX_COUNT)
+    b = check_int(bands, "bands", _OWNER, lo=1, hi=_MAX_COUNT)
+    s = np.atleast_1d(_prob_array(similarity, "similarity"))
+    ph = _prob_array(phi, "phi")
+    with np.errstate(divide="ignore"):
+        log_miss = np.sum(np.log1p(-(s**r)), axis=-1) + np.log1p(-ph)
+    out = np.exp(b * log_miss)
+    return _ret(out if np.ndim(similarity) > 1 or np.ndim(ph) else np.asarray(out).reshape(()))
+
+
+def jaccard_fpr(similarity: Any, rows: int, bands: int, phi: Any = 0.0) -> Any:
+    """Probability that a query IS reported: 1 - :func:`jaccard_fnr` (a false positive when
+    every s_i lies below the threshold; at s_i = 0 it is Theorem 8's 1 - (1 - phi)^L).
+
+    Complexity: O(size).
+
+    >>> round(jaccard_fpr(0.0, 5, 20, phi=0.001), 5) == round(or_amplify(0.001, 20), 5)
+    True
+    """
+    return _ret(1.0 - np.asarray(jaccard_fnr(similarity, rows, bands, phi)))
