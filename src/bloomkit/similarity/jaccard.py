@@ -275,40 +275,55 @@ class _JaccardFilter(LSHFilterBase):
         return out
 
     # -- theory -------------------------------------------------------------------------------------
-    def _phi(self, level: int) -> float:
-        """Theorem 7 at VVBF theta with n' = n b elements (uniform suffix bits: hashes of 64-bit values)."""
-        return float(theory.mvbf_fpr(self.count * self.or_count, self.verify_bits, self.verify_hashes, level,
-                                     exact=False))
+    def _fill(self, level: int) -> float:
+        """Fill of VVBF theta, 1 - e^(-k' n b / m''): Theorem 7's phi = fill^k' (the suffix bits hash
+        64-bit values, so they are uniform)."""
+        phi = float(theory.mvbf_fpr(self.count * self.or_count, self.verify_bits, self.verify_hashes, level,
+                                    exact=False))
+        return phi ** (1.0 / self.verify_hashes)
 
     def _predicted(self, level: Any, alpha: Any, owner: str) -> float:
         lv = self._check_level(level, owner)
-        return float(theory.or_amplify(ALPHA(alpha, "alpha", owner) * self._phi(lv), self.or_count))
+        phi = self._fill(lv) ** self.verify_hashes
+        return float(theory.or_amplify(ALPHA(alpha, "alpha", owner) * phi, self.or_count))
+
+    def _rates(self, similarity: Any, level: Any, owner: str) -> Any:
+        lv = self._check_level(level, owner)
+        return theory.jaccard_fnr(similarity, self.rows_by_level, self.or_count, level=lv,
+                                  verify_hashes=self.verify_hashes, fill=self._fill(lv))
 
     def predicted_fnr(self, similarity: Any, *, level: int = 0) -> Any:
         """The probability that a query is NOT reported at level theta when the stored texts
         have Jaccard similarities ``similarity`` to it (last axis; a scalar: one near text, the
-        others dissimilar): ((prod_i (1 - s_i^r)) (1 - phi))^b, r = r_theta (Theorems 9-10 with
-        p_i = s_i; phi of :meth:`predicted_fpr` makes it slightly smaller).
+        others unlike it): the S-curve's complement (1 - s^r)^b with r = r_theta, made exact for
+        this structure by :func:`bloomkit.similarity.theory.jaccard_fnr` (Theorems 9-10; the
+        verification filter's false positives and the suffix bits of the finer levels, Section
+        6.3's extended case, make it slightly smaller).
 
-        Complexity: O(size).
+        Complexity: O(size 2^(S - 1 - theta)).
         """
-        own = f"{type(self).__name__}.predicted_fnr"
-        lv = self._check_level(level, own)
-        return theory.jaccard_fnr(similarity, self.rows_by_level[lv], self.or_count, self._phi(lv))
+        return self._rates(similarity, level, f"{type(self).__name__}.predicted_fnr")
 
     def predicted_fpr(self, *, level: int = 0, similarity: Any = 0.0, alpha: float = 1.0) -> Any:
-        """The probability that a query is reported at level theta with the current count n,
-        when its most similar stored text has Jaccard similarity ``similarity`` (default 0: a
-        text unlike every stored one): 1 - ((1 - s^r)(1 - alpha phi))^b, phi = (1 - e^(-k' n b /
-        m''))^k', m'' = m' / 2^theta (Theorems 7-8 with the S-curve). For the MLBF, alpha is the
-        probability that a band's r_theta BMLBF bits are set (default 1: an upper bound).
+        """The probability that a query is reported at level theta with the current count n.
+        ``similarity`` (default 0: a text unlike every stored one) is the Jaccard similarity of
+        its most similar stored text, below the level's threshold for a false positive: then
+        1 - :meth:`predicted_fnr`. At similarity 0 it is Theorem 8, 1 - (1 - alpha phi)^b with
+        phi = (1 - e^(-k' n b / m''))^k', m'' = m' / 2^theta; alpha (MLBF only) is the probability
+        that a band's r_theta BMLBF bits are set (default 1: an upper bound; it scales phi only).
 
-        Complexity: O(size).
+        Complexity: O(size 2^(S - 1 - theta)).
         """
         own = f"{type(self).__name__}.predicted_fpr"
-        lv = self._check_level(level, own)
         a = ALPHA(alpha, "alpha", own)
-        return theory.jaccard_fpr(similarity, self.rows_by_level[lv], self.or_count, a * self._phi(lv))
+        rate = 1.0 - np.asarray(self._rates(similarity, level, own))  # validates level and similarity
+        if a == 1.0:
+            return float(rate) if rate.ndim == 0 else rate
+        if np.all(np.asarray(similarity) == 0) and np.ndim(similarity) == 0:
+            return self._predicted(level, a, own)
+        raise InvalidParameterError(
+            f"The 'alpha' parameter of {own} must be 1 when a similarity is given (the BMLBF's part of a near "
+            f"text's bands is not modelled). Got {alpha!r} instead.")
 
     def info(self) -> dict[str, Any]:
         """Parameters, sizes, fill and predicted rates per level. Complexity: O((m + m') / 64)."""

@@ -314,12 +314,15 @@ class JaccardParameters:
     verify_bits, verify_hashes : int
         m', k' of the verification filter.
     predicted_fnr : tuple of float
-        Per level: (1 - (t + near_gap)^r)^b, the S-curve's miss rate at the near similarity.
+        Per level: the built filter's ``predicted_fnr(t + near_gap, level=theta)`` at ``capacity``
+        texts (about the S-curve's miss rate (1 - (t + near_gap)^r)^b).
     predicted_lsh_fpr : tuple of float
-        Per level: 1 - (1 - (t - far_gap)^r)^b, a stored document at the far similarity reported.
+        Per level: ``predicted_fpr(level=theta, similarity=t - far_gap)``: a stored text at the
+        far similarity reported (about 1 - (1 - (t - far_gap)^r)^b, plus the suffix bits'
+        and the verification filter's part).
     predicted_verify_fpr : tuple of float
-        Per level: the filter's ``predicted_fpr(level=theta)`` at ``capacity`` documents
-        (1 - (1 - phi)^b, phi of Theorem 7 at VVBF theta).
+        Per level: ``predicted_fpr(level=theta)`` at ``capacity`` texts (1 - (1 - phi)^b, phi of
+        Theorem 7 at VVBF theta).
     """
 
     thresholds: tuple[float, ...]
@@ -380,7 +383,10 @@ def select_jaccard_parameters(
     misses and at s = 0 never collides: the constraints would be empty). Among the (b, r_0 > r_1 > ...) meeting both
     at every level, the smallest signature K = r_0 b (then the smallest b). Then the smallest
     m' = 2^B and k' with the filter's predicted false positive rate for far queries
-    1 - (1 - phi)^b <= ``verify_fpr`` at ``capacity`` documents at every level (Theorems 7-8).
+    1 - (1 - phi)^b <= ``verify_fpr`` at ``capacity`` documents at every level (Theorems 7-8),
+    and its rate at the far similarity (the S-curve, the suffix bits of the finer levels and the
+    filter's own false positives, :func:`bloomkit.similarity.theory.jaccard_fpr`) <= fpr +
+    verify_fpr.
 
     Raises InvalidParameterError for thresholds outside (0, 1) or not strictly decreasing, bad
     rates, and when no r <= max_rows, b <= max_bands reaches the targets (the message names the
@@ -392,7 +398,7 @@ def select_jaccard_parameters(
     >>> p.rows_by_level, p.bands, p.num_perm
     ((17, 12, 9), 21, 357)
     >>> [round(x, 3) for x in p.predicted_fnr], [round(x, 3) for x in p.predicted_lsh_fpr]
-    ([0.0, 0.001, 0.048], [0.048, 0.045, 0.04])
+    ([0.0, 0.001, 0.048], [0.049, 0.046, 0.05])
     """
     ts = check_thresholds(thresholds, _JOWN)
     n = check_int(capacity, "capacity", _JOWN, lo=1)
@@ -430,8 +436,16 @@ def select_jaccard_parameters(
     _, b, rows_t = best
     levels = range(len(ts))
 
+    def fill(mp: int, kp: int, t: int) -> float:
+        return float(-math.expm1(-kp * n * b / (mp >> t)))
+
+    def rate(s_: float, mp: int, kp: int, t: int) -> float:  # the built filter's predicted_fpr(similarity=s_)
+        return float(theory.jaccard_fpr(s_, rows_t, b, level=t, verify_hashes=kp, fill=fill(mp, kp, t)))
+
     def meets(mp: int, kp: int) -> bool:
-        return all(float(theory.or_amplify(theory.mvbf_fpr(n * b, mp, kp, t, exact=False), b)) <= dv for t in levels)
+        # far queries within verify_fpr; a stored text at the far similarity within fpr + verify_fpr
+        # (the S-curve's fpr plus the suffix bits of the finer levels, Section 6.3, and the filter's own)
+        return all(rate(0.0, mp, kp, t) <= dv and rate(far[t], mp, kp, t) <= dp + dv for t in levels)
 
     found = _smallest_mvbf(meets, len(ts) - 1, n * b, bmax, 64)
     if found is None:
@@ -441,8 +455,7 @@ def select_jaccard_parameters(
     mp, kp = found
     return JaccardParameters(
         thresholds=ts, rows_by_level=rows_t, bands=b, verify_bits=mp, verify_hashes=kp, capacity=n,
-        predicted_fnr=tuple(miss(near[t], rows_t[t], b) for t in levels),
-        predicted_lsh_fpr=tuple(1.0 - miss(far[t], rows_t[t], b) for t in levels),
-        predicted_verify_fpr=tuple(float(theory.or_amplify(theory.mvbf_fpr(n * b, mp, kp, t, exact=False), b))
-                                   for t in levels),
+        predicted_fnr=tuple(1.0 - rate(near[t], mp, kp, t) for t in levels),
+        predicted_lsh_fpr=tuple(rate(far[t], mp, kp, t) for t in levels),
+        predicted_verify_fpr=tuple(rate(0.0, mp, kp, t) for t in levels),
     )
