@@ -35,6 +35,9 @@ NEW_IN_FORMAT_2: set[str] = {
     "scalable.ScalableBloomFilter",
     "splitblock.SplitBlockBloomFilter",
     "dask.ShardedLookupTable",
+    "similarity.JaccardLSBF",
+    "similarity.JaccardMLBF",
+    "similarity.JaccardMLBFStar",
 }
 
 

@@ -413,19 +413,20 @@ def select_jaccard_parameters(
     near = [min(t + g1, (t + 1.0) / 2.0) for t in ts]
     far = [max(t - g2, t / 2.0) for t in ts]
 
-    def miss(s: float, r: int, b: int) -> float:
-        return float(theory.jaccard_fnr(s, r, b))
-
     best: tuple[int, int, tuple[int, ...]] | None = None
     for b in range(1, bmaxb + 1):
+        # Formula 7: far^r <= 1 - (1 - fpr)^(1/b); Formula 6: near^r >= 1 - fnr^(1/b) (closed forms in r)
+        cap_far = -math.expm1(math.log1p(-dp) / b)
+        floor_near = -math.expm1(math.log(dn) / b)
         rows: list[int] = []
         prev = 0
         for lv in reversed(range(len(ts))):  # coarsest (lowest threshold, fewest rows) first
-            r = next((r for r in range(prev + 1, rmax + 1) if 1.0 - miss(far[lv], r, b) <= dp), None)
-            if r is None or miss(near[lv], r, b) > dn:
+            r_lo = max(prev + 1, math.ceil(math.log(cap_far) / math.log(far[lv]) - 1e-9))
+            r_hi = math.floor(math.log(floor_near) / math.log(near[lv]) + 1e-9) if near[lv] < 1 else rmax
+            if r_lo > min(r_hi, rmax):
                 break
-            rows.insert(0, r)
-            prev = r
+            rows.insert(0, r_lo)
+            prev = r_lo
         if len(rows) == len(ts) and (best is None or rows[0] * b < best[0]):
             best = (rows[0] * b, b, tuple(rows))
     if best is None:
