@@ -182,12 +182,13 @@ class _JaccardFilter(LSHFilterBase):
 
     def _signatures(self, sig: Any, owner: str) -> np.ndarray:
         K = self.and_width * self.or_count
-        arr = np.asarray(sig) if not isinstance(sig, np.ndarray) else sig
-        if arr.dtype != np.uint64 or arr.ndim != 2 or arr.shape[1] != K:
+        if not isinstance(sig, np.ndarray) or sig.dtype != np.uint64 or sig.ndim != 2 or sig.shape[1] != K:
+            got = (f"{sig.dtype} of shape {sig.shape}" if isinstance(sig, np.ndarray)
+                   else f"{safe_repr(sig, 80)} ({type(sig).__name__})")
             raise InvalidParameterError(
-                f"The 'signatures' parameter of {owner} must be an (n, {K}) uint64 array (this filter's "
-                f"hasher.signatures(texts)). Got {arr.dtype} of shape {arr.shape} instead.")
-        return np.ascontiguousarray(arr)
+                f"The 'signatures' parameter of {owner} must be an (n, {K}) uint64 numpy array (this filter's "
+                f"hasher.signatures(texts)). Got {got} instead.")
+        return np.ascontiguousarray(sig)
 
     # -- building -----------------------------------------------------------------------------------
     def add(self, text: Any) -> None:
@@ -365,7 +366,7 @@ class _JaccardFilter(LSHFilterBase):
         if cls._SINGLE and len(p.thresholds) != 1:
             raise InvalidParameterError(
                 f"The 'thresholds' parameter of {cls.__name__}.for_thresholds must be one threshold (an LSBF has one "
-                f"level). Got {thresholds!r} instead; use JaccardMLBFStar for several.")
+                f"level). Got {safe_repr(thresholds)} instead; use JaccardMLBFStar for several.")
         return cls._make(p.rows_by_level, p.bands, p.verify_bits, p.verify_hashes, seed, shingle, ngram, method,
                          normalize)
 

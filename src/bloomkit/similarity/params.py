@@ -38,7 +38,7 @@ from typing import Any
 
 from scipy.optimize import brentq
 
-from .._validation import SEED, check_float, check_int
+from .._validation import SEED, check_float, check_int, safe_repr
 from ..errors import InvalidParameterError
 from . import theory
 from .mvbf import verification_fpr
@@ -351,12 +351,12 @@ def check_thresholds(thresholds: Any, owner: str) -> tuple[float, ...]:
     if isinstance(seq, str | bytes) or not isinstance(seq, Sequence) or not 1 <= len(seq) <= 32:
         raise InvalidParameterError(
             f"The 'thresholds' parameter of {owner} must be a number in (0, 1) or a sequence of 1 to 32 of them. "
-            f"Got {thresholds!r} instead.")
+            f"Got {safe_repr(thresholds)} instead.")
     ts = tuple(check_float(t, "thresholds", owner, 0, 1, True, True) for t in seq)
     if any(b >= a for a, b in zip(ts, ts[1:], strict=False)):
         raise InvalidParameterError(
             f"The 'thresholds' parameter of {owner} must be strictly decreasing (level 0 the highest). Got "
-            f"{thresholds!r} instead.")
+            f"{safe_repr(thresholds)} instead.")
     return ts
 
 
