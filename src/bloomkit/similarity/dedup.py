@@ -87,7 +87,7 @@ def _fill_nulls(keys: Any, nulls: str) -> Any:
 
 
 def dedup(texts: Any, *, threshold: float = 0.8, filter: _JaccardFilter | None = None, level: int = 0,
-          capacity: int | None = None, nulls: str = "error", batch_size: int = 1 << 16, progress: bool = False,
+          capacity: int | None = None, nulls: str = "error", batch_size: int = 1 << 13, progress: bool = False,
           **kwargs: Any) -> np.ndarray:
     """Bool array in stream order: is each text a near-duplicate of an earlier one?
 
@@ -146,7 +146,7 @@ def dedup(texts: Any, *, threshold: float = 0.8, filter: _JaccardFilter | None =
 
 
 def dedup_parquet(path: Any, column: str, *, threshold: float = 0.8, filter: _JaccardFilter | None = None,
-                  level: int = 0, nulls: str = "error", batch_size: int = 1 << 16, progress: bool = False,
+                  level: int = 0, nulls: str = "error", batch_size: int = 1 << 13, progress: bool = False,
                   **kwargs: Any) -> np.ndarray:
     """:func:`dedup` of one string column of a Parquet file, read in batches (row groups in file
     order are the stream order); the filter is sized for the file's row count.
