@@ -32,7 +32,6 @@ sized for the same targets (select_jaccard_parameters).
 from __future__ import annotations
 
 import argparse
-import base64
 import gzip
 import json
 import os

@@ -22,12 +22,12 @@ All three filters implement the similarity-filter protocol of :mod:`bloomkit._pr
 from __future__ import annotations
 
 from . import theory
+from .jaccard import JaccardLSBF, JaccardMLBF, JaccardMLBFStar
 from .lsbf import LSBF
 from .lsh import AlignableLSH
+from .minhash import MinHasher
 from .mlbf import MLBF, MLBFStar
 from .mvbf import MVBF
-from .jaccard import JaccardLSBF, JaccardMLBF, JaccardMLBFStar
-from .minhash import MinHasher
 from .params import (
     JaccardParameters,
     SimilarityParameters,

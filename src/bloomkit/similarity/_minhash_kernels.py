@@ -39,7 +39,7 @@ EMPTY = U64(0xFFFFFFFFFFFFFFFF)
 
 @jit_inline
 def _is_space(b: np.uint8) -> bool:
-    return b == 32 or 9 <= b <= 13
+    return bool(b == 32 or 9 <= b <= 13)
 
 
 @jit_inline
@@ -80,11 +80,11 @@ def _was_empty(sig: np.ndarray, row: int, src: np.int64, j: int) -> bool:
     # a donor filled earlier in this pass was empty before it: its value is not its own. The
     # value of a bin's own minimum lies in that bin's range; a borrowed one does not.
     K_ = sig.shape[1]
-    return np.int64(mulhi64(sig[row, src], U64(K_))) != src  # type: ignore[call-arg]
+    return bool(np.int64(mulhi64(sig[row, src], U64(K_))) != src)  # type: ignore[call-arg]
 
 
 @jit_inline
-def _shingles(data: np.ndarray, a: np.int64, b: np.int64, mode: int, n: int, seed0: np.uint64,
+def _shingles(data: np.ndarray, a: int, b: int, mode: int, n: int, seed0: np.uint64,
               out: np.ndarray, ring: np.ndarray, wh: np.ndarray) -> int:
     """Write the shingle hashes of document data[a:b] into out (room for b - a + 1); return
     how many (repeats included)."""
@@ -139,8 +139,8 @@ def minhash_text(data: np.ndarray, offsets: np.ndarray, lo: int, hi: int, mode: 
     wh = np.empty(n, dtype=np.uint64)
     buf = np.empty(4096, dtype=np.uint64)
     for d in range(lo, hi):
-        a = np.int64(offsets[d])
-        b = np.int64(offsets[d + 1])
+        a = int(offsets[d])
+        b = int(offsets[d + 1])
         if b - a + 1 > buf.shape[0]:
             buf = np.empty(2 * (b - a + 1), dtype=np.uint64)
         m = _shingles(data, a, b, mode, n, seed0, buf, ring, wh)
@@ -158,7 +158,7 @@ def minhash_hashes(hashes: np.ndarray, doc_offsets: np.ndarray, lo: int, hi: int
         b = np.int64(doc_offsets[d + 1])
         for p in range(a, b):
             _update(sig, d, hashes[p], perm, oph)
-        _densify(sig, d, dens, oph and b > a)
+        _densify(sig, d, dens, bool(oph and b > a))
 
 
 @jit_read
@@ -171,8 +171,8 @@ def shingle_hashes(data: np.ndarray, offsets: np.ndarray, mode: int, n: int, see
     wh = np.empty(n, dtype=np.uint64)
     m = 0
     for d in range(nd):
-        a = np.int64(offsets[d])
-        b = np.int64(offsets[d + 1])
+        a = int(offsets[d])
+        b = int(offsets[d + 1])
         c = _shingles(data, a, b, mode, n, seed0, out[m:], ring, wh)
         part = np.sort(out[m : m + c])
         u = 0

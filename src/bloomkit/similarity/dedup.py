@@ -59,7 +59,13 @@ class _Bar:
         self.bar: Any = None
         if self.enabled:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self.bar = Progress(TextColumn("dedup"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                                 console=Console(stderr=True, force_terminal=force == "1" or None), transient=True)
@@ -79,7 +85,7 @@ def _fill_nulls(keys: Any, nulls: str) -> Any:
     if nulls == "empty":
         if isinstance(keys, list | tuple):
             return ["" if t is None else t for t in keys]
-        if type(keys).__module__.startswith("pyarrow") and getattr(keys, "null_count", 0):
+        if type(keys).__module__.startswith("pyarrow") and int(getattr(keys, "null_count", 0)) > 0:
             return keys.fill_null("" if not str(keys.type).endswith("binary") else b"")
         if type(keys).__module__.startswith("pandas"):
             return keys.fillna("")
@@ -201,7 +207,7 @@ def cli_run(args: Any) -> int:
 
         if args.column is None:
             raise InvalidParameterError("bloomkit dedup: --column names the text column of a Parquet file")
-        seen = dedup_parquet(path, args.column, **kw)  # type: ignore[arg-type]
+        seen = dedup_parquet(path, args.column, **kw)
         if args.output:
             table = pq.read_table(path)
             pq.write_table(table.filter(pa.array(~seen)), args.output)
@@ -210,7 +216,7 @@ def cli_run(args: Any) -> int:
             lines = fh.read().split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
-        seen = dedup(pa.array(lines, pa.binary()), **kw)  # type: ignore[arg-type]
+        seen = dedup(pa.array(lines, pa.binary()), **kw)
         if args.output:
             with open(args.output, "wb") as out:
                 for line, dup in zip(lines, seen.tolist(), strict=True):

@@ -281,7 +281,7 @@ class _JaccardFilter(LSHFilterBase):
         64-bit values, so they are uniform)."""
         phi = float(theory.mvbf_fpr(self.count * self.or_count, self.verify_bits, self.verify_hashes, level,
                                     exact=False))
-        return phi ** (1.0 / self.verify_hashes)
+        return float(phi ** (1.0 / self.verify_hashes))
 
     def _predicted(self, level: Any, alpha: Any, owner: str) -> float:
         lv = self._check_level(level, owner)

@@ -179,7 +179,7 @@ class MinHasher:
         data, rest = self._buffer(texts, own)
         oph = self.method == "oph"
         if data is None:
-            hashes, doc_off = self._token_hashes(rest, own)
+            hashes, doc_off = self._token_hashes(list(rest), own)
             sig = np.full((len(doc_off) - 1, self.num_perm), EMPTY, dtype=np.uint64)
             map_ranges(lambda lo, hi: MK.minhash_hashes(hashes, doc_off, lo, hi, self._perm, oph, self._dens, sig),
                        ranges(sig.shape[0], _MIN_PER_THREAD))
@@ -238,7 +238,7 @@ class MinHasher:
         own = "MinHasher.shingle_sets"
         data, rest = self._buffer(texts, own)
         if data is None:
-            hashes, doc_off = self._token_hashes(rest, own)
+            hashes, doc_off = self._token_hashes(list(rest), own)
             return [np.unique(hashes[doc_off[i] : doc_off[i + 1]]) for i in range(len(doc_off) - 1)]
         mode = 0 if self.shingle == "char" else 1
         flat, off = MK.shingle_hashes(data, np.ascontiguousarray(rest), mode, self.ngram, self._seed0)
