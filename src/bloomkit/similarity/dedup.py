@@ -30,7 +30,7 @@ from .._validation import Int, Options, check_path
 from ..errors import InvalidParameterError
 from .jaccard import JaccardLSBF, _JaccardFilter
 
-__all__ = ["dedup", "dedup_parquet", "make_filter"]
+__all__ = ["dedup", "dedup_dask", "dedup_parquet", "make_filter"]
 
 BATCH = Int(1, 1 << 24)
 NULLS = Options("error", "empty")
@@ -189,6 +189,65 @@ def dedup_parquet(path: Any, column: str, *, threshold: float = 0.8, filter: _Ja
     finally:
         bar.close()
     return out
+
+
+def _partition_pass(template: _JaccardFilter, part: Any, level: int, nulls: str, index: int) -> tuple[Any, Any]:
+    """Phase 1 of :func:`dedup_dask` on a worker: the partition's own filter and its
+    within-partition "seen before"."""
+    from ..dask._build import in_partition
+
+    f = template.copy()
+    try:
+        seen = dedup(part, filter=f, level=level, nulls=nulls)
+    except InvalidParameterError as e:
+        raise in_partition(e, index) from None
+    return seen, f
+
+
+def _cross_pass(earlier: _JaccardFilter, part: Any, level: int, nulls: str, within: np.ndarray) -> np.ndarray:
+    """Phase 2: near a text of an earlier partition (their filters' union), or of this one."""
+    keys = as_keys(_fill_nulls(part, nulls), "texts", "dedup_dask")
+    out: np.ndarray = within | earlier.query_many(keys, level)
+    return out
+
+
+def dedup_dask(texts: Any, *, threshold: float = 0.8, level: int = 0, nulls: str = "error",
+               capacity: int | None = None, **kwargs: Any) -> np.ndarray:
+    """:func:`dedup` of a dask collection of texts (a dask Series, Bag or 1-D Array), on the
+    active distributed Client (or dask's local scheduler).
+
+    Order of arrival: partition by partition, in the collection's order, and in each partition
+    by position. Phase 1 (one task per partition, in parallel): the partition's texts against the
+    ones before them in the same partition, into the partition's own filter F_i. On the client:
+    the unions P_i = F_0 | ... | F_(i-1) (bitwise OR). Phase 2 (in parallel): the partition's
+    texts against P_i. A text is "seen before" when either pass says so: the same answer as
+    :func:`dedup` over the concatenated texts, except that a verification false positive needing
+    bits from both an earlier partition and the text's own cannot occur (slightly fewer false
+    positives). Every filter has the parameters :func:`make_filter` chooses for ``capacity``
+    (default: the row count, computed first). Returns the bool array in that order.
+
+    Complexity: 2 signature passes (O(shingles K) each) and O(P m') for the P partitions' unions.
+    """
+    from ..dask._build import _partitions, dask_module
+
+    own = "dedup_dask"
+    how = NULLS(nulls, "nulls", own)
+    dask = dask_module("dask")
+    parts = _partitions(texts, "texts", own)
+    if capacity is None:
+        counts = dask.compute(*[dask.delayed(len)(p) for p in parts])
+        capacity = int(sum(counts))
+    template = make_filter(threshold, max(1, capacity), **kwargs)
+    level = template._check_level(level, own)
+    first = dask.compute(*[dask.delayed(_partition_pass)(template, p, level, how, i) for i, p in enumerate(parts)])
+    prefixes = []
+    acc = template
+    for _, f in first:
+        prefixes.append(acc)
+        acc = acc | f
+    second = dask.compute(*[dask.delayed(_cross_pass)(pre, p, level, how, seen)
+                            for pre, p, (seen, _) in zip(prefixes, parts, first, strict=True)])
+    return np.concatenate([np.asarray(x, dtype=bool) for x in second]) if second else np.zeros(0, bool)
 
 
 def cli_run(args: Any) -> int:
