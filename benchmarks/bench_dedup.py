@@ -217,6 +217,8 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=200_000)
     ap.add_argument("--threshold", type=float, default=0.8)
     ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument("--methods", default=None, help="comma-separated subset of: datasketch, bloomkit, "
+                    "bloomkit-threads, bloomkit-steep, bloomkit-oph (default: all; ratios need datasketch)")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -239,6 +241,9 @@ def main() -> None:
                 ("bloomkit dedup, default threads", "bloomkit", None),
                 ("bloomkit dedup far_gap=0.1, 1 thread", "bloomkit-steep", 1),
                 ("bloomkit dedup method='oph', 1 thread", "bloomkit-oph", 1)]
+        if a.methods:
+            names = ["datasketch", "bloomkit", "bloomkit-threads", "bloomkit-steep", "bloomkit-oph"]
+            runs = [r for r, nm in zip(runs, names, strict=True) if nm in a.methods.split(",")]
         for label, method, threads in runs:
             seen, meta = run_child(method, path, t, threads)
             neg = ~true_dup
@@ -251,8 +256,8 @@ def main() -> None:
                 "reported": int(seen.sum()), "true_dups": int(true_dup.sum()),
             })
             print(rows[-1], flush=True)
-    ds = rows[0]
-    for r in rows[1:]:
+    ds = rows[0] if rows and rows[0]["method"].startswith("datasketch") else None
+    for r in rows[1:] if ds else []:
         r["throughput_x_datasketch"] = round(r["docs_per_s"] / ds["docs_per_s"], 1)
         r["memory_fraction_of_datasketch"] = round(r["rss_growth_MiB"] / max(ds["rss_growth_MiB"], 1e-9), 3)
         r["recall_minus_datasketch"] = round(r["recall"] - ds["recall"], 4)

@@ -256,3 +256,12 @@ def test_the_s_curve_band_catches_the_plain_s_curve_at_finer_levels() -> None:
     """Without the suffix-bit term (the plain s^r_theta) level 0 at s = 0.5 is predicted too low."""
     (J, lv, hits, n, _), *_ = [p for p in _s_curve_points((0.5,), 3000, seed=3) if p[1] == 0]
     assert not band(hits, n, float(theory.s_curve(J, 8, 6)))
+
+
+def test_verify_false_needs_a_bmlbf() -> None:
+    f = MAKERS["mlbf"]()
+    f.add_many(TEXTS[:2])
+    assert f.query_many(TEXTS[:2], 0, verify=False).all()
+    assert f.and_pass_many(TEXTS[:2], 1).all()
+    with pytest.raises(InvalidParameterError, match="no BMLBF"):
+        MAKERS["star"]().query_many(TEXTS, 0, verify=False)

@@ -37,16 +37,17 @@ NULLS = Options("error", "empty")
 
 
 def make_filter(threshold: float, capacity: int, *, fnr: float = 0.05, fpr: float = 0.05, verify_fpr: float = 0.01,
-                seed: int = 0, shingle: str = "char", ngram: int | None = None, method: str = "kway",
-                normalize: bool = True) -> JaccardLSBF:
+                near_gap: float = 0.1, far_gap: float = 0.2, seed: int = 0, shingle: str = "char",
+                ngram: int | None = None, method: str = "kway", normalize: bool = True) -> JaccardLSBF:
     """The filter :func:`dedup` builds: a :class:`JaccardLSBF` sized for one Jaccard
-    ``threshold`` and ``capacity`` texts (FNR at threshold + 0.1 <= fnr, FPR at threshold - 0.2
-    <= fpr, texts unlike every stored one reported at most verify_fpr).
+    ``threshold`` and ``capacity`` texts (FNR at threshold + near_gap <= fnr, FPR at
+    threshold - far_gap <= fpr, texts unlike every stored one reported at most verify_fpr).
 
     Complexity: as :func:`~bloomkit.similarity.select_jaccard_parameters`.
     """
-    return JaccardLSBF.for_thresholds(threshold, capacity, fnr=fnr, fpr=fpr, verify_fpr=verify_fpr, seed=seed,
-                                      shingle=shingle, ngram=ngram, method=method, normalize=normalize)
+    return JaccardLSBF.for_thresholds(threshold, capacity, fnr=fnr, fpr=fpr, verify_fpr=verify_fpr,
+                                      near_gap=near_gap, far_gap=far_gap, seed=seed, shingle=shingle, ngram=ngram,
+                                      method=method, normalize=normalize)
 
 
 class _Bar:
@@ -113,7 +114,8 @@ def dedup(texts: Any, *, threshold: float = 0.8, filter: _JaccardFilter | None =
     progress : bool
         A progress bar on standard error (when it is a terminal).
     **kwargs
-        Passed to :func:`make_filter` (fnr, fpr, verify_fpr, seed, shingle, ngram, method, normalize).
+        Passed to :func:`make_filter` (fnr, fpr, verify_fpr, near_gap, far_gap, seed, shingle, ngram,
+        method, normalize).
 
     Complexity: O(shingles K + n b (r + k')), K = r b MinHash values per text.
 

@@ -229,7 +229,7 @@ class _JaccardFilter(LSHFilterBase):
 
     def query_many(self, texts: Any, level: int = 0, *, verify: bool = True) -> np.ndarray:
         """Bool array: is each text a near-duplicate of a stored one at level theta?
-        ``verify=False`` skips the verification filter (the MLBF's BMLBF alone, Theorems 5-6).
+        ``verify=False`` (MLBF only) skips the verification filter: the BMLBF alone (Theorems 5-6).
         Texts without shingles answer False.
 
         Complexity: O(shingles K + n L (k + k' S)).
@@ -237,6 +237,10 @@ class _JaccardFilter(LSHFilterBase):
         own = f"{type(self).__name__}.query_many"
         lv = self._check_level(level, own)
         verify = Bool()(verify, "verify", own)
+        if not verify and not self._PHYSICAL:
+            raise InvalidParameterError(
+                f"The 'verify' parameter of {own} must be True: a {type(self).__name__} has no BMLBF to answer alone. "
+                "Got False instead.")
         return self._query_sig(self._hasher.signatures(texts), lv, verify)
 
     def query_signatures(self, signatures: Any, level: int = 0) -> np.ndarray:
