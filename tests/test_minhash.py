@@ -113,7 +113,7 @@ def test_each_value_collides_with_probability_jaccard(method: str) -> None:
     ("one text", "not a single str"),
     (np.array([1.0, 2.0]), "must hold str"),
     ([{"a"}, "text"], "all texts or all token sets"),
-    ([{"a", 1}], "tokens of type str or bytes"),
+    ([{"a", 1}], "str or bytes tokens"),
     ([{"a"}, None], "must not contain nulls"),
 ])
 def test_bad_texts_raise_clear_errors(bad: object, msg: str) -> None:

@@ -339,6 +339,18 @@ def _band_insert(sig: np.ndarray, r: int, j: int, k: int, rows: np.ndarray, S: i
         mv_words[a >> 6] |= U64(1) << U64(a & 63)
 
 
+@jit_inline
+def _doc_pass(sig: np.ndarray, r: int, k: int, L: int, rows: np.ndarray, S: int, level: int,
+              bml_words: np.ndarray, physical: bool, mask: np.uint64, mv_words: np.ndarray, kp: int,
+              mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64, use_verify: bool, addr: np.ndarray) -> bool:
+    """Does some band of document r pass at ``level`` (the OR over the L bands)?"""
+    for j in range(L):
+        if _band_pass(sig, r, j, k, rows, S, level, bml_words, physical, mask, mv_words, kp, mc, seed_c, seed_s,
+                      use_verify, addr):
+            return True
+    return False
+
+
 @jit_mut
 def jaccard_insert(sig: np.ndarray, k: int, L: int, S: int, rows: np.ndarray, bml_words: np.ndarray,
                    physical: bool, mask: np.uint64, mv_words: np.ndarray, kp: int, mc: np.uint64,
@@ -364,13 +376,9 @@ def jaccard_query(sig: np.ndarray, k: int, L: int, S: int, rows: np.ndarray, lev
     out = np.zeros(n, dtype=np.bool_)
     addr = np.empty(kp, dtype=np.int64)
     for r in range(n):
-        if sig[r, 0] == EMPTY_SIG:
-            continue
-        for j in range(L):
-            if _band_pass(sig, r, j, k, rows, S, level, bml_words, physical, mask, mv_words, kp, mc,
-                          seed_c, seed_s, use_verify, addr):
-                out[r] = True
-                break
+        if sig[r, 0] != EMPTY_SIG:
+            out[r] = _doc_pass(sig, r, k, L, rows, S, level, bml_words, physical, mask, mv_words, kp, mc, seed_c,
+                               seed_s, use_verify, addr)
     return out
 
 
@@ -402,11 +410,8 @@ def jaccard_seen(sig: np.ndarray, k: int, L: int, S: int, rows: np.ndarray, leve
     for r in range(n):
         if sig[r, 0] == EMPTY_SIG:
             continue
-        for j in range(L):
-            if _band_pass(sig, r, j, k, rows, S, level, bml_words, physical, mask, mv_words, kp, mc,
-                          seed_c, seed_s, True, addr):
-                out[r] = True
-                break
+        out[r] = _doc_pass(sig, r, k, L, rows, S, level, bml_words, physical, mask, mv_words, kp, mc, seed_c, seed_s,
+                           True, addr)
         for j in range(L):
             _band_insert(sig, r, j, k, rows, S, bml_words, physical, mask, mv_words, kp, mc, seed_c, seed_s, addr)
     return out

@@ -135,10 +135,10 @@ class MinHasher:
         if isinstance(texts, list | tuple) and texts and all(
                 isinstance(t, AbstractSet | list | tuple) for t in texts[:1]):
             return None, list(texts)
-        if not isinstance(texts, pa.Array | pa.ChunkedArray) or not pa.types.is_list(texts.type):
-            keys = as_keys(texts, "texts", owner)
-        else:
-            return None, texts.to_pylist() if not texts.null_count else _null_list(texts, owner)
+        if isinstance(texts, pa.Array | pa.ChunkedArray) and (pa.types.is_list(texts.type)
+                                                             or pa.types.is_large_list(texts.type)):
+            return None, texts if not texts.null_count else _null_list(texts, owner)
+        keys = as_keys(texts, "texts", owner)
         if isinstance(keys, np.ndarray):
             if keys.dtype.kind not in "US":
                 raise InvalidParameterError(
@@ -179,7 +179,7 @@ class MinHasher:
         data, rest = self._buffer(texts, own)
         oph = self.method == "oph"
         if data is None:
-            hashes, doc_off = self._token_hashes(list(rest), own)
+            hashes, doc_off = self._token_hashes(rest, own)
             sig = np.full((len(doc_off) - 1, self.num_perm), EMPTY, dtype=np.uint64)
             map_ranges(lambda lo, hi: MK.minhash_hashes(hashes, doc_off, lo, hi, self._perm, oph, self._dens, sig),
                        ranges(sig.shape[0], _MIN_PER_THREAD))
@@ -192,35 +192,41 @@ class MinHasher:
                    ranges(sig.shape[0], _MIN_PER_THREAD))
         return sig
 
-    def _token_hashes(self, docs: list[Any], owner: str) -> tuple[np.ndarray, np.ndarray]:
-        """XXH64 (seed0) of every token of pre-tokenized documents, and the document offsets."""
+    def _token_hashes(self, docs: Any, owner: str) -> tuple[np.ndarray, np.ndarray]:
+        """XXH64 (seed0) of every token of pre-tokenized documents, and the document offsets: the
+        tokens go into one pyarrow list array (one Python step per document, none per token) and
+        are hashed from its buffers."""
         from .. import _kernels as K
 
-        flat: list[bytes] = []
-        doc_off = np.zeros(len(docs) + 1, dtype=np.int64)
-        for i, d in enumerate(docs):
-            if d is None:
-                raise InvalidParameterError(
-                    f"The 'texts' parameter of {owner} must not contain nulls. Got None at position {i} instead.")
-            if not isinstance(d, AbstractSet | list | tuple):
-                raise InvalidParameterError(
-                    f"The 'texts' parameter of {owner} must be all texts or all token sets. Got "
-                    f"{safe_repr(d)} ({type(d).__name__}) at position {i} among token sets instead.")
-            for t in d:
-                if isinstance(t, str):
-                    flat.append(t.encode("utf-8", "surrogatepass"))
-                elif isinstance(t, bytes | bytearray):
-                    flat.append(bytes(t))
-                else:
+        pa = _pa()
+        if not isinstance(docs, pa.Array | pa.ChunkedArray):
+            for i, d in enumerate(docs):
+                if d is None:
                     raise InvalidParameterError(
-                        f"The 'texts' parameter of {owner} must hold tokens of type str or bytes. Got "
-                        f"{safe_repr(t)} ({type(t).__name__}) in the set at position {i} instead.")
-            doc_off[i + 1] = len(flat)
-        lens = np.fromiter((len(b) for b in flat), dtype=np.int64, count=len(flat))
-        offs = np.zeros(len(flat) + 1, dtype=np.int64)
-        np.cumsum(lens, out=offs[1:])
-        data = np.frombuffer(b"".join(flat) or b"\0", dtype=np.uint8)
-        return K.hash_offsets(data, offs, self._seed0), doc_off
+                        f"The 'texts' parameter of {owner} must not contain nulls. Got None at position {i} instead.")
+                if not isinstance(d, AbstractSet | list | tuple):
+                    raise InvalidParameterError(
+                        f"The 'texts' parameter of {owner} must be all texts or all token sets. Got "
+                        f"{safe_repr(d)} ({type(d).__name__}) at position {i} among token sets instead.")
+            try:
+                docs = pa.array([list(d) for d in docs], pa.large_list(pa.large_binary()))
+            except (pa.ArrowException, TypeError, ValueError):
+                docs = None
+        arr = docs.combine_chunks() if isinstance(docs, pa.ChunkedArray) else docs
+        ok = arr is not None and (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)) and (
+            pa.types.is_string(arr.type.value_type) or pa.types.is_large_string(arr.type.value_type)
+            or pa.types.is_binary(arr.type.value_type) or pa.types.is_large_binary(arr.type.value_type))
+        if not ok or arr.null_count or arr.values.null_count:
+            raise InvalidParameterError(
+                f"The 'texts' parameter of {owner} must hold token sets of str or bytes tokens (no nulls). Got "
+                f"{'tokens of another type' if not ok else 'a null'} instead.")
+        arr = arr.cast(pa.large_list(pa.large_binary()))
+        doc_off = np.asarray(arr.offsets, dtype=np.int64) - int(arr.offsets[0].as_py())
+        values = arr.flatten()
+        bufs = values.buffers()
+        offs = np.frombuffer(bufs[1], dtype=np.int64, count=len(values) + 1, offset=values.offset * 8)
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(1, np.uint8)
+        return K.hash_offsets(data, np.ascontiguousarray(offs), self._seed0), np.ascontiguousarray(doc_off)
 
     @staticmethod
     def is_empty(signatures: np.ndarray) -> np.ndarray:
@@ -238,7 +244,7 @@ class MinHasher:
         own = "MinHasher.shingle_sets"
         data, rest = self._buffer(texts, own)
         if data is None:
-            hashes, doc_off = self._token_hashes(list(rest), own)
+            hashes, doc_off = self._token_hashes(rest, own)
             return [np.unique(hashes[doc_off[i] : doc_off[i + 1]]) for i in range(len(doc_off) - 1)]
         mode = 0 if self.shingle == "char" else 1
         flat, off = MK.shingle_hashes(data, np.ascontiguousarray(rest), mode, self.ngram, self._seed0)
