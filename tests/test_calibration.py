@@ -421,6 +421,72 @@ def _mlbf_star(slow: bool, rng: np.random.Generator) -> list[Point]:
     return _similarity("MLBFStar", slow, rng)
 
 
+def _jaccard(make: Callable[[int], object], slow: bool, rng: np.random.Generator, ns: tuple[int, ...]) -> list[Point]:
+    """The Jaccard family (issue 24): texts unlike every stored one are random signatures (the
+    MinHash values of unrelated texts are independent uniform draws), so each level's far rate is
+    Theorem 8, 1 - (1 - alpha phi)^b, with the verification filter's fill spread between builds;
+    for the MLBF alpha = (BMLBF fill)^r_theta, measured. Then the S-curve: a stored text per query
+    at Jaccard 0.3 / 0.6 / 0.8 (token sets, k-way MinHash), against predicted_fpr(similarity=s)."""
+    from bloomkit.similarity import MinHasher
+
+    seeds = range(8) if slow else range(2)
+    nq = 40_000 if slow else 8_000
+    out = []
+    for n in ns:
+        for seed in seeds:
+            f = make(seed)
+            K = f.and_width * f.or_count  # type: ignore[attr-defined]
+            f.add_signatures(rng.integers(0, 2**63, (n, K), dtype=np.uint64))  # type: ignore[attr-defined]
+            Q = rng.integers(0, 2**63, (nq, K), dtype=np.uint64)
+            bml = getattr(f, "_bml", None)
+            for lv in range(f.num_levels):  # type: ignore[attr-defined]
+                alpha = 1.0 if bml is None else (bml.popcount() / bml.num_bits) ** f.rows_by_level[lv]  # type: ignore[attr-defined]
+                top = f.predicted_fpr(level=lv)  # type: ignore[attr-defined]
+                p = f.predicted_fpr(level=lv, alpha=alpha)  # type: ignore[attr-defined]
+                hits = int(f.query_signatures(Q, lv).sum())  # type: ignore[attr-defined]
+                spread = _verify_spread(f, lv, top) * (p / top if top > 0 else 0.0)
+                out.append(Point(f"n = {n}, seed {seed}, level {lv}", hits, nq, p, sd=spread, fill=n))
+    pairs = 4000 if slow else 1000
+    for s in (0.3, 0.6, 0.8):
+        f = make(100)
+        x = round(120 * s / (1 + s))
+        A = [[f"a{s}-{i}-{j}" for j in range(60)] for i in range(pairs)]
+        B = [a[:x] + [f"b{s}-{i}-{j}" for j in range(60 - x)] for i, a in enumerate(A)]
+        J = x / (120 - x)
+        mh: MinHasher = f.hasher  # type: ignore[attr-defined]
+        f.add_signatures(mh.signatures(A))  # type: ignore[attr-defined]
+        for lv in range(f.num_levels):  # type: ignore[attr-defined]
+            if f.rows_by_level[lv] > 1 and getattr(f, "_bml", None) is None:  # type: ignore[attr-defined]
+                hits = int(f.query_signatures(mh.signatures(B), lv).sum())  # type: ignore[attr-defined]
+                out.append(Point(f"S-curve at J = {J:.3f}, level {lv}", hits, pairs,
+                                 float(f.predicted_fpr(level=lv, similarity=J)), fill=J))  # type: ignore[attr-defined]
+    return out
+
+
+@recipe("similarity.JaccardMLBFStar")
+def _jaccard_star(slow: bool, rng: np.random.Generator) -> list[Point]:
+    from bloomkit.similarity import JaccardMLBFStar
+
+    return _jaccard(lambda seed: JaccardMLBFStar((6, 4, 2), bands=5, verify_bits=1 << 15, verify_hashes=3, seed=seed),
+                    slow, rng, (300, 600, 1200))
+
+
+@recipe("similarity.JaccardMLBF")
+def _jaccard_mlbf(slow: bool, rng: np.random.Generator) -> list[Point]:
+    from bloomkit.similarity import JaccardMLBF
+
+    return _jaccard(lambda seed: JaccardMLBF((3, 2), bands=4, num_bits=1 << 12, verify_bits=1 << 14, verify_hashes=2,
+                                             seed=seed), slow, rng, (200, 400, 800))
+
+
+@recipe("similarity.JaccardLSBF")
+def _jaccard_lsbf(slow: bool, rng: np.random.Generator) -> list[Point]:
+    from bloomkit.similarity import JaccardLSBF
+
+    return _jaccard(lambda seed: JaccardLSBF(rows=5, bands=6, verify_bits=1 << 14, verify_hashes=3, seed=seed),
+                    slow, rng, (500, 1000, 2000))
+
+
 @recipe("similarity.MVBF")
 def _mvbf(slow: bool, rng: np.random.Generator) -> list[Point]:
     """Raw verification elements (Fig 7's setting: k = 5 addresses, S = 5) at k' = 1 and 3: every

@@ -38,6 +38,9 @@ NEW_IN_FORMAT_2: set[str] = {
     "lookup.RibbonRetrieval",
     "static.BinaryFuseFilter",
     "static.RibbonFilter",
+    "similarity.JaccardLSBF",
+    "similarity.JaccardMLBF",
+    "similarity.JaccardMLBFStar",
 }
 
 

@@ -487,3 +487,24 @@ def test_lookup_table_bad_inputs(client):
     b = ShardedLookupTable.build(["b"], [1], num_shards=1, value_bits=8, fpr=2**-8, seed=2).shards[0]
     with pytest.raises(InvalidParameterError, match="seed"):
         ShardedLookupTable([a, b], seed=1)
+
+
+def test_dedup_dask_matches_the_stream_over_the_partitions(client):
+    """issue 24: near-duplicate texts across and within partitions, in partition order, equal to
+    dedup over the concatenated texts (a Series of 4 partitions and a Bag of 3)."""
+    from bloomkit.similarity.dedup import dedup, dedup_dask
+
+    rng = np.random.default_rng(24)
+    base = [" ".join(rng.choice([f"w{j}" for j in range(300)], 14)) for _ in range(200)]
+    texts = []
+    for i, t in enumerate(base):
+        texts.append(t)
+        if i % 4 == 0:  # a near copy a little later: sometimes in the next partition
+            texts.insert(min(len(texts), len(texts) - int(rng.integers(0, 30))), t + " !")
+    want = dedup(texts, seed=5)
+    assert want.sum() >= 40
+    got = dedup_dask(dd.from_pandas(pd.Series(texts, dtype=object), npartitions=4, sort=False), seed=5)
+    assert np.array_equal(got, want)
+    assert np.array_equal(dedup_dask(db.from_sequence(texts, npartitions=3), seed=5), want)
+    with pytest.raises(InvalidParameterError, match="in partition 1"):
+        dedup_dask(db.from_sequence(["a b c", "d e f", None, "g"], npartitions=2))

@@ -364,6 +364,52 @@ def _sim_verify(m: Any, workers: int, n: int) -> None:
         assert hits.all(), f"worker {w}: a point was lost"
 
 
+# the Jaccard family (issue 24): the same structures over MinHash signatures of texts
+TEXTS = ["the quick brown fox jumps over the lazy dog", "a stitch in time saves nine",
+         "to be or not to be, that is the question", ""]
+TEXT_QUERIES = [*TEXTS, "the quick brown fox jumped over the lazy dog", "an unrelated sentence"]
+
+
+def _jaccard(cls_name: str, empty: bool = False) -> Callable[[], Any]:
+    def make() -> Any:
+        from bloomkit import similarity
+
+        kw: dict[str, Any] = dict(bands=4, verify_bits=2**14 if empty else 2**10, verify_hashes=3, seed=1)
+        if cls_name == "JaccardLSBF":
+            kw["rows"] = 4
+        else:
+            kw["rows_by_level"] = (4, 2)
+        if cls_name == "JaccardMLBF":
+            kw["num_bits"] = 2**16 if empty else 2**10
+        f = getattr(similarity, cls_name)(**kw)
+        if not empty:
+            f.add_many(TEXTS)
+        return f
+
+    return make
+
+
+def _jaccard_probe(f: Any) -> tuple[Any, ...]:
+    return (*(f.query_many(TEXT_QUERIES, lv) for lv in range(f.num_levels)), len(f))
+
+
+def _jaccard_texts(worker: int, n: int) -> list[str]:
+    return [f"worker {worker} writes text number {i} of {n}" for i in range(n)]
+
+
+def _jaccard_write(f: Any, worker: int, n: int) -> None:
+    texts = _jaccard_texts(worker, n)
+    for t in texts[: n // 4]:
+        f.add(t)
+    f.add_many(texts[n // 4 :])
+
+
+def _jaccard_verify(f: Any, workers: int, n: int) -> None:
+    assert len(f) == workers * n, (len(f), workers * n)
+    for w in range(workers):
+        assert f.query_many(_jaccard_texts(w, n), 0).all(), f"worker {w}: a text was lost"
+
+
 # -- folding -------------------------------------------------------------------------------------
 
 def _foldable() -> Any:
@@ -472,6 +518,8 @@ EXAMPLES: dict[str, Example] = {
     "similarity.MLBF": Example(_mlbf, _sim_probe, (_sim_empty("MLBF"), _sim_write, _sim_verify)),
     "similarity.MLBFStar": Example(_mlbf_star, _sim_probe, (_sim_empty("MLBFStar"), _sim_write, _sim_verify)),
     "similarity.LSBF": Example(_lsbf, _sim_probe, (_sim_empty("LSBF"), _sim_write, _sim_verify)),
+    **{f"similarity.{c}": Example(_jaccard(c), _jaccard_probe, (_jaccard(c, True), _jaccard_write, _jaccard_verify))
+       for c in ("JaccardLSBF", "JaccardMLBF", "JaccardMLBFStar")},
     "folding.FoldableBloomFilter": Example(_foldable, _members, (_foldable_empty, _write_members, _verify_members)),
     "folding.FoldableCounting": Example(
         _foldable_counting, _members, (_foldable_counting_empty, _write_members, _verify_members)),

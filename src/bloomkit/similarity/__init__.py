@@ -5,6 +5,10 @@
 * :class:`MLBFStar` -- the MLBF* variant: the multi-granularity verification filter alone.
 * :class:`LSBF` -- the single-distance baseline (Hua et al.).
 * :class:`MVBF` -- the multi-granularity verification filter on raw elements (Section 5.2, Fig 7).
+* :class:`JaccardMLBF`, :class:`JaccardMLBFStar`, :class:`JaccardLSBF` -- the same structures
+  with the MinHash family (issue 24): near-duplicate texts at one or several Jaccard thresholds;
+  :class:`MinHasher` -- batch MinHash signatures (:mod:`bloomkit.similarity.minhash`);
+  :mod:`bloomkit.similarity.jaccard`; :func:`select_jaccard_parameters`.
 * :mod:`bloomkit.similarity.theory` -- Theorems 1-12; :mod:`bloomkit.similarity.params` --
   parameter selection of Section 6.4; :mod:`bloomkit.similarity.lsh` -- the alignable LSH;
   :mod:`bloomkit.similarity.spec` -- the parameters as constraints (constructors and loader).
@@ -18,19 +22,33 @@ All three filters implement the similarity-filter protocol of :mod:`bloomkit._pr
 from __future__ import annotations
 
 from . import theory
+from .jaccard import JaccardLSBF, JaccardMLBF, JaccardMLBFStar
 from .lsbf import LSBF
 from .lsh import AlignableLSH
+from .minhash import MinHasher
 from .mlbf import MLBF, MLBFStar
 from .mvbf import MVBF
-from .params import SimilarityParameters, select_parameters, width_for_probability
+from .params import (
+    JaccardParameters,
+    SimilarityParameters,
+    select_jaccard_parameters,
+    select_parameters,
+    width_for_probability,
+)
 
 __all__ = [
+    "JaccardLSBF",
+    "JaccardMLBF",
+    "JaccardMLBFStar",
+    "JaccardParameters",
     "LSBF",
     "MLBF",
     "MVBF",
     "AlignableLSH",
     "MLBFStar",
+    "MinHasher",
     "SimilarityParameters",
+    "select_jaccard_parameters",
     "select_parameters",
     "theory",
     "width_for_probability",

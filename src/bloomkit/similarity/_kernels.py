@@ -66,7 +66,13 @@ def _mvbf_addresses(loc: np.ndarray, r: int, col0: int, jval: np.int64, k: int, 
                     out: np.ndarray) -> None:
     """Fill out[0:kp] with the level-``upto`` MVBF addresses of one AND-construction whose
     k level-0 addresses are loc[r, col0:col0+k] and whose index is ``jval``."""
-    h1 = _coarse_hash(loc, r, col0, jval, k, S - 1, seed_c)
+    _coarse_addresses(_coarse_hash(loc, r, col0, jval, k, S - 1, seed_c), kp, mc, out)
+    _mvbf_suffixes(loc, r, col0, k, S, upto, kp, seed_s, out)
+
+
+@jit_inline
+def _coarse_addresses(h1: np.uint64, kp: int, mc: np.uint64, out: np.ndarray) -> None:
+    """out[0:kp] = the k' VVBF S-1 addresses G_i(h1) mod m_c (enhanced double hashing)."""
     x = h1 % mc
     y = K.second_hash(h1) % mc
     for i in range(kp):
@@ -77,7 +83,6 @@ def _mvbf_addresses(loc: np.ndarray, r: int, col0: int, jval: np.int64, k: int, 
         y += U64(i + 1)
         if y >= mc:
             y %= mc
-    _mvbf_suffixes(loc, r, col0, k, S, upto, kp, seed_s, out)
 
 
 @jit_inline
@@ -262,4 +267,151 @@ def verify_test(words: np.ndarray, jvals: np.ndarray, loc: np.ndarray, S: int, l
                 ok = False
                 break
         out[r] = ok
+    return out
+
+
+# -- the Jaccard family (issue 24): MinHash signatures instead of projections -----------------------
+#
+# A row of ``sig`` holds the k L MinHash values of one document, band j in columns j*k .. j*k+k-1.
+# Level theta uses the first rows[theta] values of every band (rows strictly decreasing:
+# coarser level = fewer rows = lower Jaccard threshold). The MVBF address of band j at level
+# theta keeps Section 5.2's prefix structure with row groups in place of bit slices:
+#   coarse (VVBF S-1): k' addresses from XXH64 chained over (j, the first rows[S-1] values);
+#   level v = 1..S-1-theta: one suffix bit per address, bit i of XXH64 chained over the values
+#   rows[S-v] .. rows[S-v-1]-1 from seed_s + v golden.
+# So VVBF theta's address of a band is a function of its first rows[theta] values, and two
+# documents whose first rows[theta] values agree in a band share that location: Theorem 4's
+# containment, by construction. The suffix bits hash 64-bit values, so they are uniform (Theorem 7
+# as printed). The BMLBF (MLBF only) holds one bit per value, value & (m - 1); level theta checks
+# the first rows[theta] of them. A document whose first value is EMPTY (no shingle) is skipped.
+
+EMPTY_SIG = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@jit_inline
+def _band_addresses(sig: np.ndarray, r: int, col0: int, jval: int, rows: np.ndarray, S: int,
+                    upto: int, kp: int, mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64,
+                    out: np.ndarray) -> None:
+    h = K.xxh64_u64(U64(jval), seed_c)
+    for t in range(rows[S - 1]):
+        h = K.xxh64_u64(sig[r, col0 + t], h)
+    _coarse_addresses(h, kp, mc, out)
+    for v in range(1, S - upto):
+        hs = seed_s + U64(v) * GOLDEN
+        for t in range(rows[S - v], rows[S - v - 1]):
+            hs = K.xxh64_u64(sig[r, col0 + t], hs)
+        for i in range(kp):
+            out[i] = (out[i] << 1) | np.int64((hs >> U64(i)) & U64(1))
+
+
+@jit_inline
+def _band_pass(sig: np.ndarray, r: int, j: int, k: int, rows: np.ndarray, S: int, level: int,
+               bml_words: np.ndarray, physical: bool, mask: np.uint64, mv_words: np.ndarray,
+               kp: int, mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64, use_verify: bool,
+               addr: np.ndarray) -> bool:
+    if physical:
+        for t in range(rows[level]):
+            a = np.int64(sig[r, j * k + t] & mask)
+            if (bml_words[a >> 6] >> U64(a & 63)) & U64(1) == U64(0):
+                return False
+    if not use_verify:
+        return True
+    _band_addresses(sig, r, j * k, j, rows, S, level, kp, mc, seed_c, seed_s, addr)
+    span = np.int64(1) << level
+    for i in range(kp):
+        if not _any_set(mv_words, addr[i] << level, span):
+            return False
+    return True
+
+
+@jit_inline
+def _band_insert(sig: np.ndarray, r: int, j: int, k: int, rows: np.ndarray, S: int,
+                 bml_words: np.ndarray, physical: bool, mask: np.uint64, mv_words: np.ndarray,
+                 kp: int, mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64,
+                 addr: np.ndarray) -> None:
+    if physical:
+        for t in range(k):
+            a = np.int64(sig[r, j * k + t] & mask)
+            bml_words[a >> 6] |= U64(1) << U64(a & 63)
+    _band_addresses(sig, r, j * k, j, rows, S, 0, kp, mc, seed_c, seed_s, addr)
+    for i in range(kp):
+        a = addr[i]
+        mv_words[a >> 6] |= U64(1) << U64(a & 63)
+
+
+@jit_inline
+def _doc_pass(sig: np.ndarray, r: int, k: int, L: int, rows: np.ndarray, S: int, level: int,
+              bml_words: np.ndarray, physical: bool, mask: np.uint64, mv_words: np.ndarray, kp: int,
+              mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64, use_verify: bool, addr: np.ndarray) -> bool:
+    """Does some band of document r pass at ``level`` (the OR over the L bands)?"""
+    for j in range(L):
+        if _band_pass(sig, r, j, k, rows, S, level, bml_words, physical, mask, mv_words, kp, mc, seed_c, seed_s,
+                      use_verify, addr):
+            return True
+    return False
+
+
+@jit_mut
+def jaccard_insert(sig: np.ndarray, k: int, L: int, S: int, rows: np.ndarray, bml_words: np.ndarray,
+                   physical: bool, mask: np.uint64, mv_words: np.ndarray, kp: int, mc: np.uint64,
+                   seed_c: np.uint64, seed_s: np.uint64) -> int:
+    """Insert every signature row (skipping documents without shingles); returns how many."""
+    addr = np.empty(kp, dtype=np.int64)
+    added = 0
+    for r in range(sig.shape[0]):
+        if sig[r, 0] == EMPTY_SIG:
+            continue
+        for j in range(L):
+            _band_insert(sig, r, j, k, rows, S, bml_words, physical, mask, mv_words, kp, mc, seed_c, seed_s, addr)
+        added += 1
+    return added
+
+
+@jit_read
+def jaccard_query(sig: np.ndarray, k: int, L: int, S: int, rows: np.ndarray, level: int,
+                  bml_words: np.ndarray, physical: bool, mask: np.uint64, mv_words: np.ndarray, kp: int,
+                  mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64, use_verify: bool) -> np.ndarray:
+    """Is each document near a stored one at ``level`` (some band passes)? Empty: False."""
+    n = sig.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    addr = np.empty(kp, dtype=np.int64)
+    for r in range(n):
+        if sig[r, 0] != EMPTY_SIG:
+            out[r] = _doc_pass(sig, r, k, L, rows, S, level, bml_words, physical, mask, mv_words, kp, mc, seed_c,
+                               seed_s, use_verify, addr)
+    return out
+
+
+@jit_read
+def jaccard_band_pass(sig: np.ndarray, k: int, L: int, S: int, rows: np.ndarray, level: int,
+                      bml_words: np.ndarray, mask: np.uint64) -> np.ndarray:
+    """(n, L) bool: which bands pass the BMLBF alone at ``level`` (Theorems 5-6's alpha)."""
+    n = sig.shape[0]
+    out = np.zeros((n, L), dtype=np.bool_)
+    addr = np.empty(1, dtype=np.int64)
+    for r in range(n):
+        if sig[r, 0] == EMPTY_SIG:
+            continue
+        for j in range(L):
+            out[r, j] = _band_pass(sig, r, j, k, rows, S, level, bml_words, True, mask, bml_words, 1,
+                                   U64(1), U64(0), U64(0), False, addr)
+    return out
+
+
+@jit_mut
+def jaccard_seen(sig: np.ndarray, k: int, L: int, S: int, rows: np.ndarray, level: int,
+                 bml_words: np.ndarray, physical: bool, mask: np.uint64, mv_words: np.ndarray, kp: int,
+                 mc: np.uint64, seed_c: np.uint64, seed_s: np.uint64) -> np.ndarray:
+    """Stream order: for each document, is it near one stored before it (at ``level``)? Then
+    store it. Documents without shingles are neither reported nor stored."""
+    n = sig.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    addr = np.empty(kp, dtype=np.int64)
+    for r in range(n):
+        if sig[r, 0] == EMPTY_SIG:
+            continue
+        out[r] = _doc_pass(sig, r, k, L, rows, S, level, bml_words, physical, mask, mv_words, kp, mc, seed_c, seed_s,
+                           True, addr)
+        for j in range(L):
+            _band_insert(sig, r, j, k, rows, S, bml_words, physical, mask, mv_words, kp, mc, seed_c, seed_s, addr)
     return out

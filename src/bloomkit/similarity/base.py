@@ -83,6 +83,15 @@ class LSHFilterBase(Persistable):
                verify_bits: Any, verify_hashes: Any, seed: Any, domain: Any, offset: Any,
                domain_margin: Any) -> None:
         """Validate with the loader's constraints (``_PARAMS``) and allocate (constructors)."""
+        self._setup_storage(num_levels, and_width, or_count, num_bits, verify_bits, verify_hashes, seed)
+        self._lsh = AlignableLSH(dim, w, self.and_width * self.or_count, seed=self.seed, domain=domain,
+                                 offset=offset, random_offset=self._RANDOM_OFFSET,
+                                 domain_margin=domain_margin, owner=type(self).__name__)
+        self._derive()
+
+    def _setup_storage(self, num_levels: Any, and_width: Any, or_count: Any, num_bits: Any, verify_bits: Any,
+                       verify_hashes: Any, seed: Any) -> None:
+        """The parameters and bit arrays every family has (validated with ``_PARAMS``)."""
         own = type(self).__name__
         spec = type(self)._PARAMS
         self.num_levels = spec["num_levels"](num_levels, "num_levels", own)
@@ -94,13 +103,9 @@ class LSHFilterBase(Persistable):
                                             self.num_levels, "verify_bits", own)
         self.verify_hashes = spec["verify_hashes"](verify_hashes, "verify_hashes", own)
         self.seed = SEED(seed, "seed", own)
-        self._lsh = AlignableLSH(dim, w, self.and_width * self.or_count, seed=self.seed, domain=domain,
-                                 offset=offset, random_offset=self._RANDOM_OFFSET,
-                                 domain_margin=domain_margin, owner=own)
         self._bml = BitArray(self.num_bits) if self._PHYSICAL else None
         self._mv = BitArray(self.verify_bits)
         self.count = 0
-        self._derive()
 
     def _derive(self) -> None:
         """State derived from the parameters (every construction path ends here)."""
@@ -270,14 +275,28 @@ class LSHFilterBase(Persistable):
                 f"cannot combine a {type(self).__name__} with a {type(other).__name__}"
             )
         mine = (self.num_levels, self.and_width, self.or_count, self.num_bits, self.verify_bits,
-                self.verify_hashes, self.seed, self.dim, self.w)
+                self.verify_hashes, self.seed, *self._family_key())
         theirs = (other.num_levels, other.and_width, other.or_count, other.num_bits,
-                  other.verify_bits, other.verify_hashes, other.seed, other.dim, other.w)
+                  other.verify_bits, other.verify_hashes, other.seed, *other._family_key())
         if mine != theirs:
             raise IncompatibleFiltersError(
-                f"{type(self).__name__}s differ in (S, k, L, m, m', k', seed, d, w): "
+                f"{type(self).__name__}s differ in (S, k, L, m, m', k', seed, {self._FAMILY_KEY}): "
                 f"{mine} vs {theirs}"
             )
+        self._family_compatible(other)
+
+    # -- the hash family's part (the Jaccard family overrides these: bloomkit.similarity.jaccard)
+    _FAMILY_KEY: ClassVar[str] = "d, w"
+
+    def _family_key(self) -> tuple[Any, ...]:
+        """The family's parameters two filters must share to be combined."""
+        return (self.dim, self.w)
+
+    def _family_ready(self) -> bool:
+        """True once the family can hash (the Euclidean family: its domain is known)."""
+        return self._lsh.fitted
+
+    def _family_compatible(self, other: Any) -> None:
         a, b = self._lsh, other._lsh
         if not (np.array_equal(a.a, b.a) and np.array_equal(a.b, b.b)):
             raise IncompatibleFiltersError(f"{type(self).__name__}s use different projections")
@@ -299,18 +318,22 @@ class LSHFilterBase(Persistable):
         Complexity: O(m + m').
         """
         self._compatible(other)
-        out: Self = self.copy() if self._lsh.fitted else other.copy()
-        src = other if self._lsh.fitted else self
+        out: Self = self.copy() if self._family_ready() else other.copy()
+        src = other if self._family_ready() else self
         out._mv |= src._mv
         if out._bml is not None and src._bml is not None:
             out._bml |= src._bml
-        a, b = out._lsh, src._lsh
+        out._merge_family(src)
+        out.count = self.count + other.count
+        return out
+
+    def _merge_family(self, src: Any) -> None:
+        """The union's family state from ``src``'s (the Euclidean family: the domain boxes)."""
+        a, b = self._lsh, src._lsh
         if a.lower is not None and a.upper is not None and b.lower is not None and b.upper is not None:
             # same shift: the union's domain covers both boxes (set before anyone queries it)
             a.lower = np.minimum(a.lower, b.lower)
             a.upper = np.maximum(a.upper, b.upper)
-        out.count = self.count + other.count
-        return out
 
     def __or__(self, other: Any) -> Self:
         return self.union(other)
@@ -353,6 +376,9 @@ class LSHFilterBase(Persistable):
         for b in stores:
             rem = b.num_bits & 63
             assert rem == 0 or int(b.words[-1]) >> rem == 0, "bits set beyond the size"
+        self._check_family()
+
+    def _check_family(self) -> None:
         lsh = self._lsh
         assert lsh.a.shape == (self.and_width * self.or_count, lsh.dim)
         if lsh.lower is not None and lsh.upper is not None:
@@ -361,8 +387,11 @@ class LSHFilterBase(Persistable):
             assert self.count == 0 and not lsh.fitted
 
     # -- persistence --------------------------------------------------------------------------
+    def _family_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        return self._lsh.state()
+
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        params, arrays = self._lsh.state()
+        params, arrays = self._family_state()
         params.update(num_levels=self.num_levels, and_width=self.and_width, or_count=self.or_count,
                       num_bits=self.num_bits, verify_bits=self.verify_bits,
                       verify_hashes=self.verify_hashes, count=self.count)
@@ -377,18 +406,29 @@ class LSHFilterBase(Persistable):
         """Rebuild from validated params / arrays: every relation is checked here, before
         anything is allocated (the bit arrays are the file's own)."""
         own = cls.__name__
-        S, k, L = params["num_levels"], params["and_width"], params["or_count"]
-        try:
-            for name in ("num_bits", "verify_bits"):
-                check_levels_fit(params[name], S, name, own)
-        except InvalidParameterError as e:
-            raise FormatError(str(e)) from None
+        k, L = params["and_width"], params["or_count"]
         if params["num_functions"] != k * L:
             raise FormatError(f"{own}: 'num_functions' = {params['num_functions']} is not k L = {k * L}")
         if params["random_offset"] is not cls._RANDOM_OFFSET:
             raise FormatError(f"{own}: 'random_offset' must be {cls._RANDOM_OFFSET} (the {own}'s LSH family)")
         if params["count"] and not params["fitted"]:
             raise FormatError(f"{own}: {params['count']} objects stored without a domain")
+        obj = cls._restore(params, arrays, seed)
+        obj._lsh = AlignableLSH.from_state(params, arrays, seed, own)
+        obj._derive()
+        return obj
+
+    @classmethod
+    def _restore(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int) -> Any:
+        """A new object with the saved parameters and bit arrays of every family (checked
+        before allocation); the caller restores its family and calls ``_derive``."""
+        own = cls.__name__
+        S = params["num_levels"]
+        try:
+            for name in ("num_bits", "verify_bits"):
+                check_levels_fit(params[name], S, name, own)
+        except InvalidParameterError as e:
+            raise FormatError(str(e)) from None
 
         def bits(name: str, nbits: int) -> BitArray:
             words = arrays[name]
@@ -402,10 +442,8 @@ class LSHFilterBase(Persistable):
         obj = cls.__new__(cls)
         obj._mv = bits("mvbf", params["verify_bits"])
         obj._bml = bits("bmlbf", params["num_bits"]) if cls._PHYSICAL else None
-        obj._lsh = AlignableLSH.from_state(params, arrays, seed, own)
         obj.seed = seed
-        obj.num_levels, obj.and_width, obj.or_count = S, k, L
+        obj.num_levels, obj.and_width, obj.or_count = S, params["and_width"], params["or_count"]
         obj.num_bits, obj.verify_bits = params["num_bits"], params["verify_bits"]
         obj.verify_hashes, obj.count = params["verify_hashes"], params["count"]
-        obj._derive()
         return obj

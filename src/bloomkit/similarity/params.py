@@ -32,18 +32,20 @@ follows from the printed condition, and that filter's verification rate at level
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from scipy.optimize import brentq
 
-from .._validation import SEED, check_float, check_int
+from .._validation import SEED, check_float, check_int, safe_repr
 from ..errors import InvalidParameterError
 from . import theory
 from .mvbf import verification_fpr
 from .theory import collision_probability
 
-__all__ = ["SimilarityParameters", "select_parameters", "width_for_probability"]
+__all__ = ["JaccardParameters", "SimilarityParameters", "select_jaccard_parameters", "select_parameters",
+           "width_for_probability"]
 
 _OWNER = "select_parameters"
 
@@ -259,18 +261,7 @@ def select_parameters(
             return False
         return all(verify_fpr(mp, kp, t, True) <= dpv for t in lv)
 
-    top = max(lv)
-    found: tuple[int, int] | None = None
-    for b in range(top + 1, bmax + 1):
-        mp = 1 << b
-        # past k' = ln 2 m'' / n' (+3 for the seed's suffix bits) every level's rate grows with k'
-        kp_top = min(kpmax, math.ceil(math.log(2) * mp / n_prime) + 3)
-        for kp in range(1, kp_top + 1):
-            if meets(mp, kp):
-                found = (mp, kp)
-                break
-        if found:
-            break
+    found = _smallest_mvbf(meets, max(lv), n_prime, bmax, kpmax)
     if found is None:
         raise InvalidParameterError(
             f"The 'max_verify_log2' parameter of {_OWNER} must allow an MVBF meeting "
@@ -292,4 +283,180 @@ def select_parameters(
         predicted_lsh_fpr=1.0 - (1.0 - p2v**k) ** n_prime,
         predicted_verify_fpr=tuple(verify_fpr(mp, kp, t, sd is not None) for t in lv),
         seed=sd,
+    )
+
+
+def _smallest_mvbf(meets: Callable[[int, int], bool], top: int, n_prime: int, bmax: int,
+                   kpmax: int) -> tuple[int, int] | None:
+    """The smallest m' = 2^B (B > top level) and then the smallest k' with ``meets(m', k')``."""
+    for b in range(top + 1, bmax + 1):
+        mp = 1 << b
+        # past k' = ln 2 m'' / n' (+3 for the seed's suffix bits) every level's rate grows with k'
+        kp_top = min(kpmax, math.ceil(math.log(2) * mp / n_prime) + 3)
+        for kp in range(1, kp_top + 1):
+            if meets(mp, kp):
+                return mp, kp
+    return None
+
+
+@dataclass(frozen=True)
+class JaccardParameters:
+    """The outcome of :func:`select_jaccard_parameters` (the Jaccard family, issue 24).
+
+    Attributes
+    ----------
+    thresholds : tuple of float
+        The Jaccard thresholds, one per level (level 0 the highest).
+    rows_by_level : tuple of int
+        r_theta, MinHash rows per band used at level theta (strictly decreasing).
+    bands : int
+        b, bands (document 002's L); the signature has K = r_0 b values.
+    verify_bits, verify_hashes : int
+        m', k' of the verification filter.
+    predicted_fnr : tuple of float
+        Per level: the built filter's ``predicted_fnr(t + near_gap, level=theta)`` at ``capacity``
+        texts (about the S-curve's miss rate (1 - (t + near_gap)^r)^b).
+    predicted_lsh_fpr : tuple of float
+        Per level: ``predicted_fpr(level=theta, similarity=t - far_gap)``: a stored text at the
+        far similarity reported (about 1 - (1 - (t - far_gap)^r)^b, plus the suffix bits'
+        and the verification filter's part).
+    predicted_verify_fpr : tuple of float
+        Per level: ``predicted_fpr(level=theta)`` at ``capacity`` texts (1 - (1 - phi)^b, phi of
+        Theorem 7 at VVBF theta).
+    """
+
+    thresholds: tuple[float, ...]
+    rows_by_level: tuple[int, ...]
+    bands: int
+    verify_bits: int
+    verify_hashes: int
+    capacity: int
+    predicted_fnr: tuple[float, ...]
+    predicted_lsh_fpr: tuple[float, ...]
+    predicted_verify_fpr: tuple[float, ...]
+
+    @property
+    def num_perm(self) -> int:
+        """K = r_0 b, the MinHash values per document."""
+        return self.rows_by_level[0] * self.bands
+
+
+_JOWN = "select_jaccard_parameters"
+
+
+def check_thresholds(thresholds: Any, owner: str) -> tuple[float, ...]:
+    """Jaccard thresholds: one number or a sequence, each in (0, 1), strictly decreasing
+    (level 0 the highest). Complexity: O(S)."""
+    seq = [thresholds] if isinstance(thresholds, int | float) else thresholds
+    if isinstance(seq, str | bytes) or not isinstance(seq, Sequence) or not 1 <= len(seq) <= 32:
+        raise InvalidParameterError(
+            f"The 'thresholds' parameter of {owner} must be a number in (0, 1) or a sequence of 1 to 32 of them. "
+            f"Got {safe_repr(thresholds)} instead.")
+    ts = tuple(check_float(t, "thresholds", owner, 0, 1, True, True) for t in seq)
+    if any(b >= a for a, b in zip(ts, ts[1:], strict=False)):
+        raise InvalidParameterError(
+            f"The 'thresholds' parameter of {owner} must be strictly decreasing (level 0 the highest). Got "
+            f"{safe_repr(thresholds)} instead.")
+    return ts
+
+
+def select_jaccard_parameters(
+    thresholds: Any,
+    capacity: int,
+    *,
+    fnr: float = 0.05,
+    fpr: float = 0.05,
+    verify_fpr: float = 0.01,
+    near_gap: float = 0.1,
+    far_gap: float = 0.2,
+    max_rows: int = 63,
+    max_bands: int = 1024,
+    max_verify_log2: int = 40,
+) -> JaccardParameters:
+    """Bands b, rows r_theta per level and the verification filter for Jaccard thresholds
+    (document 002, Section 6.4's procedure for the MinHash family, P1 = s).
+
+    For every threshold t_theta: Formula 6 at the near similarity t + near_gap,
+    (1 - (t + near_gap)^r)^b <= ``fnr``; Formula 7 for one stored document at the far similarity
+    t - far_gap, 1 - (1 - (t - far_gap)^r)^b <= ``fpr``; near of a threshold above 1 - near_gap is
+    halfway to 1, (t + 1) / 2, and far of one below far_gap is t / 2 (at s = 1 a band never
+    misses and at s = 0 never collides: the constraints would be empty). Among the (b, r_0 > r_1 > ...) meeting both
+    at every level, the smallest signature K = r_0 b (then the smallest b). Then the smallest
+    m' = 2^B and k' with the filter's predicted false positive rate for far queries
+    1 - (1 - phi)^b <= ``verify_fpr`` at ``capacity`` documents at every level (Theorems 7-8),
+    and its rate at the far similarity (the S-curve, the suffix bits of the finer levels and the
+    filter's own false positives, :func:`bloomkit.similarity.theory.jaccard_fpr`) <= fpr +
+    verify_fpr.
+
+    Raises InvalidParameterError for thresholds outside (0, 1) or not strictly decreasing, bad
+    rates, and when no r <= max_rows, b <= max_bands reaches the targets (the message names the
+    level and the best rates found).
+
+    Complexity: O(max_bands * S * max_rows + max_verify_log2 * k').
+
+    >>> p = select_jaccard_parameters((0.9, 0.8, 0.7), 100_000)
+    >>> p.rows_by_level, p.bands, p.num_perm
+    ((17, 12, 9), 21, 357)
+    >>> [round(x, 3) for x in p.predicted_fnr], [round(x, 3) for x in p.predicted_lsh_fpr]
+    ([0.0, 0.001, 0.048], [0.049, 0.046, 0.05])
+    """
+    ts = check_thresholds(thresholds, _JOWN)
+    n = check_int(capacity, "capacity", _JOWN, lo=1)
+    dn = check_float(fnr, "fnr", _JOWN, 0, 1, True, True)
+    dp = check_float(fpr, "fpr", _JOWN, 0, 1, True, True)
+    dv = check_float(verify_fpr, "verify_fpr", _JOWN, 0, 1, True, True)
+    g1 = check_float(near_gap, "near_gap", _JOWN, 0, 1)
+    g2 = check_float(far_gap, "far_gap", _JOWN, 0, 1)
+    rmax = check_int(max_rows, "max_rows", _JOWN, lo=1, hi=63)
+    bmaxb = check_int(max_bands, "max_bands", _JOWN, lo=1, hi=4096)
+    bmax = check_int(max_verify_log2, "max_verify_log2", _JOWN, lo=1, hi=40)
+    near = [min(t + g1, (t + 1.0) / 2.0) for t in ts]
+    far = [max(t - g2, t / 2.0) for t in ts]
+
+    best: tuple[int, int, tuple[int, ...]] | None = None
+    for b in range(1, bmaxb + 1):
+        # Formula 7: far^r <= 1 - (1 - fpr)^(1/b); Formula 6: near^r >= 1 - fnr^(1/b) (closed forms in r)
+        cap_far = -math.expm1(math.log1p(-dp) / b)
+        floor_near = -math.expm1(math.log(dn) / b)
+        rows: list[int] = []
+        prev = 0
+        for lv in reversed(range(len(ts))):  # coarsest (lowest threshold, fewest rows) first
+            r_lo = max(prev + 1, math.ceil(math.log(cap_far) / math.log(far[lv]) - 1e-9))
+            r_hi = math.floor(math.log(floor_near) / math.log(near[lv]) + 1e-9) if near[lv] < 1 else rmax
+            if r_lo > min(r_hi, rmax):
+                break
+            rows.insert(0, r_lo)
+            prev = r_lo
+        if len(rows) == len(ts) and (best is None or rows[0] * b < best[0]):
+            best = (rows[0] * b, b, tuple(rows))
+    if best is None:
+        raise InvalidParameterError(
+            f"The targets of {_JOWN} must be reachable with r <= max_rows = {rmax} rows and b <= max_bands = "
+            f"{bmaxb} bands: no r x b gives FNR <= {dn} at t + {g1} and FPR <= {dp} at t - {g2} for every "
+            f"threshold of {ts}. Got those targets instead; widen the gaps, relax fnr / fpr, or raise the limits.")
+    _, b, rows_t = best
+    levels = range(len(ts))
+
+    def fill(mp: int, kp: int, t: int) -> float:
+        return float(-math.expm1(-kp * n * b / (mp >> t)))
+
+    def rate(s_: float, mp: int, kp: int, t: int) -> float:  # the built filter's predicted_fpr(similarity=s_)
+        return float(theory.jaccard_fpr(s_, rows_t, b, level=t, verify_hashes=kp, fill=fill(mp, kp, t)))
+
+    def meets(mp: int, kp: int) -> bool:
+        # far queries within verify_fpr; a stored text at the far similarity within fpr + verify_fpr
+        # (the S-curve's fpr plus the suffix bits of the finer levels, Section 6.3, and the filter's own)
+        return all(rate(0.0, mp, kp, t) <= dv and rate(far[t], mp, kp, t) <= dp + dv for t in levels)
+
+    found = _smallest_mvbf(meets, len(ts) - 1, n * b, bmax, 64)
+    if found is None:
+        raise InvalidParameterError(
+            f"The 'max_verify_log2' parameter of {_JOWN} must allow a verification filter meeting "
+            f"verify_fpr={dv!r} for {n} documents. Got {bmax!r} instead.")
+    mp, kp = found
+    return JaccardParameters(
+        thresholds=ts, rows_by_level=rows_t, bands=b, verify_bits=mp, verify_hashes=kp, capacity=n,
+        predicted_fnr=tuple(1.0 - rate(near[t], mp, kp, t) for t in levels),
+        predicted_lsh_fpr=tuple(rate(far[t], mp, kp, t) for t in levels),
+        predicted_verify_fpr=tuple(rate(0.0, mp, kp, t) for t in levels),
     )

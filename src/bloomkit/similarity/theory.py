@@ -38,6 +38,10 @@ __all__ = [
     "extended_fnr",
     "extended_phi",
     "extended_fpr",
+    "jaccard_band_probability",
+    "jaccard_fnr",
+    "jaccard_fpr",
+    "s_curve",
     "level_width",
     "mlbf_fnr",
     "mlbf_fpr",
@@ -539,3 +543,133 @@ def extended_fnr(
         extended_phi(distances, w, and_width, or_count, verify_bits, verify_hashes, num_levels, level)
     )
     return _ret((1.0 - phi) ** L)
+
+
+# -- the Jaccard family (issue 24) ------------------------------------------------------------------
+#
+# MinHash is an LSH family for the Jaccard similarity s with collision probability exactly s
+# (Broder 1997): Definition 1 with P1 = s. A band of r rows is document 002's AND-construction
+# (k = r), the b bands its OR-construction (L = b), so Section 2.1's amplification
+# P' = 1 - (1 - P^k)^L is the S-curve 1 - (1 - s^r)^b.
+
+
+def s_curve(similarity: Any, rows: int, bands: int) -> Any:
+    """Probability that some band of ``rows`` MinHash values agrees for two documents of Jaccard
+    similarity s: 1 - (1 - s^r)^b (document 002, Section 2.1's P'_1 = 1 - (1 - P_1^k)^L with
+    P_1 = s, k = r, L = b).
+
+    Complexity: O(size).
+
+    >>> round(s_curve(0.8, 5, 20), 4)
+    0.9996
+    >>> round(s_curve(0.4, 5, 20), 4)
+    0.186
+    """
+    r = check_int(rows, "rows", _OWNER, lo=1, hi=_MAX_COUNT)
+    s = _prob_array(similarity, "similarity")
+    return or_amplify(s**r, bands)
+
+
+def _rows_levels(rows_by_level: Any, level: int) -> tuple[tuple[int, ...], int]:
+    rows = tuple(check_int(r, "rows_by_level", _OWNER, lo=1, hi=_MAX_COUNT) for r in np.atleast_1d(rows_by_level))
+    if not rows or any(b >= a for a, b in zip(rows, rows[1:], strict=False)):
+        raise InvalidParameterError(
+            f"The 'rows_by_level' parameter of {_OWNER} must be a strictly decreasing sequence of row counts. Got "
+            f"{rows_by_level!r} instead.")
+    return rows, check_int(level, "level", _OWNER, lo=0, hi=len(rows) - 1)
+
+
+def jaccard_band_probability(similarity: Any, rows_by_level: Any, level: int, verify_hashes: int,
+                             fill: float) -> Any:
+    """Probability that one band of a query passes VVBF theta of the Jaccard family's MVBF when
+    one stored document has Jaccard similarity s to it and the VVBF-theta locations are set with
+    probability ``fill`` otherwise (document 002, Section 6.3's extended case, Formula 5, for
+    the MinHash family).
+
+    Level theta's address of a band is its coarse address (from the first r_{S-1} values)
+    followed by one suffix bit per finer level v = S-2..theta, from the hash of the rows
+    r_{v+1}..r_v - 1 (group v, n_v = r_v - r_{v+1} rows). The coarse rows agree with
+    probability s^{r_{S-1}}; then each group agrees with probability s^{n_v}, independently; with
+    d groups differing, each of the k' addresses lands on the stored document's location with
+    probability 2^-d (its d suffix bits equal by chance), else on a location set with
+    probability ``fill``:
+
+        P = s^{r_{S-1}} sum_{G} prod_v [s^{n_v} or 1 - s^{n_v}] (2^-d + (1 - 2^-d) fill)^k'
+            + (1 - s^{r_{S-1}}) fill^k'.
+
+    With d = 0 (every group agrees) this is s^{r_theta}; at the coarsest level it is
+    s^r + (1 - s^r) fill^k'. ``fill`` = 1 - e^(-k' n b / m'') gives Theorem 7's phi = fill^k'.
+
+    Complexity: O(size 2^(S - 1 - theta)).
+
+    >>> round(jaccard_band_probability(0.5, (4, 2), 1, 3, 0.0), 6)    # coarsest: s^r
+    0.25
+    >>> round(jaccard_band_probability(0.5, (4, 2), 0, 3, 0.0), 6)    # s^4 + s^2 (1 - s^2) 2^-3
+    0.085938
+    """
+    rows, lv = _rows_levels(rows_by_level, level)
+    kp = check_int(verify_hashes, "verify_hashes", _OWNER, lo=1, hi=_MAX_COUNT)
+    f = check_float(fill, "fill", _OWNER, 0, 1)
+    sim = _prob_array(similarity, "similarity")
+    S = len(rows)
+    groups = [rows[v] - rows[v + 1] for v in range(lv, S - 1)]
+    out = np.zeros(np.shape(sim))
+    for pattern in range(1 << len(groups)):
+        prob = np.ones(np.shape(sim))
+        d = 0
+        for g, n_v in enumerate(groups):
+            agree = sim**n_v
+            if pattern >> g & 1:
+                prob = prob * agree
+            else:
+                prob = prob * (1.0 - agree)
+                d += 1
+        out = out + prob * (2.0**-d + (1.0 - 2.0**-d) * f) ** kp
+    out = sim ** rows[-1] * out + (1.0 - sim ** rows[-1]) * f**kp
+    return _ret(np.clip(out, 0.0, 1.0))
+
+
+def jaccard_fnr(similarity: Any, rows_by_level: Any, bands: int, *, level: int = 0, verify_hashes: int = 1,
+                fill: float = 0.0) -> Any:
+    """Probability that a query is NOT reported at level theta when the stored documents have
+    Jaccard similarities s_i to it (last axis; a scalar is one document, the others unlike it):
+    Theorems 9-10 with the band probability of :func:`jaccard_band_probability`. Per band, the
+    background (no near document) passes with phi = fill^k' and document i adds
+    q_i = (P(s_i) - phi) / (1 - phi); the b bands are independent (k-way MinHash):
+
+        FNR = ((1 - phi) prod_i (1 - q_i))^b.
+
+    With one level and fill = 0 it is the S-curve's complement (1 - s^r)^b.
+
+    Complexity: O(size 2^(S - 1 - theta)).
+
+    >>> round(jaccard_fnr(0.5, 5, 20), 4) == round(1 - s_curve(0.5, 5, 20), 4)
+    True
+    >>> round(jaccard_fnr([0.5, 0.5], 5, 20), 4) == round(jaccard_fnr(0.5, 5, 40), 4)
+    True
+    """
+    b = check_int(bands, "bands", _OWNER, lo=1, hi=_MAX_COUNT)
+    kp = check_int(verify_hashes, "verify_hashes", _OWNER, lo=1, hi=_MAX_COUNT)
+    f = check_float(fill, "fill", _OWNER, 0, 1)
+    phi = f**kp
+    s_arr = np.atleast_1d(_prob_array(similarity, "similarity"))
+    p = np.asarray(jaccard_band_probability(s_arr, rows_by_level, level, kp, f))
+    q = np.clip((p - phi) / (1.0 - phi), 0.0, 1.0) if phi < 1.0 else np.ones_like(p)
+    with np.errstate(divide="ignore"):
+        log_miss = np.sum(np.log1p(-q), axis=-1) + math.log1p(-min(phi, 1.0)) if phi < 1.0 else -np.inf
+    out = np.exp(b * np.asarray(log_miss))
+    return _ret(out if np.ndim(similarity) > 1 else np.asarray(out).reshape(()))
+
+
+def jaccard_fpr(similarity: Any, rows_by_level: Any, bands: int, *, level: int = 0, verify_hashes: int = 1,
+                fill: float = 0.0) -> Any:
+    """Probability that a query IS reported: 1 - :func:`jaccard_fnr` (a false positive when
+    every s_i lies below the threshold; at s_i = 0 it is Theorem 8's 1 - (1 - fill^k')^L).
+
+    Complexity: O(size 2^(S - 1 - theta)).
+
+    >>> round(jaccard_fpr(0.0, 5, 20, verify_hashes=2, fill=0.1), 6) == round(or_amplify(0.01, 20), 6)
+    True
+    """
+    return _ret(1.0 - np.asarray(jaccard_fnr(similarity, rows_by_level, bands, level=level,
+                                             verify_hashes=verify_hashes, fill=fill)))
