@@ -11,16 +11,17 @@ that are integers, or str labels numbered by the table's :class:`ValueCodec` (sa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 
 from .._columns import as_keys, sized_items
 from .._format import ArraySpec, Persistable
-from .._hashing import HASH_XXH64, KeyTypesMixin, hash64, hash64_tag, key_type_mask
+from .._hashing import HASH_XXH64, KeyTypesMixin, hash64, hash64_tag, hash_many, key_type_mask
+from .._parallel import hash_batch
 from .._protocols import CallableInt, warn_deprecated
 from .._validation import Int, param_error, safe_repr
-from ..errors import FormatError, InvalidParameterError
+from ..errors import FormatError, InvalidParameterError, UpdateNotSupportedError
 from .codec import ValueCodec
 from .overflow import alt_seed
 
@@ -274,3 +275,52 @@ class LookupBase(KeyTypesMixin, Persistable):
         if version == 1:  # format 1 did not record key types
             params["key_types"] = ["unknown"]
         return params
+
+
+class StaticLookup(LookupBase):
+    """A table solved once for its keys (Bloomier filter, ribbon retrieval): queries are
+    ``_query(h1)`` over the keys' 64-bit hashes, ``_PROBES_PER_KEY`` blocks read per key, and every
+    change raises UpdateNotSupportedError saying why (``_FROZEN``) and what to use instead."""
+
+    _PROBES_PER_KEY: ClassVar[int]
+    _FROZEN: ClassVar[str]  # why the table cannot change, for the error message
+
+    def _query(self, h1: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _ids_of(self, keys: Any) -> tuple[np.ndarray, int]:
+        """Value ids of a batch, on several threads for big batches.
+
+        Complexity: O(n) hashing plus ``_PROBES_PER_KEY`` block reads per key."""
+        _h1, _parts, res = hash_batch(keys, lambda ks: hash_many(ks, self.seed), lambda h, lo, hi: self._query(h[lo:hi]))
+        out = res[0] if len(res) == 1 else np.concatenate(res)
+        return out, self._PROBES_PER_KEY * len(out)
+
+    def _id_of(self, key: Any) -> int:
+        """Value id of one key. Complexity: O(1) block reads."""
+        return int(self._query(np.array([hash64(key, self.seed)], dtype=np.uint64))[0])
+
+    def _refuse(self, what: str) -> UpdateNotSupportedError:
+        return UpdateNotSupportedError(
+            f"{self._owner(what)}: {self._FROZEN}; rebuild it, or use GeometricFilter, which supports "
+            "set/update/insert/remove"
+        )
+
+    def _set_ident(self, h1: int, hb: int, vid: int, *, key: Any = None, present_only: bool = False) -> NoReturn:
+        raise self._refuse("set")
+
+    def set(self, key: Any, value: Any) -> NoReturn:
+        """Always raises UpdateNotSupportedError (the table is solved once for its keys)."""
+        raise self._refuse("set")
+
+    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Always raises UpdateNotSupportedError (the table is solved once for its keys)."""
+        raise self._refuse("update")
+
+    def insert(self, key: Any, value: Any) -> NoReturn:
+        """Always raises UpdateNotSupportedError (the table is solved once for its keys)."""
+        raise self._refuse("insert")
+
+    def remove(self, key: Any) -> NoReturn:
+        """Always raises UpdateNotSupportedError (the table is solved once for its keys)."""
+        raise self._refuse("remove")

@@ -26,19 +26,18 @@ Implementation notes (differences from the thesis, all measured in the experimen
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, NoReturn, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from .._format import ArraySpec
-from .._hashing import check_seed, hash64, hash_keys, hash_many
-from .._parallel import hash_batch
+from .._hashing import check_seed, hash_keys
 from .._storage import aligned_copy, aligned_zeros
 from .._validation import FPR, KEY_TYPES, Int, Optional, Real, param_error
 from ..errors import BloomkitError, FormatError, UpdateNotSupportedError
 from . import _kernels as LK
 from ._input import ON_DUPLICATE, check_count, combine_duplicates, read_pairs, read_values
-from ._mapping import LABEL_ARRAYS, LookupBase, padding_clear, words_for
+from ._mapping import LABEL_ARRAYS, StaticLookup, padding_clear, words_for
 from .params import ERROR_BITS, MAX_ERROR_BITS, VALUE_BITS
 
 __all__ = ["BloomierFilter", "UpdateNotSupportedError"]
@@ -57,7 +56,7 @@ def _layout(c: int) -> tuple[int, int]:
     return min(c, 64), max(0, c - 64)
 
 
-class BloomierFilter(LookupBase):
+class BloomierFilter(StaticLookup):
     """Static key -> value table with bounded error (Bloomier filter, doc 001 Sec. 2.2).
 
     Build with :meth:`build`; values are integers in [1, 2^V - 1] (V <= 64) or str labels,
@@ -82,6 +81,9 @@ class BloomierFilter(LookupBase):
         "block": BLOCK, "salt": Int(0, MAX_ATTEMPTS - 1), "count": Int(0), "key_types": KEY_TYPES,
     }
     _ARRAYS: ClassVar[Any] = {"words": ArraySpec("<u8"), "high": ArraySpec("<u8", optional=True), **LABEL_ARRAYS}
+    _PROBES_PER_KEY: ClassVar[int] = 3  # Eq. (2.1): k = 3 cells
+    _FROZEN: ClassVar[str] = ("a Bloomier filter cannot be changed after encoding (every cell is shared by the "
+                              "XOR of Eq. 2.1)")
 
     def __init__(self) -> None:  # use build()
         self.seed = 0
@@ -190,45 +192,6 @@ class BloomierFilter(LookupBase):
         LK.bl_query(h1, self._words, self._high, np.uint64(self._salt), np.uint64(self._block), self._clo, self._chi,
                     self.value_bits, out)
         return out
-
-    def _ids_of(self, keys: Any) -> tuple[np.ndarray, int]:
-        """Value ids by Eq. (2.1), on several threads for big batches; 3 cells per key.
-
-        Complexity: O(n k) with k = 3 cell reads per key."""
-        _h1, _parts, res = hash_batch(keys, lambda ks: hash_many(ks, self.seed), lambda h, lo, hi: self._query(h[lo:hi]))
-        out = res[0] if len(res) == 1 else np.concatenate(res)
-        return out, 3 * len(out)
-
-    def _id_of(self, key: Any) -> int:
-        """Value id of one key. Complexity: O(k)."""
-        return int(self._query(np.array([hash64(key, self.seed)], dtype=np.uint64))[0])
-
-    # ------------------------------------------------------------------ no updates
-    def _refuse(self, what: str) -> UpdateNotSupportedError:
-        return UpdateNotSupportedError(
-            f"BloomierFilter.{what}: a Bloomier filter cannot be changed after encoding (every "
-            "cell is shared by the XOR of Eq. 2.1); rebuild it, or use GeometricFilter, which "
-            "supports set/update/insert/remove"
-        )
-
-    def _set_ident(self, h1: int, hb: int, vid: int, *, key: Any = None, present_only: bool = False) -> NoReturn:
-        raise self._refuse("set")
-
-    def set(self, key: Any, value: Any) -> NoReturn:
-        """Always raises UpdateNotSupportedError (Section 2.2.3)."""
-        raise self._refuse("set")
-
-    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Always raises UpdateNotSupportedError (Section 2.2.3)."""
-        raise self._refuse("update")
-
-    def insert(self, key: Any, value: Any) -> NoReturn:
-        """Always raises UpdateNotSupportedError (Section 2.2.3)."""
-        raise self._refuse("insert")
-
-    def remove(self, key: Any) -> NoReturn:
-        """Always raises UpdateNotSupportedError (Section 2.2.3)."""
-        raise self._refuse("remove")
 
     def clear(self) -> None:
         """Remove every key (all cells zero; labels forgotten); the size stays. Complexity: O(M)."""

@@ -31,20 +31,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, NoReturn, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from .._columns import as_keys
 from .._format import ArraySpec
-from .._hashing import check_seed, hash64, hash_keys, hash_many
-from .._parallel import hash_batch
+from .._hashing import check_seed, hash_keys
 from .._storage import aligned_copy, aligned_zeros
 from .._validation import FPR, KEY_TYPES, Int, ListOf, Optional, Options, Real, param_error
-from ..errors import BloomkitError, FormatError, UpdateNotSupportedError
+from ..errors import BloomkitError, FormatError
 from . import _ribbon_kernels as RK
 from ._input import ON_DUPLICATE, check_count, combine_duplicates, key_at, read_pairs, read_values
-from ._mapping import LABEL_ARRAYS, LookupBase
+from ._mapping import LABEL_ARRAYS, LookupBase, StaticLookup
 from .params import ERROR_BITS, MAX_ERROR_BITS, VALUE_BITS
 
 __all__ = ["RibbonRetrieval", "default_overhead"]
@@ -168,7 +167,7 @@ def _slots(n: int, eps: float) -> int:
     return ribbon_slots(n, eps)
 
 
-class RibbonRetrieval(LookupBase):
+class RibbonRetrieval(StaticLookup):
     """Static key -> value table: bumped ribbon retrieval (BuRR), or standard ribbon, w = 64.
 
     Build with :meth:`build` (or freeze a Geometric filter: :meth:`from_table`); values are
@@ -194,6 +193,9 @@ class RibbonRetrieval(LookupBase):
     }
     _ARRAYS: ClassVar[Any] = {"solution": ArraySpec("<u8"), "thresholds": ArraySpec("|u1", optional=True, hi=64),
                               **LABEL_ARRAYS}
+    _PROBES_PER_KEY: ClassVar[int] = 2  # 2 blocks of c words per key (per layer asked)
+    _FROZEN: ClassVar[str] = ("a ribbon table cannot be changed after it is solved (every slot is shared by the "
+                              "keys' equations)")
 
     def __init__(self) -> None:  # use build(); this is the empty table of 64 slots
         self.seed = 0
@@ -360,46 +362,6 @@ class RibbonRetrieval(LookupBase):
         RK.rb_query(h1, *self._kargs, self._c, out)
         out[out >> np.uint64(self.value_bits) != 0] = 0
         return out
-
-    def _ids_of(self, keys: Any) -> tuple[np.ndarray, int]:
-        """Value ids of a batch on several threads; 2 blocks of c words read per key (per layer
-        asked: a bumped key asks the next layer too).
-
-        Complexity: O(n c)."""
-        _h1, _parts, res = hash_batch(keys, lambda ks: hash_many(ks, self.seed), lambda h, lo, hi: self._query(h[lo:hi]))
-        out = res[0] if len(res) == 1 else np.concatenate(res)
-        return out, 2 * len(out)
-
-    def _id_of(self, key: Any) -> int:
-        """Value id of one key. Complexity: O(c)."""
-        return int(self._query(np.array([hash64(key, self.seed)], dtype=np.uint64))[0])
-
-    # ------------------------------------------------------------------ no updates
-    def _refuse(self, what: str) -> UpdateNotSupportedError:
-        return UpdateNotSupportedError(
-            f"RibbonRetrieval.{what}: a ribbon table cannot be changed after it is solved (every slot is "
-            "shared by the keys' equations); rebuild it, or use GeometricFilter, which supports "
-            "set/update/insert/remove"
-        )
-
-    def _set_ident(self, h1: int, hb: int, vid: int, *, key: Any = None, present_only: bool = False) -> NoReturn:
-        raise self._refuse("set")
-
-    def set(self, key: Any, value: Any) -> NoReturn:
-        """Always raises UpdateNotSupportedError."""
-        raise self._refuse("set")
-
-    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Always raises UpdateNotSupportedError."""
-        raise self._refuse("update")
-
-    def insert(self, key: Any, value: Any) -> NoReturn:
-        """Always raises UpdateNotSupportedError."""
-        raise self._refuse("insert")
-
-    def remove(self, key: Any) -> NoReturn:
-        """Always raises UpdateNotSupportedError."""
-        raise self._refuse("remove")
 
     def clear(self) -> None:
         """Remove every key (the solution zero; labels forgotten); the size stays. Complexity: O(m c / 64)."""
