@@ -538,7 +538,8 @@ def test_inputs_in_process_against_an_exact_model(tmp_path):
     try:
         for path, column, kt in (("i.txt", None, "int"), ("t.csv", "k", None), ("t.tsv.gz", "k", None),
                                  ("t.parquet", "k", None), ("t.csv", "w", None), ("t.parquet", "k", "str")):
-            chunks = list(bio.KeyInput(str(tmp_path / path), passes=1).chunks(column, [], kt))
+            with bio.KeyInput(str(tmp_path / path), passes=1) as inp:  # removes its temporary copy
+                chunks = list(inp.chunks(column, [], kt))
             assert len(chunks) > 3 and [c.first_row for c in chunks] == list(np.cumsum([0] + [c.rows for c in chunks])[:-1])
             got = [k for c in chunks for k in (c.keys.tolist() if isinstance(c.keys, np.ndarray) else
                                                c.keys.to_pylist() if hasattr(c.keys, "to_pylist") else c.keys)]

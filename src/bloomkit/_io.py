@@ -119,26 +119,6 @@ class _Counting(io.RawIOBase):
         return n
 
 
-class _Prefixed(io.RawIOBase):
-    """``prefix`` (bytes already read) followed by the rest of ``inner``."""
-
-    def __init__(self, prefix: bytes, inner: IO[bytes]) -> None:
-        self.prefix, self.inner = prefix, inner
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        if self.prefix:
-            n = min(len(b), len(self.prefix))
-            b[:n] = self.prefix[:n]
-            self.prefix = self.prefix[n:]
-            return n
-        data = self.inner.read(len(b))
-        b[: len(data)] = data
-        return len(data)
-
-
 class _Guarded(io.RawIOBase):
     """A decompressing reader whose errors (truncated or damaged data) are one InputError
     naming the file."""
@@ -218,8 +198,9 @@ class KeyInput:
         self._spooled = False
         self._count: _Counting | None = None
         self._rows_done = 0
-        self._tmp_parquet: str | None = None  # standard input / decompressed Parquet, copied
-        self._pq_target: str | None = None
+        self._tmp_copy: str | None = None  # standard input / decompressed CSV or Parquet, copied
+        self._file: str | None = None  # the file pyarrow reads (a table: CSV, TSV, Parquet)
+        self._native: Any = None  # the pyarrow file of the current CSV pass
         if path == "-":
             self._stdin_regular = _regular(sys.stdin.fileno()) if _has_fd(sys.stdin) else False
             if self._stdin_regular:
@@ -288,11 +269,13 @@ class KeyInput:
         """Bytes (Parquet: rows) of the input read so far in this pass."""
         if self.kind == "parquet":
             return self._rows_done
+        if self._native is not None:
+            return int(self._native.tell()) if not self._native.closed else self.total or 0
         return self._count.count if self._count is not None else 0
 
     def close(self) -> None:
         """Remove the temporary copies (standard input, decompressed Parquet)."""
-        for f in (self._spool.name if self._spool is not None else None, self._tmp_parquet):
+        for f in (self._spool.name if self._spool is not None else None, self._tmp_copy):
             if f is not None:
                 try:
                     os.unlink(f)
@@ -300,7 +283,7 @@ class KeyInput:
                     pass
         if self._spool is not None:
             self._spool.close()
-        self._spool, self._tmp_parquet = None, None
+        self._spool, self._tmp_copy = None, None
 
     def __enter__(self) -> KeyInput:
         return self
@@ -439,29 +422,67 @@ class KeyInput:
             raise InputError(f"{self.source} has no column {missing[0]!r} (columns: {', '.join(names[:20])})")
         return column, wanted
 
+    def _as_file(self, magic: bytes | None = None, name: str = "") -> str:
+        """The path of a regular, uncompressed file holding this input, for pyarrow to read
+        natively: the file itself, or (standard input, compressed data) a temporary copy made
+        on the first pass, then read as often as needed. ``magic``: the bytes it must start
+        with (else InputError: not a ``name`` file)."""
+        if self._file is None:
+            raw = self._open_raw(spool_stdin=False)
+            stream, codec = _decompress(raw, self.source)
+            bad = f"{self.source}: not a {name} file (no {(magic or b'').decode()} magic)"
+            try:
+                if codec is None and self.path != "-":
+                    if magic is not None and stream.read(len(magic)) != magic:
+                        raise InputError(bad)
+                    target = self.path
+                else:
+                    import shutil
+                    import tempfile
+
+                    with tempfile.NamedTemporaryFile(prefix=f"bloomkit-{self.kind}-", suffix=f".{self.kind}",
+                                                     delete=False) as tmp:
+                        self._tmp_copy = tmp.name
+                        shutil.copyfileobj(stream, tmp, CHUNK_BYTES)
+                    target = self._tmp_copy
+                    with open(target, "rb") as fh:
+                        if magic is not None and fh.read(len(magic)) != magic:
+                            raise InputError(bad)
+                    if self.kind != "parquet":
+                        self.total = os.path.getsize(target)  # progress: bytes of the copy
+            finally:
+                self._end_pass()
+            self._file = target
+            self.passes_left = 1 << 30  # a file now: read it as often as needed
+        return self._file
+
     def _csv_batches(self, column: str | None, extra: list[str] | None, key_type: str | None) -> Iterator[Any]:
+        """Record batches of a CSV / TSV file, read by pyarrow from a native file, never from a
+        Python file object: pyarrow reads ahead on its own I/O threads, and one of them calling
+        back into Python while the interpreter exits aborts the process ("terminate called
+        without an active exception": 2 of 30 runs of a build that failed early)."""
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
-        raw = self._open_raw()
-        stream, _codec = _decompress(raw, self.source)
+        path = self._as_file()
         delim = "\t" if self.kind == "tsv" else ","
         import csv
 
+        with open(path, "rb") as fh:
+            head = fh.readline(MAX_LINE_BYTES)
+        if not head.strip():
+            return
         try:
-            head = stream.readline(MAX_LINE_BYTES)
-            if not head.strip():
-                return
-            stream = io.BufferedReader(_Prefixed(head, stream), CHUNK_BYTES)
-            try:
-                names = next(csv.reader([head.decode("utf-8-sig")], delimiter=delim))
-            except (UnicodeDecodeError, csv.Error, StopIteration) as e:
-                raise InputError(f"{self.source}: cannot read its first line as a {self.kind.upper()} header ({e})") from None
-            column, wanted = self._wanted(names, column, extra)
-            types = {column: _arrow_type(key_type)} if column is not None and key_type else {}
+            names = next(csv.reader([head.decode("utf-8-sig")], delimiter=delim))
+        except (UnicodeDecodeError, csv.Error, StopIteration) as e:
+            raise InputError(f"{self.source}: cannot read its first line as a {self.kind.upper()} header ({e})") from None
+        column, wanted = self._wanted(names, column, extra)
+        types = {column: _arrow_type(key_type)} if column is not None and key_type else {}
+        self._native = native = pa.OSFile(path)
+        try:
             reader = pacsv.open_csv(
-                stream,
-                read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES, use_threads=False),  # no read-ahead
+                native,
+                read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES, use_threads=False),
                 parse_options=pacsv.ParseOptions(delimiter=delim),
                 convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
                                                      include_columns=wanted),
@@ -477,7 +498,7 @@ class KeyInput:
             what = f" (--key-type {key_type})" if key_type and "conversion" in first.lower() else ""
             raise InputError(f"{self.source}: cannot read it as {self.kind.upper()}{what}: {first}") from None
         finally:
-            self._end_pass()
+            native.close()
 
     def _parquet_file(self) -> Any:
         """A pyarrow ParquetFile: the path itself, or a temporary copy of standard input /
@@ -485,32 +506,9 @@ class KeyInput:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if self._pq_target is None:
-            raw = self._open_raw(spool_stdin=False)
-            stream, codec = _decompress(raw, self.source)
-            try:
-                if codec is None and self.path != "-":
-                    if stream.read(4) != b"PAR1":
-                        raise InputError(f"{self.source}: not a Parquet file (no PAR1 magic)")
-                    target = self.path
-                else:
-                    import shutil
-                    import tempfile
-
-                    with tempfile.NamedTemporaryFile(prefix="bloomkit-parquet-", suffix=".parquet",
-                                                     delete=False) as tmp:
-                        self._tmp_parquet = tmp.name
-                        shutil.copyfileobj(stream, tmp, CHUNK_BYTES)
-                    target = self._tmp_parquet
-                    with open(target, "rb") as fh:
-                        if fh.read(4) != b"PAR1":
-                            raise InputError(f"{self.source}: not a Parquet file (no PAR1 magic)")
-            finally:
-                self._end_pass()
-            self._pq_target = target
-            self.passes_left = 1 << 30  # a file now: read it as often as needed
+        target = self._as_file(magic=b"PAR1", name="Parquet")
         try:
-            pf = pq.ParquetFile(self._pq_target)
+            pf = pq.ParquetFile(target)
         except (pa.ArrowInvalid, OSError) as e:
             raise InputError(f"{self.source}: cannot read it as PARQUET: {str(e).splitlines()[0]}") from None
         self.total = pf.metadata.num_rows
