@@ -741,36 +741,46 @@ def _record_value(obj: Any, name: str, text: str) -> Any:
 # info
 
 
-def _read_container(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    if raw[:4] == b"PAR1":
-        raise InputError(f"{path} is a Parquet file, not a bloomkit structure: bloomkit parquet info {path} "
-                         "shows the Bloom filters it holds")
-    return raw
-
-
 def cmd_info(args: argparse.Namespace) -> int:
-    from ._format import loads, unpack
+    """What a saved file holds, from its header and the structure: a filter that maps
+    (:data:`bloomkit._mapped.MAPPABLE`) is mapped read-only, never read whole (a 12 GB filter
+    answers ``info`` at once; its CRC is checked by ``--verify``), the others are loaded."""
+    from ._format import open_regular
     from ._hashing import hash_name
+    from ._mapped import MAPPABLE, _read_layout, map_or_load
 
     t0 = time.perf_counter()
+    p, fd = open_regular(args.filter, "bloomkit info")
+    try:
+        if os.pread(fd, 4, 0) == b"PAR1":
+            raise InputError(f"{p} is a Parquet file, not a bloomkit structure: bloomkit parquet info {p} "
+                             "shows the Bloom filters it holds")
+        size = os.fstat(fd).st_size
+        lay = _read_layout(fd, size, 0)
+    finally:
+        os.close(fd)
     verified = None
     if getattr(args, "verify", False):
         from ._mapped import verify
 
-        verified = verify(args.filter)["crc32"]
-    raw = _read_container(args.filter)
-    c = unpack(raw)
-    obj = loads(raw)
-    t_load = time.perf_counter() - t0
-    timing = _timing(obj, t_load) if args.timing else None  # before info(), which may load numba itself
-    info = {"file": args.filter, "bytes": len(raw), "format_version": c.version, "hash": hash_name(c.hash_id)}
-    if verified is not None:
-        info["crc32_verified"] = verified
-    info.update(obj.info())
-    if timing is not None:
-        info["timing"] = timing
+        verified = verify(p)["crc32"]
+    obj = map_or_load(p)
+    try:
+        t_load = time.perf_counter() - t0
+        timing = _timing(obj, t_load) if args.timing else None  # before info(), which may load numba itself
+        info: dict[str, Any] = {"file": args.filter, "bytes": size, "format_version": lay.version,
+                                "hash": hash_name(lay.hash_id)}
+        if lay.structure in MAPPABLE and verified is None:
+            info["crc32_verified"] = "not checked (mapped, not read: --verify reads it all)"
+        elif verified is not None:
+            info["crc32_verified"] = verified
+        info.update(obj.info())
+        if timing is not None:
+            info["timing"] = timing
+    finally:
+        close = getattr(obj, "close", None)
+        if callable(close):
+            close()
     if args.json:
         print(json.dumps(info, indent=2, default=_jsonable))
     else:
