@@ -15,6 +15,7 @@ every build.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -180,6 +181,10 @@ def _scan_keys(inp: KeyInput, prog: _Progress, args: argparse.Namespace, column:
     return Scan(rows, n, exact, counter.capacity())
 
 
+MAPPED_KINDS = ("bloom", "counting", "split-block")
+"""The kinds ``--output-mmap`` builds straight into their file (:mod:`bloomkit._mapped`)."""
+
+
 @dataclass(frozen=True)
 class Kind:
     """A structure the CLI can build: its family (for the options it needs), its builder and
@@ -191,14 +196,28 @@ class Kind:
     passes: Callable[[argparse.Namespace], int] = lambda args: 1 if args.capacity is not None else 2
 
 
-def _membership(factory: Callable[[argparse.Namespace, int], Any]) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
+Factory = Callable[[argparse.Namespace, int], tuple[Any, dict[str, Any]]]
+"""(class, constructor keyword arguments) of a membership kind at a capacity."""
+
+
+def _membership(factory: Factory) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
     def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
         scan = None
         cap = args.capacity
         if cap is None:
             scan = _scan_keys(inp, prog, args, args.column)
             cap = scan.capacity
-        f = factory(args, cap)
+        cls, kw = factory(args, cap)
+        if args.output_mmap:  # built in a file beside the output, renamed onto it once complete
+            import tempfile
+
+            fd, args.mmap_partial = tempfile.mkstemp(prefix=".bloomkit-build-", suffix=".partial",
+                                                     dir=os.path.dirname(os.path.abspath(args.output)))
+            os.close(fd)
+            f = cls.create(args.mmap_partial, overwrite=True, **kw)
+            args.mmap_built = f
+        else:
+            f = cls(**kw)
         rows = 0
         for ch in _chunks(inp, prog, f"building a {type(f).__name__}", args.column, [], args.key_type):
             f.add_many(ch.keys)
@@ -208,40 +227,40 @@ def _membership(factory: Callable[[argparse.Namespace, int], Any]) -> Callable[[
     return build
 
 
-def _bloom(args: argparse.Namespace, cap: int) -> Any:
+def _bloom(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
     from .bloom import BloomFilter
 
-    return BloomFilter(capacity=cap, fpr=args.fpr, seed=args.seed)
+    return BloomFilter, {"capacity": cap, "fpr": args.fpr, "seed": args.seed}
 
 
-def _counting(args: argparse.Namespace, cap: int) -> Any:
+def _counting(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
     from .bloom import CountingBloomFilter
 
-    return CountingBloomFilter(capacity=cap, fpr=args.fpr, seed=args.seed, counter_bits=args.counter_bits)
+    return CountingBloomFilter, {"capacity": cap, "fpr": args.fpr, "seed": args.seed, "counter_bits": args.counter_bits}
 
 
-def _scalable(args: argparse.Namespace, cap: int) -> Any:
+def _scalable(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
     from .scalable import ScalableBloomFilter
 
-    return ScalableBloomFilter(cap, args.fpr, seed=args.seed)
+    return ScalableBloomFilter, {"initial_capacity": cap, "fpr": args.fpr, "seed": args.seed}
 
 
-def _foldable(args: argparse.Namespace, cap: int) -> Any:
+def _foldable(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
     from .folding import FoldableBloomFilter
 
-    return FoldableBloomFilter(capacity=cap, fpr=args.fpr, seed=args.seed)
+    return FoldableBloomFilter, {"capacity": cap, "fpr": args.fpr, "seed": args.seed}
 
 
-def _foldable_counting(args: argparse.Namespace, cap: int) -> Any:
+def _foldable_counting(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
     from .folding import FoldableCountingBloomFilter
 
-    return FoldableCountingBloomFilter(capacity=cap, fpr=args.fpr, seed=args.seed, counter_bits=args.counter_bits)
+    return FoldableCountingBloomFilter, {"capacity": cap, "fpr": args.fpr, "seed": args.seed, "counter_bits": args.counter_bits}
 
 
-def _splitblock(args: argparse.Namespace, cap: int) -> Any:
+def _splitblock(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
     from .splitblock import SplitBlockBloomFilter
 
-    return SplitBlockBloomFilter(capacity=cap, fpr=args.fpr, seed=args.seed)
+    return SplitBlockBloomFilter, {"capacity": cap, "fpr": args.fpr, "seed": args.seed}
 
 
 def _lookup(cls_name: str) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
@@ -496,11 +515,27 @@ def _check_options(args: argparse.Namespace, kind: Kind) -> None:
         raise InvalidParameterError(f"--values is for --kind geometric / bloomier, not {args.kind}")
     if kind.family == "similarity" and args.key_type is not None:
         raise InvalidParameterError(f"--key-type is not for --kind {args.kind}: vectors are numbers")
+    if args.output_mmap and args.kind not in MAPPED_KINDS:
+        raise InvalidParameterError(f"--output-mmap builds {', '.join(MAPPED_KINDS)} filters into their file, "
+                                    f"not --kind {args.kind}")
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     kind = KINDS[args.kind]
+    args.output_mmap = getattr(args, "output_mmap", False)
     _check_options(args, kind)
+    args.mmap_partial, args.mmap_built = None, None
+    try:
+        return _build(args, kind)
+    finally:
+        if args.mmap_partial is not None:  # --output-mmap that did not complete: nothing is written
+            if args.mmap_built is not None and not args.mmap_built.closed:
+                args.mmap_built.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(args.mmap_partial)
+
+
+def _build(args: argparse.Namespace, kind: Kind) -> int:
     t0 = time.perf_counter()
     with KeyInput(args.input, args.format, passes=kind.passes(args)) as inp, warnings.catch_warnings():
         if args.strict:
@@ -553,8 +588,13 @@ def _check_rate(args: argparse.Namespace, kind: Kind, built: Built) -> float | N
 
 def _saved(args: argparse.Namespace, built: Built, source: str, seconds: float, rate: float | None) -> int:
     obj = built.obj
-    obj.save(args.output)
     info = obj.info()
+    if args.mmap_partial is not None:  # sealed (CRC-32), then renamed onto the output: atomic
+        obj.close()
+        os.replace(args.mmap_partial, args.output)
+        args.mmap_partial = None
+    else:
+        obj.save(args.output)
     scan = built.scan
     doc: dict[str, Any] = {"output": args.output, "kind": args.kind, "source": source, "rows": built.rows,
                            "seconds": round(seconds, 3), "info": info}

@@ -193,6 +193,10 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("input", help="text (one key per line), .csv, .tsv or .parquet, optionally gzip / bzip2 / xz; "
                    "- reads stdin")
     b.add_argument("-o", "--output", required=True, help="the file to write (bloomkit container)")
+    b.add_argument("--output-mmap", action="store_true",
+                   help="bloom / counting / split-block: build straight into the output file through a memory "
+                        "map (the filter may be larger than memory; the pages are the file's), renamed onto "
+                        "--output once complete")
     b.add_argument("--kind", choices=list(KINDS), default="bloom", help="what to build (default: bloom)")
     b.add_argument("--format", choices=["text", "csv", "tsv", "parquet"], default=None,
                    help="input format (default: from the file name; stdin: text)")
