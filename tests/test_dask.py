@@ -96,6 +96,34 @@ def test_filter_equals_the_one_process_build_for_any_partitioning(client, kind):
 
 
 @pytest.mark.parametrize("kind", ["bloom", "counting"])
+def test_the_merged_filter_written_into_a_mapped_file(client, kind, tmp_path, monkeypatch):
+    """output= (issue 22): the last level of the tree OR-ed into a file made by create, one
+    partial filter at a time; the file holds the one-process filter, sealed and mapped back."""
+    import bloomkit.dask._build as build
+
+    want = _local(kind, KEYS)
+    columns = _series_partitionings(KEYS)
+    for i, (name, column) in enumerate(columns.items()):
+        out = tmp_path / f"{i}.bkf"
+        with bloom_filter(column, CAP, 0.01, kind=kind, output=out, split_every=2) as got:
+            assert got == want and got.to_bytes() == want.to_bytes(), name
+        assert bloomkit.verify(out)["structure"] == want._STRUCTURE
+        if i == 0:  # dask's own scheduler (no distributed client): the partials one at a time
+            monkeypatch.setattr(build, "_client", lambda: None)
+            with bloom_filter(column, CAP, 0.01, kind=kind, output=out) as again:
+                assert again == want
+            monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{i}.bkf" for i in range(len(columns))]
+    column = next(iter(columns.values()))
+    for bad in ({"kind": "scalable"}, {"like": bloomkit.BloomFilter(100, 0.01)}):
+        with pytest.raises(InvalidParameterError, match="'output' parameter"):
+            bloom_filter(column, **bad, output=tmp_path / "x.bkf")
+    with pytest.raises(InvalidParameterError, match="must name a file"):
+        bloom_filter(column, CAP, output=tmp_path)
+    assert not (tmp_path / "x.bkf").exists()
+
+
+@pytest.mark.parametrize("kind", ["bloom", "counting"])
 def test_persisted_partitions_are_added_in_chains_per_worker(client, kind):
     """Persisted data: each worker thread adds its partitions one after the other (chains), and
     the result is still the one-process filter."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 import os
@@ -14,7 +15,7 @@ import numpy as np
 from .._format import Persistable
 from .._hashing import check_seed, hash_keys
 from .._lazy import require
-from .._validation import CAPACITY, FPR, Int, Options, check_float, check_reals
+from .._validation import CAPACITY, FPR, Int, Options, check_float, check_path, check_reals
 from ..errors import InvalidParameterError
 
 __all__ = ["bloom_filter", "capacity_for", "contains", "distinct_count", "hll_estimate", "semi_join"]
@@ -110,12 +111,13 @@ def _chains(column: Any) -> list[list[int]] | None:
     return out
 
 
-def _tree(items: list[Any], fn: Callable[..., Any], split_every: int) -> Any:
-    """Reduce Delayed ``items`` with ``fn(*group)`` in a tree of fan-in ``split_every``."""
+def _tree(items: list[Any], fn: Callable[..., Any], split_every: int, down_to: int = 1) -> Any:
+    """Reduce Delayed ``items`` with ``fn(*group)`` in a tree of fan-in ``split_every``: the
+    root, or (``down_to`` > 1) the list of at most ``down_to`` subtrees' results."""
     delayed = dask_module().delayed
-    while len(items) > 1:
+    while len(items) > down_to:
         items = [delayed(fn, pure=True)(*items[i : i + split_every]) for i in range(0, len(items), split_every)]
-    return items[0]
+    return items[0] if down_to == 1 else items
 
 
 def _broadcast(obj: Any) -> Any:
@@ -355,9 +357,11 @@ def _sum(*xs: int) -> int:
 
 
 def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, like: Any, split_every: Any,
-                  owner: str) -> Any:
+                  owner: str, parts_for: Callable[[_Spec], None] | None = None) -> Any:
     """The Delayed filter of ``column`` (validating every argument first; ``capacity=None``
-    computes the distinct count, or the row count for "pbf", before it returns)."""
+    computes the distinct count, or the row count for "pbf", before it returns).
+    ``parts_for``: called with the spec once it is known; the graph then stops short of the
+    root, at a list of at most ``split_every`` partial filters (their union is the filter)."""
     every = SPLIT_EVERY(split_every, "split_every", owner)
     parts = _partitions(column, "column", owner)
     delayed = dask_module().delayed
@@ -396,6 +400,10 @@ def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, li
             cap = CAPACITY(capacity, "capacity", owner)
         spec, in_order = _Spec(name, cap, rate, sd, attributes), name == "scalable"
         cls = _kind_classes().get(name)
+    top = 1
+    if parts_for is not None:
+        parts_for(spec)
+        top = every
     if in_order:  # a key enters a slice only if the slices before it do not report it: in order
         f = delayed(_new, pure=True)(spec)
         for i, part in enumerate(parts):
@@ -405,18 +413,19 @@ def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, li
     # on where the partitions are, so PBFs always merge partition filters in the tree
     chains = None if cls is _kind_classes()["pbf"] else _chains(column)
     if chains is None:  # every partition's filter, merged in a tree
-        return _tree([delayed(_leaf, pure=True)(spec, part, i) for i, part in enumerate(parts)], _union, every)
+        return _tree([delayed(_leaf, pure=True)(spec, part, i) for i, part in enumerate(parts)], _union, every, top)
     ends = []
     for run in chains:  # the partitions of one worker thread, added one after the other
         f = delayed(_leaf, pure=True)(spec, parts[run[0]], run[0])
         for i in run[1:]:
             f = delayed(_chain_step, pure=True)(f, parts[i], i)
         ends.append(f)
-    return _tree(ends, _union, every)
+    return _tree(ends, _union, every, top)
 
 
 def bloom_filter(column: Any, capacity: int | None = None, fpr: float = 0.01, *, seed: int = 0,
-                 kind: str = "bloom", like: Any = None, split_every: int = 8) -> Any:
+                 kind: str = "bloom", like: Any = None, split_every: int = 8,
+                 output: str | os.PathLike[str] | None = None) -> Any:
     """Build a filter of the keys of a dask collection, partition by partition.
 
     Every partition builds a filter of the same shape on the worker that holds it (its keys
@@ -457,10 +466,18 @@ def bloom_filter(column: Any, capacity: int | None = None, fpr: float = 0.01, *,
         combine: IncompatibleFiltersError).
     split_every : int >= 2
         Fan-in of the reduction tree (filters merged per task).
+    output : path, optional
+        Write the merged filter into this file instead of returning it in memory (kinds
+        "bloom", "counting", "split-block"): the file is made with ``create`` (mapped, the
+        filter may be larger than the client's memory), the last level of the tree (at most
+        ``split_every`` partial filters) is OR-ed into it one at a time as each arrives, and
+        the sealed file is renamed onto ``output`` (never a partial file under that name). An
+        existing ``output`` is replaced.
 
     Returns
     -------
-    The filter, on the client.
+    The filter, on the client; with ``output``, the filter mapped read-only from that file
+    (``bloomkit.open(output)``: close it when done).
 
     Notes
     -----
@@ -474,7 +491,57 @@ def bloom_filter(column: Any, capacity: int | None = None, fpr: float = 0.01, *,
     is built in P sequential steps.
     """
     owner = "bloomkit.dask.bloom_filter"
-    return _filter_graph(column, capacity, fpr, seed, kind, like, split_every, owner).compute()
+    if output is None:
+        return _filter_graph(column, capacity, fpr, seed, kind, like, split_every, owner).compute()
+    return _into_file(column, capacity, fpr, seed, kind, like, split_every, output, owner)
+
+
+_INTO_FILE = ("bloom", "counting", "split-block")
+
+
+def _into_file(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, like: Any, split_every: Any,
+               output: Any, owner: str) -> Any:
+    """:func:`bloom_filter` with ``output``: the partial filters OR-ed into a mapped file."""
+    import tempfile
+
+    from .._mapped import open as open_mapped
+
+    path = check_path(output, "output", owner)
+    if like is not None or kind not in _INTO_FILE:
+        raise InvalidParameterError(
+            f"The 'output' parameter of {owner} writes kinds {', '.join(map(repr, _INTO_FILE))} into a file "
+            f"(without 'like'). Got kind={kind!r}{' with like' if like is not None else ''} instead.")
+    if os.path.isdir(path):
+        raise InvalidParameterError(f"The 'output' parameter of {owner} must name a file. Got the directory {path!r} instead.")
+    made: dict[str, Any] = {}
+
+    def create(spec: _Spec) -> None:
+        fd, made["tmp"] = tempfile.mkstemp(prefix=".bloomkit-dask-", suffix=".partial",
+                                           dir=os.path.dirname(os.path.abspath(path)))
+        os.close(fd)
+        made["f"] = _kind_classes()[spec.kind].create(made["tmp"], spec.capacity, spec.fpr, seed=spec.seed,
+                                                      overwrite=True)
+
+    try:
+        partials = _filter_graph(column, capacity, fpr, seed, kind, None, split_every, owner, parts_for=create)
+        f = made["f"]
+        if _client() is not None:
+            as_completed = importlib.import_module("distributed").as_completed
+            for future in as_completed(_client().compute(partials)):
+                f |= future.result()
+                future.release()
+        else:
+            for part in partials:  # one partial filter in the client's memory at a time
+                f |= part.compute()
+        f.close()
+        os.replace(made.pop("tmp"), path)
+    finally:
+        if "f" in made and not made["f"].closed:
+            made["f"].close()
+        if "tmp" in made:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(made["tmp"])
+    return open_mapped(path)
 
 
 # ---------------------------------------------------------------------------------------------
