@@ -323,6 +323,34 @@ def test_sizes_beyond_two_to_the_32_bits(tmp_path):
     assert os.path.getsize(path) > (1 << 30)
 
 
+@pytest.mark.slow
+def test_fold_and_set_algebra_beyond_two_to_the_32_bits():
+    """Item 5 of issue 22 (64-bit everywhere) for fold, union, intersection and equality: a
+    BloomFilter of 2**34 bits (2 GiB) folded by 2 is bit for bit the filter built at 2**33
+    bits; the union / intersection of two 2**33-bit filters hold exactly the bits of each
+    (words beyond 2**31 included); single keys and batches agree above 2**32."""
+    a_keys, b_keys = KEYS[:3000].tolist(), [f"other-{i}" for i in range(3000)]
+    big = BloomFilter(num_bits=1 << 34, num_hashes=3)
+    big.add_many(a_keys)
+    big.add("single")
+    assert np.flatnonzero(big.bits.words[(1 << 33) // 64 :]).size > 0
+    half = BloomFilter(num_bits=1 << 33, num_hashes=3)
+    half.add_many(a_keys)
+    half.add("single")
+    big.fold(2)
+    assert big.num_bits == 1 << 33 and big == half
+    del big
+    other = BloomFilter(num_bits=1 << 33, num_hashes=3)
+    other.add_many(b_keys)
+    u = half | other
+    assert u.contains_many(a_keys + b_keys).all() and "single" in u
+    assert np.array_equal(u.bits.words, half.bits.words | other.bits.words)
+    i = half & other
+    assert np.array_equal(i.bits.words, half.bits.words & other.bits.words)
+    high = (1 << 32) // 64
+    assert np.flatnonzero(u.bits.words[high:]).size > 0 and u != half
+
+
 MAPPED_LOADER = textwrap.dedent(r'''
     import os, tempfile
     def load(raw):
