@@ -102,7 +102,7 @@ def test_the_merged_filter_written_into_a_mapped_file(client, kind, tmp_path, mo
     import bloomkit.dask._build as build
 
     want = _local(kind, KEYS)
-    columns = _series_partitionings(KEYS)
+    columns = dict(list(_series_partitionings(KEYS).items())[:2])  # every partitioning: the test above
     for i, (name, column) in enumerate(columns.items()):
         out = tmp_path / f"{i}.bkf"
         with bloom_filter(column, CAP, 0.01, kind=kind, output=out, split_every=2) as got:
