@@ -41,9 +41,9 @@ from ._hashing import (
     key_type_names,
     register_hash_id,
 )
-from ._lazy import kernels as K
 from ._lazy import splitblock_kernels as SK
-from ._mapped import Mappable, plain_type
+from ._mapped import Mappable
+from ._membership import WordSetAlgebra
 from ._parallel import add_chunked, hash_source, identity, query_chunked
 from ._storage import aligned_copy, aligned_zeros, popcount_words
 from ._validation import (
@@ -51,6 +51,7 @@ from ._validation import (
     FPR,
     KEY_TYPES,
     Int,
+    InvariantError,
     Optional,
     Options,
     check_bytes,
@@ -58,7 +59,7 @@ from ._validation import (
     check_hashes,
 )
 from ._watch import FilterWatch
-from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+from .errors import FormatError, InvalidParameterError
 
 __all__ = [
     "HASH_PARQUET",
@@ -290,7 +291,7 @@ def split_block_num_blocks(capacity: int, fpr: float, lane_bits: int = 64) -> in
 # the filter
 
 
-class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable):
+class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappable, Persistable):
     """A split-block Bloom filter: each key sets 8 bits in one block of one cache line.
 
     Parameters
@@ -339,7 +340,6 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Pe
     [True, False]
     """
 
-    _STRUCTURE = "splitblock.SplitBlockBloomFilter"
     _PARAMS: ClassVar[Any] = {
         "mode": Options("native", "parquet"), "num_blocks": NUM_BLOCKS, "capacity": Optional(CAPACITY),
         "fpr": Optional(FPR), "key_types": KEY_TYPES, "physical_type": Optional(Options(*PHYSICAL_TYPES)),
@@ -670,20 +670,6 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Pe
         test = self._kernels()[2]
         return query_chunked(src, lambda part: test(hash_chunk(part)))
 
-    def update(self, *others: Any) -> None:
-        """Insert the keys of every argument, or merge filters of the same parameters
-        (``|=``): ``set.update`` semantics. Complexity: O(n) per batch."""
-        for other in others:
-            if isinstance(other, SplitBlockBloomFilter):
-                self |= other
-            else:
-                self.add_many(other)
-
-    def clear(self) -> None:
-        """Remove every key (all bits zero, key types forgotten). Complexity: O(B)."""
-        self._words.fill(0)
-        self._key_mask = 0
-
     # -- folding ------------------------------------------------------------------------------
     def _folded_words(self, factor: int) -> np.ndarray:
         f = Int(2, None)(factor, "factor", f"{type(self).__name__}.fold")
@@ -715,100 +701,30 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Pe
         """A copy folded by ``factor`` (:meth:`fold`); this filter is unchanged."""
         return self._like(self._folded_words(factor))
 
-    # -- set algebra --------------------------------------------------------------------------
-    def _key(self) -> tuple[Any, ...]:
+    # -- set algebra (bloomkit._membership.WordSetAlgebra) ---------------------------------------
+    _COMPAT_FIELDS = "(mode, num_blocks, seed, hash, physical_type, type_length)"
+
+    def _compat_key(self) -> tuple[Any, ...]:
         return (self.mode, self.num_blocks, self.seed, self._hash_id, self.physical_type, self.type_length)
 
-    def _compatible(self, other: Any, op: str) -> None:
-        if plain_type(other) is not plain_type(self):
-            raise IncompatibleFiltersError(f"cannot {op} a {type(self).__name__} with a {type(other).__name__}")
-        if self._key() != other._key():
-            raise IncompatibleFiltersError(
-                f"cannot {op} filters with different (mode, num_blocks, seed, hash, physical_type, "
-                f"type_length): {self._key()} and {other._key()}"
-            )
+    @property
+    def _store(self) -> np.ndarray:
+        return self._words
 
-    def _like(self, words: np.ndarray, key_mask: int | None = None) -> Self:
-        """A filter with this one's parameters over ``words`` (shared, not copied)."""
-        cls = plain_type(self)
-        out: Self = cls.__new__(cls)
-        out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_bk_lock", "_mapping")})
-        out._set_storage(words)
-        if key_mask is not None:
-            out._key_mask = key_mask
-        return out
+    def _word_array(self) -> np.ndarray:
+        return self._words
 
-    def union(self, other: SplitBlockBloomFilter) -> Self:
-        """Filter of the union of both sets (bitwise OR). Complexity: O(B)."""
-        self._compatible(other, "union")
-        return self._like(np.bitwise_or(self._words, other._words, out=aligned_copy(self._words)),
-                          self._key_mask | other._key_mask)
+    def _store_from_words(self, words: np.ndarray) -> np.ndarray:
+        return words
 
-    def intersection(self, other: SplitBlockBloomFilter) -> Self:
-        """Bitwise AND: holds every key of both sets. Complexity: O(B)."""
-        self._compatible(other, "intersect")
-        return self._like(np.bitwise_and(self._words, other._words, out=aligned_copy(self._words)),
-                          self._key_mask & other._key_mask)
+    def _copy_store(self) -> np.ndarray:
+        return aligned_copy(self._words)
 
-    def __or__(self, other: SplitBlockBloomFilter) -> Self:
-        return self.union(other)
+    def _clear_store(self) -> None:
+        self._words.fill(0)
 
-    def __and__(self, other: SplitBlockBloomFilter) -> Self:
-        return self.intersection(other)
-
-    def __ior__(self, other: SplitBlockBloomFilter) -> Self:
-        self._compatible(other, "union")
-        K.or_into(self._words, other._words)
-        self._note_keys(other._key_mask)
-        return self
-
-    def __iand__(self, other: SplitBlockBloomFilter) -> Self:
-        self._compatible(other, "intersect")
-        np.bitwise_and(self._words, other._words, out=self._words)
-        return self
-
-    def intersection_update(self, other: SplitBlockBloomFilter) -> None:
-        """``self &= other``."""
-        self &= other
-
-    def issubset(self, other: SplitBlockBloomFilter) -> bool:
-        """True if every set bit of this filter is set in ``other``. Complexity: O(B)."""
-        self._compatible(other, "compare")
-        return bool(np.array_equal(self._words & other._words, self._words))
-
-    def issuperset(self, other: SplitBlockBloomFilter) -> bool:
-        """``other.issubset(self)``."""
-        self._compatible(other, "compare")
-        return other.issubset(self)
-
-    def __le__(self, other: SplitBlockBloomFilter) -> bool:
-        return self.issubset(other)
-
-    def __ge__(self, other: SplitBlockBloomFilter) -> bool:
-        return self.issuperset(other)
-
-    def __lt__(self, other: SplitBlockBloomFilter) -> bool:
-        return self.issubset(other) and self != other
-
-    def __gt__(self, other: SplitBlockBloomFilter) -> bool:
-        return self.issuperset(other) and self != other
-
-    def __eq__(self, other: object) -> bool:
-        """Same parameters and the same bits (key types are not compared)."""
-        if plain_type(other) is not plain_type(self):
-            return NotImplemented
-        assert isinstance(other, SplitBlockBloomFilter)
-        return self._key() == other._key() and bool(np.array_equal(self._words, other._words))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __bool__(self) -> bool:
-        """False for a filter with nothing set."""
-        return bool(self._words.any())
-
-    def copy(self) -> Self:
-        """An independent copy. Complexity: O(B)."""
-        return self._like(aligned_copy(self._words))
+    def _same_store(self, other: Any) -> bool:
+        return bool(np.array_equal(self._words, other._words))
 
     # -- statistics ---------------------------------------------------------------------------
     def fill_ratio(self) -> float:
@@ -895,16 +811,24 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Pe
         """Assert the invariants (storage shape, mode / hash / type consistency)."""
         w = self._words
         wpb = _WORDS_PER_BLOCK[self.mode]
-        assert w.dtype == np.uint64 and w.ndim == 1 and len(w) >= wpb and len(w) % wpb == 0
-        assert self.num_blocks == len(w) // wpb
+        if not (w.dtype == np.uint64 and w.ndim == 1 and len(w) >= wpb and len(w) % wpb == 0):
+            raise InvariantError("w.dtype == np.uint64 and w.ndim == 1 and len(w) >= wpb and len(w) % wpb == 0")
+        if not (self.num_blocks == len(w) // wpb):
+            raise InvariantError("self.num_blocks == len(w) // wpb")
         if self.mode == "native":
-            assert self._hash_id == HASH_XXH64 and self.physical_type is None and self.type_length is None
-            assert self.num_blocks <= MAX_BLOCKS
+            if not (self._hash_id == HASH_XXH64 and self.physical_type is None and self.type_length is None):
+                raise InvariantError("self._hash_id == HASH_XXH64 and self.physical_type is None and self.type_length is None")
+            if not (self.num_blocks <= MAX_BLOCKS):
+                raise InvariantError("self.num_blocks <= MAX_BLOCKS")
         else:
-            assert self._hash_id == HASH_PARQUET and self.seed == 0 and self.physical_type in PHYSICAL_TYPES
-            assert (self.type_length is not None) == (self.physical_type == "FIXED_LEN_BYTE_ARRAY")
-            assert self.num_blocks <= MAX_PARQUET_BLOCKS
-        assert key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0
+            if not (self._hash_id == HASH_PARQUET and self.seed == 0 and self.physical_type in PHYSICAL_TYPES):
+                raise InvariantError("self._hash_id == HASH_PARQUET and self.seed == 0 and self.physical_type in PHYSICAL_TYPES")
+            if not ((self.type_length is not None) == (self.physical_type == "FIXED_LEN_BYTE_ARRAY")):
+                raise InvariantError('(self.type_length is not None) == (self.physical_type == "FIXED_LEN_BYTE_ARRAY")')
+            if not (self.num_blocks <= MAX_PARQUET_BLOCKS):
+                raise InvariantError("self.num_blocks <= MAX_PARQUET_BLOCKS")
+        if not (key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0):
+            raise InvariantError("key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0")
 
     # -- persistence --------------------------------------------------------------------------
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
