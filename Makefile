@@ -1,7 +1,8 @@
 # bloomkit: two commands do all set-up on a fresh machine with python3 and make.
 #   make demo   creates .venv, installs, runs `bloomkit reproduce --quick` (report in results/)
 #   make test   creates .venv, installs with test extras, runs ruff, mypy (strict, src/) and the whole test suite
-#               with the C extension (bloomkit._speedups), then the tests of hashing, adds, queries and
+#               with the C extension (bloomkit._speedups), the forged-file suite again under python -O (the
+#               loader's checks must not be asserts), then the tests of hashing, adds, queries and
 #               persistence again on numba alone (BLOOMKIT_NO_EXTENSION=1), then the package as it ships:
 #               an sdist and a wheel built from it without a C compiler (CC=false: the extension is
 #               optional), installed into a fresh venv, smoke-tested (tests/wheel_smoke.py) and tested
@@ -67,6 +68,7 @@ test: $(VENV)/.installed-test browser
 	$(VENV)/bin/mypy --no-error-summary src/bloomkit
 	$(PY) -c '$(CHECK_PATH)'
 	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(PY) -O -m pytest -q -n 2 -p no:cacheprovider tests/test_conformance.py -k forged_files
 	$(MAKE) --no-print-directory test-pure
 	$(MAKE) --no-print-directory test-no-compiler
 

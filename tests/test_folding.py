@@ -269,7 +269,7 @@ def test_choose_initial_size_prefers_foldable_sizes() -> None:
     assert best.coverage > 0.9 and best.max_overhead < 0.5
     # a prime m_1 covers almost nothing
     prime = 1000003
-    from bloomkit.folding.numbers import _score
+    from bloomkit.folding.planner import _score
 
     with pytest.raises(InvalidParameterError):
         choose_initial_size(200, 20000, 3, 0.05, 0.01, objective="min")
@@ -600,11 +600,11 @@ def test_constructor_takes_the_bloom_filter_vocabulary() -> None:
     h = FoldableCountingBloomFilter.for_requirements(1000, 0.01, counter_bits=4, retain_original=False)
     assert h.counter_bits == 4 and not h.retains_original
     assert FoldableBloomFilter(num_bits=5040, capacity=100).num_hashes == round(5040 / 100 * math.log(2))
-    # today's positional (num_bits, num_hashes) calls keep working; seed by position warns
+    # positional (num_bits, num_hashes); seed is keyword-only
     assert FoldableBloomFilter(5040, 3).num_bits == 5040
-    with pytest.warns(DeprecationWarning, match="seed"):
-        old = FoldableCountingBloomFilter(5040, 3, 7)
-    assert old.seed == 7 and old.counter_bits == 8
+    with pytest.raises(TypeError):
+        FoldableCountingBloomFilter(5040, 3, 7)
+    assert FoldableCountingBloomFilter(5040, 3, seed=7).counter_bits == 8
     for bad in (dict(), dict(capacity=10), dict(fpr=0.1), dict(num_bits=100), dict(num_bits=100, fpr=0.1, capacity=5),
                 dict(capacity=0, fpr=0.1), dict(capacity=10, fpr=1.0), dict(capacity=2**62, fpr=1e-300),
                 dict(num_bits=100, num_hashes=0), dict(num_bits=100, num_hashes=2000), dict(num_bits=2**63, num_hashes=2),

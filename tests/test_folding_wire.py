@@ -1,5 +1,5 @@
 """Tests of the folding wire format and the receiving side (bloomkit.folding.wire,
-bloomkit.folding.receiver): round trips, golden bytes of format 1, damage, a forger of hostile
+bloomkit.folding.receiver): round trips, golden bytes of wire version 1, damage, a forger of hostile
 messages (recomputed CRC) decoded in a child process, the multi-transmission receiver."""
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def test_format_1_wire_messages_decode_to_the_same_filters() -> None:
 
     from conformance.examples import EXAMPLES
 
-    folder = Path(__file__).parent / "golden" / "v1"
+    folder = Path(__file__).parent / "golden" / "wire"
     for name, tag, version in (("bits", "folding.FoldableBloomFilter", 3), ("counters", "folding.FoldableCounting", 4)):
         raw = (folder / f"folding.wire_{name}.bin").read_bytes()
         ref = EXAMPLES[tag].make()

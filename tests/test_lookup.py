@@ -323,7 +323,7 @@ def test_update_remove_insert_errors() -> None:
     gf = GeometricFilter.build(keys, vals)
     absent = absent_zipf_keys(1000, 50)
     miss = next(a for a in absent if gf.get(a) == 0)
-    with pytest.raises(KeyError), pytest.warns(DeprecationWarning, match="update\\(key, value\\)"):
+    with pytest.raises(TypeError):
         gf.update(miss, 3)
     with pytest.raises(KeyError):
         gf.remove(miss)

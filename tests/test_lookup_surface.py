@@ -129,8 +129,7 @@ def test_protocol_surface(cls: type, tmp_path) -> None:
     t = cls.build(keys, vals, value_bits=10, fpr=2**-14)
     assert isinstance(t, LookupTable)
     assert isinstance(t.size_in_bits, int) and t.size_in_bits > 0
-    with pytest.warns(DeprecationWarning, match="size_in_bits"):
-        assert t.size_in_bits() == t.size_in_bits
+    assert type(t.size_in_bits) is int  # a property, not a method
     assert isinstance(t.predicted_fpr(), float) and 0 < t.predicted_fpr() < 2**-10
     info = t.info()
     assert info["structure"] == cls._STRUCTURE and info["count"] == 3000 and info["values"] == "int"
@@ -173,16 +172,17 @@ def test_geometric_set_and_update_dict_meaning() -> None:
     with pytest.raises(TypeError):
         gf.update({}, {}, {})
     assert gf.to_bytes() == before
-    with pytest.warns(DeprecationWarning, match=r"update\(key, value\)"):
-        gf.update(keys[3], 77)
+    with pytest.raises(TypeError, match="at most 1 positional"):
+        gf.update(keys[3], 77)  # set(key, value), or update({key: value})
+    gf.update({keys[3]: 77})
     assert gf[keys[3]] == 77 and len(gf) == 2004
     gf._check()
 
 
 def test_keyword_only_parameters_and_for_requirements() -> None:
-    with pytest.warns(DeprecationWarning, match="by position"):
-        g = GeometricFilter(1000, 8)
-    assert g.value_bits == 8
+    with pytest.raises(TypeError):
+        GeometricFilter(1000, 8)
+    assert GeometricFilter(1000, value_bits=8).value_bits == 8
     g = GeometricFilter.for_requirements(1000, 8, 2**-12, num_hashes=2, seed=3)
     assert (g.value_bits, g.fpr, g.num_hashes, g.seed, g.capacity, len(g)) == (8, 2**-12, 2, 3, 1000, 0)
     keys = _words(1000, seed=2)

@@ -475,8 +475,7 @@ def test_concatenated_bloom_filter() -> None:
     assert concat_key(("ab", "c")) != concat_key(("a", "bc"))
     s = ConcatenatedBloomFilter(3, num_bits=8192, num_hashes=4)
     assert s.size_in_bits == 8192
-    with pytest.warns(DeprecationWarning, match="size_in_bits"):
-        assert s.nbytes == 1024
+    assert not hasattr(s, "nbytes")
     s.add_many(cols)
     assert s.contains_many(cols).all() and all(r in s for r in rows)
     c = ConcatenatedBloomFilter(3, capacity=500, fpr=0.01, counting=True)
@@ -488,9 +487,8 @@ def test_concatenated_bloom_filter() -> None:
         s.add((1, 2))
 
 
-# A format-1 file of the paper's hash, written by the format-1 code (its golden bytes, kept as a
-# backward-compatibility record; tests/golden/v1/ holds the default hash's, today's files are
-# pinned by tests/golden/v2/)
+# A format-1 file of the paper's hash, written by the format-1 code: refused (format 1 predates
+# release 0.1.0; today's files are pinned by tests/golden/v2/)
 V1_FILES = {
     "md5": (
         "424c4f4f4d4b4954010000006d756c7469617474722e506172616c6c656c426c6f6f6d46696c746572000000"
@@ -516,15 +514,9 @@ def _golden_example(hash_name: str) -> ParallelBloomFilter:
 
 
 @pytest.mark.parametrize("hash_name", ["md5"])
-def test_format_1_files_of_the_md5_hash_load(hash_name: str) -> None:
-    f = _golden_example(hash_name)
-    g = ParallelBloomFilter.from_bytes(bytes.fromhex(V1_FILES[hash_name]))
-    g._check()
-    assert g == f and g.hash == hash_name and g.key_types == ("unknown",)
-    assert g.attributes is None and g.capacity is None
-    assert ("a", 1) in g and ("b", 2.5) in g
-    g.remove(("a", 1))
-    assert ("a", 1) in g  # stored twice
+def test_format_1_files_of_the_md5_hash_are_refused(hash_name: str) -> None:
+    with pytest.raises(FormatError, match="format version 1"):
+        ParallelBloomFilter.from_bytes(bytes.fromhex(V1_FILES[hash_name]))
 
 
 def test_golden_file_of_the_md5_hash() -> None:
@@ -703,22 +695,15 @@ def test_shared_protocol_surface() -> None:
     assert d == f | d
 
 
-def test_deprecated_names_still_work() -> None:
-    with pytest.warns(DeprecationWarning, match="hash_function"):
-        a = ParallelBloomFilter(2, 3, 64, hash_function="md5")
-    with pytest.warns(DeprecationWarning, match="by position"):
-        b = ParallelBloomFilter(2, 3, 64, 8, "basic")
-    assert a.hash == "md5" and (b.counter_bits, b.verification) == (8, "basic")
-    with pytest.warns(DeprecationWarning, match="hash_function"):
-        assert a.hash_function == "md5"
-    with pytest.warns(DeprecationWarning, match="size_in_bits"):
-        assert a.nbytes == a._counters.data.nbytes + a._table.nbytes
-    a.add(("x", 1))
-    a.add(("y", 2))
-    with pytest.warns(DeprecationWarning, match="by position"):
-        assert a.predicted_fpr("recombined") == a.predicted_fpr(query="recombined")
-    with pytest.raises(TypeError):
-        ParallelBloomFilter(2, 3, 64, hash="md5", hash_function="md5")
+def test_the_drafts_names_are_refused() -> None:
+    """0.1.0 is the first release: hash_function=, nbytes and options by position are gone."""
+    for call in (lambda: ParallelBloomFilter(2, 3, 64, hash_function="md5"),
+                 lambda: ParallelBloomFilter(2, 3, 64, 8, "basic"),
+                 lambda: ParallelBloomFilter(2, 3, 64).predicted_fpr("recombined")):
+        with pytest.raises(TypeError):
+            call()
+    a = ParallelBloomFilter(2, 3, 64, hash="md5")
+    assert a.hash == "md5" and not hasattr(a, "hash_function") and not hasattr(a, "nbytes")
 
 
 def test_key_types_per_attribute() -> None:

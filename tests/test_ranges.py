@@ -273,23 +273,15 @@ def test_predicted_fpr_uses_eq14() -> None:
         bf.attribute_fprs(fill="bogus")
 
 
-def test_predicted_fpr_old_dict_interface_warns() -> None:
-    """predicted_fpr() returned a dict before: it still answers [name], ["total"] and .items()
-    for one release, with a DeprecationWarning; a positional fill too."""
+def test_predicted_fpr_is_a_float_with_keyword_options() -> None:
+    """predicted_fpr() is the total (a plain float); the rates per attribute are
+    attribute_fprs(); its options are keyword-only."""
     bf = RangeBloomFilter(Schema([Integer("Age", 0, 120)]), 512, RangeConfig(10, {"Age": (1, 2)}))
     bf.insert({"Age": (30, 49)})
     rates = bf.predicted_fpr()
-    with pytest.warns(DeprecationWarning, match="attribute_fprs"):
-        assert rates["total"] == pytest.approx(float(rates))
-    with pytest.warns(DeprecationWarning):
-        assert rates["Age"] == pytest.approx(bf.attribute_fprs()["Age"])
-    with pytest.warns(DeprecationWarning):
-        assert dict(rates.items()) == {"Age": rates._rates["Age"], "total": float(rates)}
-    with pytest.warns(DeprecationWarning):
-        assert set(rates.keys()) == {"Age", "total"} and len(list(rates.values())) == 2
-    with pytest.warns(DeprecationWarning, match="by position"):
-        assert bf.predicted_fpr("expected") == pytest.approx(bf.predicted_fpr(fill="expected"))
-    assert pickle.loads(pickle.dumps(rates)) == float(rates)
+    assert type(rates) is float and rates == pytest.approx(bf.attribute_fprs()["Age"])
+    with pytest.raises(TypeError):
+        bf.predicted_fpr("expected")
 
 
 def test_random_operation_sequence_keeps_invariants() -> None:
@@ -709,13 +701,6 @@ def test_forged_file_with_valid_crc_and_huge_declared_size_is_refused_before_all
                                          hash_id=1, seed=0))
     with pytest.raises(FormatError):
         RangeBloomFilter.from_bytes(pack(bf._STRUCTURE, dict(params, count=-1), arrays, hash_id=1, seed=0))
-
-
-def test_format_1_file_gets_a_record_count() -> None:
-    from pathlib import Path
-
-    old = bloomkit.load(Path(__file__).parent / "golden" / "v1" / "ranges.RangeBloomFilter.bkf")
-    assert len(old) == 1 and old.might_cover("Age", 20, 29)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -449,19 +449,6 @@ def test_hostile_record_arrays_give_format_error() -> None:
             ProfileIndex.from_bytes(_forge(idx, params))
 
 
-def test_format_1_index_with_records_loads_as_arrays() -> None:
-    from pathlib import Path
-
-    old = bloomkit.load(Path(__file__).parent / "golden" / "v1" / "ranges.ProfileIndex.bkf")
-    old._check()
-    assert len(old) == 2 and old.store_records
-    assert old.record(0) == {"Name": "ming", "Age": (20, 29), "Lat": (25.0, 25.5)}
-    assert old.search({"Age": 35}, verify=True).tolist() == [1]
-    assert old.attribute_fprs()["Age"] > 0 and old.info()["count"] == 2
-    params, arrays = old._to_state()
-    assert "records" not in params and arrays["rec_present"].shape == (2, 3)
-
-
 def test_concurrent_add_many_remove_and_search() -> None:
     """Writers (single adds, batches, removes) and searchers at once: no crash, unique ids, and
     afterwards every live profile is found with verify."""

@@ -746,38 +746,21 @@ def test_lsbf_has_only_level_zero(level: object) -> None:
 
 
 @pytest.mark.parametrize("cls", ALL)
-def test_optional_parameters_are_keyword_only(cls: type) -> None:
-    if cls is LSBF:
-        old_args: tuple[object, ...] = (20, 1.0, 5, 1 << 18, 1 << 14, 4, 7)
-    else:
-        old_args = (20, 1.0, 4, 5, 5, 1 << 18, 1 << 14, 4, 7)
-    with pytest.warns(DeprecationWarning, match="by position"):
-        old = cls(*old_args, domain=(0, 1001))
-    new = _mlbf(cls, num_bits=1 << 18)
-    X = _data(30)
-    old.add_many(X)
-    new.add_many(X)
-    assert old == new and old.seed == 7
-
-
-@pytest.mark.parametrize("cls", ALL)
-def test_old_argument_names_still_work_with_a_warning(cls: type) -> None:
+def test_optional_parameters_are_keyword_only_and_names_are_the_packages(cls: type) -> None:
+    """Options by position, the drafts' argument names (X, x, Q, q) and the removed aliases
+    (predicted_verify_fpr, as_vectors) are refused: 0.1.0 is the first release."""
+    old_args: tuple[object, ...] = ((20, 1.0, 5, 1 << 18, 1 << 14, 4, 7) if cls is LSBF
+                                    else (20, 1.0, 4, 5, 5, 1 << 18, 1 << 14, 4, 7))
+    with pytest.raises(TypeError):
+        cls(*old_args, domain=(0, 1001))
     f = _mlbf(cls)
     X = _data(20)
-    with pytest.warns(DeprecationWarning, match="'X' argument"):
-        f.add_many(X=X)
-    with pytest.warns(DeprecationWarning, match="'x' argument"):
-        f.add(x=X[0])
-    with pytest.warns(DeprecationWarning, match="'Q' argument"):
-        assert f.query_many(Q=X).all()
-    with pytest.warns(DeprecationWarning, match="'q' argument"):
-        assert f.query(q=X[1])
-    with pytest.warns(DeprecationWarning, match="predicted_verify_fpr"):
-        assert f.predicted_verify_fpr(0) == f.predicted_fpr(level=0)
-    with pytest.warns(DeprecationWarning, match="as_vectors"):
-        from bloomkit.similarity.lsh import as_vectors
-
-        assert as_vectors(X[0], 20, "t").shape == (1, 20)
+    for call in (lambda: f.add_many(X=X), lambda: f.add(x=X[0]), lambda: f.query_many(Q=X), lambda: f.query(q=X[1])):
+        with pytest.raises(TypeError):
+            call()
+    assert not hasattr(f, "predicted_verify_fpr")
+    with pytest.raises(ImportError):
+        from bloomkit.similarity.lsh import as_vectors  # noqa: F401
 
 
 @pytest.mark.parametrize("cls", [MLBF, MLBFStar])

@@ -36,10 +36,10 @@ S = SplitBlockBloomFilter
 
 
 def test_doctests():
-    for mod in (splitblock, parquet, _parallel):
+    for mod in (splitblock.model, splitblock.plain, parquet, _parallel):
         res = doctest.testmod(mod)
         assert res.failed == 0
-    assert doctest.testmod(splitblock).attempted > 0
+    assert doctest.testmod(splitblock.model).attempted > 0
 
 
 def test_sizing_meets_the_model():

@@ -13,6 +13,7 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
+from . import _registry
 from .errors import (
     BloomkitError,
     BloomkitWarning,
@@ -24,12 +25,10 @@ from .errors import (
 
 __version__ = "0.1.0"
 
-# public name -> the module that defines it (imported on first access)
+# public name -> the module that defines it (imported on first access): the registry's
+# "top-level" structures, and these functions
 _LAZY = {
-    "BloomFilter": "bloom",
-    "CountingBloomFilter": "bloom",
-    "ScalableBloomFilter": "scalable",
-    "SplitBlockBloomFilter": "splitblock",
+    **{e.name: e.module for e in _registry.with_capability("top-level")},
     "load": "_format",
     "loads": "_format",
     "open": "_mapped",
@@ -51,7 +50,7 @@ def __getattr__(name: str) -> _Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'bloomkit' has no attribute {name!r}")
-    value = getattr(_import_module(f".{module}", __name__), name)
+    value = getattr(_import_module(module if module.startswith("bloomkit.") else f".{module}", __name__), name)
     globals()[name] = value  # later accesses are plain lookups
     return value
 

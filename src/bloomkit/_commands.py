@@ -21,13 +21,14 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ._io import KEY_TYPES, Chunk, DistinctCounter, InputError, KeyInput, concat_batches, parse_key
+from ._registry import ENTRIES, Entry, load_class, with_capability
 from .errors import BloomkitError, BloomkitWarning, InvalidParameterError
 
 __all__ = ["KINDS", "cmd_build", "cmd_info", "cmd_query", "warn"]
@@ -181,7 +182,7 @@ def _scan_keys(inp: KeyInput, prog: _Progress, args: argparse.Namespace, column:
     return Scan(rows, n, exact, counter.capacity())
 
 
-MAPPED_KINDS = ("bloom", "counting", "split-block")
+MAPPED_KINDS = tuple(str(e.cli) for e in with_capability("mapped"))
 """The kinds ``--output-mmap`` builds straight into their file (:mod:`bloomkit._mapped`)."""
 
 
@@ -214,10 +215,10 @@ def _membership(factory: Factory) -> Callable[[argparse.Namespace, KeyInput, _Pr
             fd, args.mmap_partial = tempfile.mkstemp(prefix=".bloomkit-build-", suffix=".partial",
                                                      dir=os.path.dirname(os.path.abspath(args.output)))
             os.close(fd)
-            f = cls.create(args.mmap_partial, overwrite=True, **kw)
+            f = cls.create(args.mmap_partial, kw.pop("capacity"), kw.pop("fpr"), overwrite=True, **kw)
             args.mmap_built = f
         else:
-            f = cls(**kw)
+            f = cls.for_requirements(kw.pop("capacity"), kw.pop("fpr"), **kw)
         rows = 0
         for ch in _chunks(inp, prog, f"building a {type(f).__name__}", args.column, [], args.key_type):
             f.add_many(ch.keys)
@@ -227,47 +228,19 @@ def _membership(factory: Factory) -> Callable[[argparse.Namespace, KeyInput, _Pr
     return build
 
 
-def _bloom(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
-    from .bloom import BloomFilter
+def _for_requirements(entry: Entry) -> Factory:
+    """A growing membership filter of ``cap`` keys at ``--fpr``: its class and the arguments of
+    its ``for_requirements`` (which for every membership kind is its constructor's)."""
+    def factory(args: argparse.Namespace, cap: int) -> tuple[Any, dict[str, Any]]:
+        kw = {"counter_bits": args.counter_bits} if "counters" in entry.capabilities else {}
+        return load_class(entry), {"capacity": cap, "fpr": args.fpr, "seed": args.seed, **kw}
 
-    return BloomFilter, {"capacity": cap, "fpr": args.fpr, "seed": args.seed}
-
-
-def _counting(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
-    from .bloom import CountingBloomFilter
-
-    return CountingBloomFilter, {"capacity": cap, "fpr": args.fpr, "seed": args.seed, "counter_bits": args.counter_bits}
+    return factory
 
 
-def _scalable(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
-    from .scalable import ScalableBloomFilter
-
-    return ScalableBloomFilter, {"initial_capacity": cap, "fpr": args.fpr, "seed": args.seed}
-
-
-def _foldable(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
-    from .folding import FoldableBloomFilter
-
-    return FoldableBloomFilter, {"capacity": cap, "fpr": args.fpr, "seed": args.seed}
-
-
-def _foldable_counting(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
-    from .folding import FoldableCountingBloomFilter
-
-    return FoldableCountingBloomFilter, {"capacity": cap, "fpr": args.fpr, "seed": args.seed, "counter_bits": args.counter_bits}
-
-
-def _splitblock(args: argparse.Namespace, cap: int) -> tuple[type, dict[str, Any]]:
-    from .splitblock import SplitBlockBloomFilter
-
-    return SplitBlockBloomFilter, {"capacity": cap, "fpr": args.fpr, "seed": args.seed}
-
-
-def _lookup(cls_name: str) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
+def _lookup(entry: Entry) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
     def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
         """A static table: every key and value in memory (the table is that large anyway)."""
-        from . import lookup
-
         if not args.values:
             raise InvalidParameterError(f"--kind {args.kind} needs --values COLUMN (a CSV / Parquet column of "
                                         "values beside the --column of keys)")
@@ -275,7 +248,7 @@ def _lookup(cls_name: str) -> Callable[[argparse.Namespace, KeyInput, _Progress]
         for ch in _chunks(inp, prog, f"reading {inp.source}", args.column, [args.values], args.key_type):
             keys.append(ch.keys)
             values.append(ch.columns[args.values])
-        cls = getattr(lookup, cls_name)
+        cls = load_class(entry)
         kw: dict[str, Any] = {"seed": args.seed, "on_duplicate": args.on_duplicate}
         if args.value_bits is not None:
             kw["value_bits"] = args.value_bits
@@ -287,13 +260,11 @@ def _lookup(cls_name: str) -> Callable[[argparse.Namespace, KeyInput, _Progress]
     return build
 
 
-def _static(cls_name: str) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
+def _static(entry: Entry) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
     def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
         """A static filter: every key in memory, then one build at --fpr (repeated keys kept once)."""
-        from . import static
-
         keys = [ch.keys for ch in _chunks(inp, prog, f"reading {inp.source}", args.column, [], args.key_type)]
-        obj = getattr(static, cls_name).build(concat_batches(keys), fpr=args.fpr, seed=args.seed)
+        obj = load_class(entry).build(concat_batches(keys), fpr=args.fpr, seed=args.seed)
         rows = sum(len(k) for k in keys)
         return Built(obj, rows, Scan(rows=rows, distinct=len(obj), capacity=len(obj)))  # len: exact distinct keys
 
@@ -311,12 +282,10 @@ def _vectors(args: argparse.Namespace, ch: Chunk) -> np.ndarray:
 _DOMAIN_MARGIN = 0.1  # the similarity filters' default domain_margin: the box of the data, widened
 
 
-def _similarity(cls_name: str) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
+def _similarity(entry: Entry) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
     def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
         """First pass: n and the data's box (the domain, widened as the filters fit it); then
         the filter: ``for_requirements`` of document 002's Section 6.4 unless k / L are given."""
-        from . import similarity
-
         if args.w is None:
             raise InvalidParameterError(f"--kind {args.kind} needs --w WIDTH (the LSH bucket width w of document 002)")
         names = args.vector_columns
@@ -334,9 +303,9 @@ def _similarity(cls_name: str) -> Callable[[argparse.Namespace, KeyInput, _Progr
         scan.distinct, scan.capacity = scan.rows, scan.rows
         span = np.where(scan.upper > scan.lower, scan.upper - scan.lower, 1.0)
         domain = (scan.lower - _DOMAIN_MARGIN * span, scan.upper + _DOMAIN_MARGIN * span)
-        f = _similarity_filter(args, getattr(similarity, cls_name), len(names), scan.rows, domain)
+        f = _similarity_filter(args, load_class(entry), len(names), scan.rows, domain)
         rows = 0
-        for ch in _chunks(inp, prog, f"building an {cls_name}", names[0], names[1:], None):
+        for ch in _chunks(inp, prog, f"building an {entry.name}", names[0], names[1:], None):
             f.add_many(_vectors(args, ch))
             rows += ch.rows
         return Built(f, rows, scan)
@@ -409,36 +378,29 @@ def _one_pass(args: argparse.Namespace) -> int:
     return 1
 
 
-KINDS: dict[str, Kind] = {
-    "bloom": Kind("membership", _membership(_bloom), "Bloom filter (default)"),
-    "counting": Kind("membership", _membership(_counting), "counting Bloom filter (keys can be removed)"),
-    "scalable": Kind("membership", _membership(_scalable), "scalable Bloom filter (grows; --capacity is the first slice)"),
-    "foldable": Kind("membership", _membership(_foldable), "foldable Bloom filter (document 003)"),
-    "foldable-counting": Kind("membership", _membership(_foldable_counting),
-                              "foldable counting Bloom filter (document 003; keys can be removed)"),
-    "split-block": Kind("membership", _membership(_splitblock),
-                        "split-block Bloom filter (512-bit blocks: one cache line per key)"),
-    "geometric": Kind("lookup", _lookup("GeometricFilter"), "Geometric filter: key -> value (document 001; --values)",
-                      _one_pass),
-    "bloomier": Kind("lookup", _lookup("BloomierFilter"), "Bloomier filter: key -> value (--values)", _one_pass),
-    "ribbon-retrieval": Kind("lookup", _lookup("RibbonRetrieval"), "ribbon retrieval: static key -> value (--values)",
-                             _one_pass),
-    "fuse": Kind("membership", _static("BinaryFuseFilter"),
-                 "binary fuse filter (static, 4-wise; 8/16/32-bit fingerprints for --fpr)", _one_pass),
-    "ribbon": Kind("membership", _static("RibbonFilter"), "ribbon filter (static, w = 64)", _one_pass),
-    "mlbf": Kind("similarity", _similarity("MLBF"), "MLBF: near-membership of vectors (document 002; --w)",
-                 lambda a: 2),
-    "mlbf-star": Kind("similarity", _similarity("MLBFStar"), "MLBF*: the virtual multi-level filter (--w)",
-                      lambda a: 2),
-    "lsbf": Kind("similarity", _similarity("LSBF"), "LSBF: one-width locality-sensitive filter (--w)", lambda a: 2),
-    "pbf": Kind("items", _items, "parallel Bloom filter of multi-attribute items (document 004; --columns)"),
-    "range": Kind("records", None,
-                  "range Bloom filter of one set of records (document 000: one per profile; --schema, columns by "
-                  "attribute name)", _one_pass),
-    "profile-index": Kind("records", None,
-                          "profile index: one profile per row, searched by attributes and ranges (--schema)",
-                          _one_pass),
-}
+def _kind(entry: Entry) -> Kind:
+    """The CLI's builder of a registered structure, chosen by its family and capabilities."""
+    static = "static" in entry.capabilities
+    if entry.family == "membership":
+        return Kind("membership", _static(entry) if static else _membership(_for_requirements(entry)), entry.help,
+                    *([_one_pass] if static else []))
+    if entry.family == "lookup":
+        return Kind("lookup", _lookup(entry), entry.help, _one_pass)
+    if entry.family == "similarity":
+        return Kind("similarity", _similarity(entry), entry.help, lambda a: 2)
+    if entry.family == "items":
+        return Kind("items", _items, entry.help)
+    if entry.family == "records":
+        return Kind("records", None, entry.help, _one_pass)
+    raise LookupError(f"the CLI has no builder for the family {entry.family!r} of {entry.tag} (--kind {entry.cli})")
+
+
+def kinds(entries: Iterable[Entry] = ENTRIES) -> dict[str, Kind]:
+    """``--kind`` name -> :class:`Kind` of every registered structure with a CLI name."""
+    return {e.cli: _kind(e) for e in entries if e.cli is not None}
+
+
+KINDS: dict[str, Kind] = kinds()
 
 
 def _build_records(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
@@ -599,7 +561,7 @@ def _saved(args: argparse.Namespace, built: Built, source: str, seconds: float, 
     doc: dict[str, Any] = {"output": args.output, "kind": args.kind, "source": source, "rows": built.rows,
                            "seconds": round(seconds, 3), "info": info}
     distinct = ""
-    if scan is not None and scan.distinct is not None and args.kind not in ("mlbf", "mlbf-star", "lsbf"):
+    if scan is not None and scan.distinct is not None and KINDS[args.kind].family != "similarity":
         doc["distinct"], doc["distinct_exact"] = scan.distinct, scan.exact
         distinct = f" ({'' if scan.exact else '~'}{scan.distinct:,} distinct)"
     if rate is None:
@@ -618,13 +580,13 @@ def _saved(args: argparse.Namespace, built: Built, source: str, seconds: float, 
 
 def _key_type(types: tuple[str, ...], override: str | None, what: str) -> str:
     """How to parse query arguments: --key-type, else the one kind of key ``what`` holds
-    (format-1 files record none: str, with a note)."""
+    ("unknown", a filter received over the folding wire format: str, with a note)."""
     if override is not None:
         return override
     if types in ((), ("str",)):
         return "str"
     if types == ("unknown",):
-        warn("this file (format 1) does not record its key types: reading the keys as str "
+        warn("this file does not record its key types (a filter received over the wire): reading the keys as str "
              "(say --key-type int|float|bytes if they are not)")
         return "str"
     if len(types) == 1 and types[0] in KEY_TYPES:

@@ -4,7 +4,8 @@ Layout (all integers little-endian)::
 
     offset  size  field
     0       8     magic b"BLOOMKIT"
-    8       2     format version (FORMAT_VERSION; files of every version in READABLE_VERSIONS load)
+    8       2     format version (FORMAT_VERSION = 2; files of format 1, written before release
+                  0.1.0, are refused)
     10      2     flags: 0 in a complete file; 1 = being built (``create``), 2 = opened for
                   writing in place (``bloomkit.open(path, "r+")``): both are refused by ``load``
     12      32    structure tag, ASCII, NUL-padded (e.g. "bloom.BloomFilter")
@@ -38,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import importlib
 import json
 import math
 import operator
@@ -54,6 +54,7 @@ from typing import Any, ClassVar, SupportsIndex
 
 import numpy as np
 
+from . import _registry
 from ._hashing import HASH_XXH64, hash_name
 from ._storage import (
     LOAD_EXPANSION,
@@ -74,7 +75,6 @@ __all__ = [
     "MAGIC",
     "MAX_JSON_DEPTH",
     "MAX_LOAD_BYTES",
-    "READABLE_VERSIONS",
     "ArraySpec",
     "Container",
     "Persistable",
@@ -89,7 +89,6 @@ __all__ = [
 
 MAGIC = b"BLOOMKIT"
 FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
 _HEADER = struct.Struct("<8sHH32sHHQIQ")
 _ALLOWED_DTYPES = {
     "|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f4", "<f8",
@@ -385,8 +384,9 @@ def parse_layout(head: bytes | memoryview, size: int, *, allow_flags: int = 0) -
         raise FormatError(
             f"container format version {version} is newer than this bloomkit supports ({FORMAT_VERSION})"
         )
-    if version not in READABLE_VERSIONS:
-        raise FormatError(f"invalid container format version {version}")
+    if version != FORMAT_VERSION:
+        raise FormatError(f"container format version {version} is not read by this bloomkit (it reads format "
+                          f"{FORMAT_VERSION}; format 1 predates release 0.1.0): rebuild the structure")
     start = _HEADER.size + plen
     total = start + _pad8(start) + dlen + 4
     if plen > MAX_PARAMS_BYTES or size != total:
@@ -480,9 +480,9 @@ _PARSE_ERRORS = (KeyError, TypeError, ValueError, IndexError, OverflowError, Rec
 class Persistable:
     """Mixin: persistence through the container format, and the per-object lock.
 
-    A subclass sets
+    A subclass is registered in :mod:`bloomkit._registry` (which gives it ``_STRUCTURE``, its
+    tag, when the class is created: a class with a tag must be registered) and sets
 
-    * ``_STRUCTURE``: a unique ASCII tag (registering the class for :func:`bloomkit.load`);
     * ``_PARAMS``: the spec of its saved parameters (:mod:`bloomkit._validation` constraints,
       the ones its ``__init__`` checks its arguments with);
     * ``_ARRAYS``: name -> :class:`ArraySpec` of its saved arrays;
@@ -491,8 +491,7 @@ class Persistable:
     and implements ``_to_state() -> (params, arrays)`` and the classmethod
     ``_from_state(params, arrays, seed, hash_id)``, which receives parameters already checked
     against ``_PARAMS`` and arrays already checked against ``_ARRAYS`` and must check every
-    relation between them (sizes against array shapes) *before* allocating. ``_upgrade(params,
-    version)`` maps the parameters of older format versions. The loader runs ``_check()`` on
+    relation between them (sizes against array shapes) *before* allocating. The loader runs ``_check()`` on
     the new object; an invariant that fails is a FormatError.
     """
 
@@ -503,12 +502,13 @@ class Persistable:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        tag = cls.__dict__.get("_STRUCTURE")
-        if tag:
-            prev = _STRUCTURES.get(tag)
-            if prev is not None and prev.__qualname__ != cls.__qualname__:
-                raise ValueError(f"structure tag {tag!r} used by {prev.__qualname__} and {cls.__qualname__}")
-            _STRUCTURES[tag] = cls
+        if cls.__dict__.get("_STRUCTURE"):
+            raise TypeError(f"{cls.__qualname__}: a structure's tag is declared in bloomkit._registry only")
+        entry = _registry.entry_of_class(cls.__module__, cls.__qualname__)
+        prev = None if entry is None else _STRUCTURES.get(entry.tag)
+        if entry is not None and (prev is None or not issubclass(cls, prev)):  # a subclass of it (a mapped
+            cls._STRUCTURE = entry.tag                                          # view) keeps its tag
+            _STRUCTURES[entry.tag] = cls
 
     # -- the lock ------------------------------------------------------------------------------
     @property
@@ -529,11 +529,6 @@ class Persistable:
         cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int
     ) -> Persistable:
         raise NotImplementedError
-
-    @classmethod
-    def _upgrade(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
-        """Parameters of a file of format ``version`` as the current format has them."""
-        return params
 
     def _check(self) -> None:
         """Assert the invariants (tests call it after mutations; the loader after loading)."""
@@ -563,7 +558,7 @@ class Persistable:
                 f"{c.hash_id} ({hash_name(c.hash_id)})"
             )
         try:
-            params = cls._upgrade(dict(c.params), c.version)
+            params = dict(c.params)
             if cls._PARAMS is not None:
                 params = check_params(cls._PARAMS, params, owner)
         except FormatError:
@@ -653,24 +648,9 @@ def _check_arrays(spec: dict[str, ArraySpec], arrays: dict[str, np.ndarray], own
                 raise FormatError(f"the {name!r} array of {owner} holds NaN or infinite values")
 
 
-_SUBPACKAGES = ("bloom", "scalable", "splitblock", "ranges", "lookup", "similarity", "folding", "multiattr", "dask",
-               "static")
-
-
-def _import_all(names: tuple[str, ...] = _SUBPACKAGES) -> None:
-    """Import the subpackages ``names`` (a missing one, e.g. without its extra, is skipped)."""
-    for name in names:
-        try:
-            importlib.import_module(f"bloomkit.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"bloomkit.{name}":
-                raise
-
-
 def registered_structures() -> dict[str, type[Persistable]]:
-    """Every persistable structure class by its tag (imports all subpackages first)."""
-    _import_all()
-    return dict(_STRUCTURES)
+    """Every persistable structure class by its tag, in registry order (imports their modules)."""
+    return {e.tag: _class_of(e.tag) for e in _registry.ENTRIES}
 
 
 def _loads_parts(*parts: Any) -> Any:
@@ -685,17 +665,17 @@ def loads(data: bytes) -> Any:
 
 
 def _class_of(structure: str) -> type[Persistable]:
-    """The registered class of a structure tag; FormatError for an unknown one."""
+    """The registered class of a structure tag (importing its module); FormatError for an
+    unknown one."""
     cls = _STRUCTURES.get(structure)
-    if cls is None:  # the tag's prefix names its module ("bloom.BloomFilter"): import that one first
-        prefix = structure.partition(".")[0]
-        _import_all(tuple(n for n in _SUBPACKAGES if n == prefix))
-        cls = _STRUCTURES.get(structure)
     if cls is None:
-        _import_all()
-        cls = _STRUCTURES.get(structure)
-    if cls is None:
-        raise FormatError(f"unknown structure tag {structure!r}")
+        entry = _registry.by_tag(structure)
+        if entry is None:
+            raise FormatError(f"unknown structure tag {structure!r}")
+        loaded: type[Persistable] = _registry.load_class(entry)
+        if _STRUCTURES.get(structure) is not loaded:
+            raise TypeError(f"{entry.module}.{entry.name} is registered as {structure!r} but is not that structure")
+        return loaded
     return cls
 
 

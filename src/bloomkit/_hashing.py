@@ -103,8 +103,8 @@ _HASH_NAMES: dict[int, str] = {HASH_XXH64: "xxh64-splitmix"}
 TAG_STR, TAG_BYTES, TAG_BOOL, TAG_INT, TAG_BIGINT, TAG_FLOAT, TAG_TUPLE = 1, 2, 3, 4, 5, 6, 7
 
 # Key types: every structure records which kinds of keys it holds, as a bit mask (bit t for
-# tag t; bit 0: "unknown", a structure read from a format-1 file). The CLI parses query
-# arguments by it.
+# tag t; bit 0: "unknown", keys received without their types: a folding wire message, items
+# added by position). The CLI parses query arguments by it.
 _TYPE_NAMES = {TAG_STR: "str", TAG_BYTES: "bytes", TAG_BOOL: "bool", TAG_INT: "int", TAG_BIGINT: "int",
                TAG_FLOAT: "float", TAG_TUPLE: "tuple"}
 KEY_TYPES_UNKNOWN = 1
@@ -155,7 +155,8 @@ class KeyTypesMixin:
     @property
     def key_types(self) -> tuple[str, ...]:
         """The kinds of keys added so far: names from "bool", "bytes", "float", "int", "str",
-        "tuple" ("unknown" if the structure was read from a format-1 file)."""
+        "tuple" ("unknown" for keys received without their types: a folding wire message, items
+        added by position)."""
         return tuple(key_type_names(self._key_mask))
 
 

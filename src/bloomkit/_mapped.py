@@ -47,8 +47,6 @@ import numpy as np
 
 from ._format import (
     _HEADER,
-    _STRUCTURES,
-    _SUBPACKAGES,
     FLAG_BUILDING,
     FLAG_MODIFIED,
     FORMAT_VERSION,
@@ -57,7 +55,7 @@ from ._format import (
     PARAM_SLACK,
     Container,
     Layout,
-    _import_all,
+    _class_of,
     _pack_parts,
     _with_crc,
     header_length,
@@ -65,6 +63,7 @@ from ._format import (
     parse_layout,
     write_atomic,
 )
+from ._registry import with_capability
 from ._storage import allocate_into
 from ._validation import check_path
 from .errors import FormatError, InvalidParameterError, UpdateNotSupportedError
@@ -91,17 +90,6 @@ def _crc_of(view: Any, flags_zero: bool, crc: int = 0) -> int:
     for lo in range(_HEADER.size, len(view), _CRC_CHUNK):
         crc = zlib.crc32(view[lo : lo + _CRC_CHUNK], crc)
     return crc
-
-
-def _class_for(structure: str) -> Any:
-    cls = _STRUCTURES.get(structure)
-    if cls is None:
-        prefix = structure.partition(".")[0]
-        _import_all(tuple(n for n in _SUBPACKAGES if n == prefix) or _SUBPACKAGES)
-        cls = _STRUCTURES.get(structure)
-    if cls is None:
-        raise FormatError(f"unknown structure tag {structure!r}")
-    return cls
 
 
 def _lock(fd: int, path: str, exclusive: bool, wait: bool = False) -> bool:
@@ -168,7 +156,7 @@ class _Mapping:
             os.close(self.fd)
 
 
-MAPPABLE = ("bloom.BloomFilter", "bloom.CountingBloomFilter", "splitblock.SplitBlockBloomFilter")
+MAPPABLE = tuple(e.tag for e in with_capability("mapped"))
 """The structure tags ``open`` maps and ``create`` builds (their subclasses, e.g. the foldable
 filters, keep state outside the one word array: ``load`` reads them)."""
 
@@ -459,14 +447,14 @@ def open(path: str | os.PathLike[str], mode: str = "r", *, recover: bool = False
         lay = _read_layout(fd, size, FLAG_MODIFIED)
         if lay.flags & FLAG_MODIFIED and not recover and (write or _lock(fd, p, exclusive=False)):
             parse_layout(os.pread(fd, header_length(os.pread(fd, _HEADER.size, 0)), 0), size)  # raises, saying why
-        cls = _class_for(lay.structure)
+        cls: Any = _class_of(lay.structure)
         if lay.structure not in MAPPABLE:
             raise InvalidParameterError(
-                f"{p!r} holds a {lay.structure!r}, which bloomkit.open does not map (BloomFilter, "
-                "CountingBloomFilter and SplitBlockBloomFilter files map): read it with bloomkit.load")
+                f"{p!r} holds a {lay.structure!r}, which bloomkit.open does not map ("
+                f"{', '.join(t.partition('.')[2] for t in MAPPABLE)} files map): read it with bloomkit.load")
         if sys.byteorder != "little":  # pragma: no cover - the file's words are little-endian
             raise InvalidParameterError("bloomkit.open maps files on little-endian machines only: use bloomkit.load")
-        if write and (lay.version != FORMAT_VERSION or lay.data_offset % PAGE
+        if write and (lay.data_offset % PAGE
                       or lay.params_len - _params_used(fd, lay) < PARAM_SLACK // 2):
             os.close(fd)
             fd = -1

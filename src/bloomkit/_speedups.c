@@ -22,7 +22,7 @@
  * Every function here holds the GIL (single keys and Python lists touch Python objects
  * throughout), which gives single-key adds the guarantee of the jit_mut kernels: concurrent
  * adds never lose a bit.
- * The algorithms are the numba kernels' (bloomkit._kernels, bloomkit._splitblock_kernels,
+ * The algorithms are the numba kernels' (bloomkit._kernels, bloomkit.splitblock._kernels,
  * multiattr._kernels, ranges._kernels), checked equal by tests/test_speedups.py,
  * tests/test_single_items.py, and XXH64 against the reference xxhash package.
  */

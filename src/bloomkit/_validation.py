@@ -26,6 +26,12 @@ __all__ = [
 ]
 
 
+class InvariantError(AssertionError):
+    """A broken invariant found by a structure's ``_check()``. Raised by an ``if``, never by
+    ``assert``: it stays under ``python -O``, where the loader relies on it (a forged file that
+    breaks an invariant is a FormatError there too)."""
+
+
 def param_error(name: str, owner: str, allowed: str, got: Any) -> InvalidParameterError:
     """Build the standard error for parameter ``name`` of ``owner``.
 

@@ -15,8 +15,8 @@
 * **A key type the filter never held.** A query whose key has a type the filter holds none of
   (``"1"`` or ``1.0`` asked of a filter of ``int`` keys) warns, once per filter and type
   (:meth:`FilterWatch._foreign_key`; the compiled ``in`` calls it only for such keys, so the
-  common query pays nothing). Not for an empty filter, nor for one read from a format-1 file
-  (which does not record its key types).
+  common query pays nothing). Not for an empty filter, nor for one whose key types are
+  "unknown" (received over the folding wire format, which does not carry them).
 
 ``warnings.simplefilter("error", bloomkit.BloomkitWarning)`` makes both errors (raised every
 time: the state that silences repeats is set only when a warning was shown).

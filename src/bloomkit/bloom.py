@@ -33,7 +33,8 @@ from ._hashing import (
     tag_seed,
 )
 from ._lazy import kernels as K
-from ._mapped import Mappable, plain_type
+from ._mapped import Mappable
+from ._membership import WordSetAlgebra
 from ._parallel import add_chunked, hash_source, query_chunked
 from ._storage import BitArray, CounterArray
 from ._validation import (
@@ -44,6 +45,7 @@ from ._validation import (
     NUM_HASHES,
     Bool,
     Int,
+    InvariantError,
     Optional,
     Options,
     check_float,
@@ -178,7 +180,7 @@ def _tag_seeds(seed: int) -> dict[int, np.uint64]:
     return {t: np.uint64(tag_seed(seed, t)) for t in range(TAG_STR, TAG_TUPLE + 1)}
 
 
-class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable):
+class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappable, Persistable):
     """A Bloom filter over bits: no false negatives, false positives at rate ``predicted_fpr()``.
 
     Parameters
@@ -230,7 +232,6 @@ class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable)
     [True, False]
     """
 
-    _STRUCTURE = "bloom.BloomFilter"
     _PARAMS: ClassVar[Any] = {
         "num_bits": NUM_BITS, "num_hashes": NUM_HASHES, "capacity": Optional(CAPACITY),
         "fpr": Optional(FPR), "key_types": KEY_TYPES,
@@ -391,15 +392,6 @@ class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable)
         self._note_keys(tags)
         self._count_adds(len(src), 2)
 
-    def update(self, *others: Any) -> None:
-        """Insert the keys of every argument (iterables / arrays), or merge filters of the same
-        parameters (``|=``): ``set.update`` semantics. Complexity: O(n k) per batch."""
-        for other in others:
-            if isinstance(other, BloomFilter):
-                self |= other
-            else:
-                self.add_many(other)
-
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key of a batch. Complexity: O(n k).
 
@@ -411,11 +403,6 @@ class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable)
         src, hash_chunk, tags = hash_source(keys, self._hash)
         self._foreign_keys(tags, 2)
         return query_chunked(src, lambda part: K.bits_test(words, hash_chunk(part), k, m))
-
-    def clear(self) -> None:
-        """Remove every key (all bits zero, key types forgotten); parameters stay. Complexity: O(m / 64)."""
-        self._store.clear()
-        self._key_mask = 0
 
     # -- folding (document 003) ---------------------------------------------------------------
     def fold(self, factor: int) -> None:
@@ -434,116 +421,35 @@ class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable)
         """A copy folded by ``factor`` (:meth:`fold`); this filter is unchanged."""
         return self._like(self._store.fold(factor))
 
-    # -- set algebra --------------------------------------------------------------------------
-    def _compatible(self, other: Any, op: str) -> None:
-        if plain_type(other) is not plain_type(self):
-            raise IncompatibleFiltersError(
-                f"cannot {op} a {type(self).__name__} with a {type(other).__name__}"
-            )
-        mine = (self.num_bits, self._num_hashes, self.seed, self._hash_id)
-        theirs = (other.num_bits, other._num_hashes, other.seed, other._hash_id)
-        if mine != theirs:
-            raise IncompatibleFiltersError(
-                f"cannot {op} filters with different (num_bits, num_hashes, seed, hash): "
-                f"{mine} and {theirs}"
-            )
+    # -- set algebra (bloomkit._membership.WordSetAlgebra) ---------------------------------------
+    _COMPAT_FIELDS = "(num_bits, num_hashes, seed, hash)"
 
-    def _like(self, store: Any, key_mask: int | None = None) -> Self:
-        """A filter with this one's parameters over ``store`` (shared, not copied)."""
-        cls = plain_type(self)
-        out: Self = cls.__new__(cls)
-        out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_bk_lock", "_mapping")})
-        out._set_storage(store)
-        if key_mask is not None:
-            out._key_mask = key_mask
-        return out
-
-    def union(self, other: BloomFilter) -> Self:
-        """Filter of the union of both sets (bitwise OR). Complexity: O(m / 64)."""
-        self._compatible(other, "union")
-        return self._like(self._bits | other._bits, self._key_mask | other._key_mask)
-
-    def intersection(self, other: BloomFilter) -> Self:
-        """Bitwise AND: contains every key of both sets (FPR at least that of either).
-
-        Complexity: O(m / 64).
-        """
-        self._compatible(other, "intersect")
-        return self._like(self._bits & other._bits, self._key_mask & other._key_mask)
-
-    def __or__(self, other: BloomFilter) -> Self:
-        return self.union(other)
-
-    def __and__(self, other: BloomFilter) -> Self:
-        return self.intersection(other)
-
-    def __ior__(self, other: BloomFilter) -> Self:
-        self._compatible(other, "union")
-        self._bits |= other._bits
-        self._note_keys(other._key_mask)
-        return self
-
-    def __iand__(self, other: BloomFilter) -> Self:
-        self._compatible(other, "intersect")
-        self._bits &= other._bits
-        return self
-
-    def intersection_update(self, other: BloomFilter) -> None:
-        """``self &= other``."""
-        self &= other
-
-    def issubset(self, other: BloomFilter) -> bool:
-        """True if every set bit of this filter is set in ``other`` (BF(S1) subset of BF(S2))."""
-        self._compatible(other, "compare")
-        return bool(np.array_equal(self._bits.words & other._bits.words, self._bits.words))
-
-    def issuperset(self, other: BloomFilter) -> bool:
-        """``other.issubset(self)``."""
-        self._compatible(other, "compare")
-        return other.issubset(self)
-
-    def __le__(self, other: BloomFilter) -> bool:
-        return self.issubset(other)
-
-    def __ge__(self, other: BloomFilter) -> bool:
-        return self.issuperset(other)
-
-    def __lt__(self, other: BloomFilter) -> bool:
-        return self.issubset(other) and self != other
-
-    def __gt__(self, other: BloomFilter) -> bool:
-        return self.issuperset(other) and self != other
-
-    def __bool__(self) -> bool:
-        """False for a filter with nothing set."""
-        return self._set_count() > 0
+    def _compat_key(self) -> tuple[Any, ...]:
+        return (self.num_bits, self._num_hashes, self.seed, self._hash_id)
 
     @property
     def _store(self) -> Any:
         """The storage object (BitArray here, CounterArray in the counting filter)."""
         return self._bits
 
+    def _word_array(self) -> np.ndarray:
+        return self._bits.words
+
+    def _store_from_words(self, words: np.ndarray) -> BitArray:
+        return BitArray(self.num_bits, words)
+
+    def _copy_store(self) -> Any:
+        return self._store.copy()
+
+    def _clear_store(self) -> None:
+        self._store.clear()
+
+    def _same_store(self, other: Any) -> bool:
+        return bool(self._store == other._store)
+
     def _set_count(self) -> int:
         """Number of set bits (non-zero counters in the counting filter)."""
         return int(self._store.nonzero_count())
-
-    def copy(self) -> Self:
-        """An independent copy. Complexity: O(m)."""
-        return self._like(self._store.copy())
-
-    def __eq__(self, other: object) -> bool:
-        """Same parameters and the same bits (key types are not compared)."""
-        if plain_type(other) is not plain_type(self):
-            return NotImplemented
-        assert isinstance(other, BloomFilter)
-        return (
-            self._num_hashes == other._num_hashes
-            and self.seed == other.seed
-            and self._hash_id == other._hash_id
-            and self._store == other._store
-        )
-
-    __hash__ = None  # type: ignore[assignment]
 
     # -- statistics ---------------------------------------------------------------------------
     def fill_ratio(self) -> float:
@@ -619,11 +525,15 @@ class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable)
     def _check(self) -> None:
         """Assert the invariants (storage size, no stray bits beyond m)."""
         b = self._bits
-        assert b.words.dtype == np.uint64 and b.words.shape == ((b.num_bits + 63) // 64,)
+        if not (b.words.dtype == np.uint64 and b.words.shape == ((b.num_bits + 63) // 64,)):
+            raise InvariantError("b.words.dtype == np.uint64 and b.words.shape == ((b.num_bits + 63) // 64,)")
         rem = b.num_bits & 63
-        assert rem == 0 or int(b.words[-1]) >> rem == 0, "bits set beyond num_bits"
-        assert 1 <= self._num_hashes <= MAX_HASHES
-        assert key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0
+        if not (rem == 0 or int(b.words[-1]) >> rem == 0):
+            raise InvariantError("bits set beyond num_bits")
+        if not (1 <= self._num_hashes <= MAX_HASHES):
+            raise InvariantError("1 <= self._num_hashes <= MAX_HASHES")
+        if not (key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0):
+            raise InvariantError("key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0")
 
     # -- persistence --------------------------------------------------------------------------
     def _params(self) -> dict[str, Any]:
@@ -632,12 +542,6 @@ class BloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable)
 
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return self._params(), {"words": self._bits.words}
-
-    @classmethod
-    def _upgrade(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
-        if version == 1:  # format 1 did not record key types
-            params["key_types"] = ["unknown"]
-        return params
 
     @classmethod
     def _restore_common(cls, params: dict[str, Any], seed: int, hash_id: int) -> Self:
@@ -687,7 +591,6 @@ class CountingBloomFilter(BloomFilter):
     keeps the GIL, so concurrent adds and removes from any number of threads lose nothing.
     """
 
-    _STRUCTURE = "bloom.CountingBloomFilter"
     _PARAMS: ClassVar[Any] = {**BloomFilter._PARAMS, "counter_bits": COUNTER_BITS, "overflowed": Bool()}
     _ARRAYS: ClassVar[Any] = {"counters": ArraySpec(None)}
 
@@ -845,23 +748,23 @@ class CountingBloomFilter(BloomFilter):
         out.overflowed |= self._counters.overflowed or other._counters.overflowed
         return self._like(out, key_mask)
 
-    def union(self, other: CountingBloomFilter) -> Self:  # type: ignore[override]
+    def union(self, other: CountingBloomFilter) -> Self:
         """Multiset sum of both filters (counters added, saturating). Complexity: O(m)."""
         self._compatible(other, "union")
         return self._combine(other, "union", np.add, self._key_mask | other._key_mask)
 
-    def intersection(self, other: CountingBloomFilter) -> Self:  # type: ignore[override]
+    def intersection(self, other: CountingBloomFilter) -> Self:
         """Counter-wise minimum. Complexity: O(m)."""
         self._compatible(other, "intersect")
         return self._combine(other, "intersect", np.minimum, self._key_mask & other._key_mask)
 
-    def __ior__(self, other: CountingBloomFilter) -> Self:  # type: ignore[override, misc]
+    def __ior__(self, other: CountingBloomFilter) -> Self:
         res = self.union(other)
         self._set_storage(res._counters)
         self._note_keys(other._key_mask)
         return self
 
-    def __iand__(self, other: CountingBloomFilter) -> Self:  # type: ignore[override, misc]
+    def __iand__(self, other: CountingBloomFilter) -> Self:
         res = self.intersection(other)
         self._set_storage(res._counters)
         return self
@@ -884,11 +787,15 @@ class CountingBloomFilter(BloomFilter):
 
     def _check(self) -> None:
         c = self._counters
-        assert c.size >= 1 and c.width == self._width
-        assert c.data.shape == (((c.size + 1) // 2) if c.width == 4 else c.size,)
+        if not (c.size >= 1 and c.width == self._width):
+            raise InvariantError("c.size >= 1 and c.width == self._width")
+        if not (c.data.shape == (((c.size + 1) // 2) if c.width == 4 else c.size,)):
+            raise InvariantError("c.data.shape == (((c.size + 1) // 2) if c.width == 4 else c.size,)")
         if c.width == 4 and c.size % 2:
-            assert int(c.data[-1]) >> 4 == 0, "padding nibble is not zero"
-        assert 1 <= self._num_hashes <= MAX_HASHES
+            if not (int(c.data[-1]) >> 4 == 0):
+                raise InvariantError("padding nibble is not zero")
+        if not (1 <= self._num_hashes <= MAX_HASHES):
+            raise InvariantError("1 <= self._num_hashes <= MAX_HASHES")
 
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         params = {**self._params(), "counter_bits": self._width, "overflowed": self.overflowed}

@@ -32,6 +32,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ._search_mode import DEFAULT_MODE, SEARCH_MODES
 from .errors import BloomkitError, BloomkitWarning, InvalidParameterError
 
 __all__ = ["main"]
@@ -244,7 +245,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="parse the keys as this type (default: the type of key the structure holds)")
     q.add_argument("--level", type=int, default=0, help="similarity: the distance level (0: w, 1: 2w, ...)")
     q.add_argument("--sep", default=",", help="pbf: the separator of an item's attributes (default ,)")
-    q.add_argument("--mode", choices=["subset", "intersect"], default="subset", help="profile index: search mode")
+    q.add_argument("--mode", choices=SEARCH_MODES, default=DEFAULT_MODE, help="profile index: search mode")
     q.add_argument("--json", action="store_true", help="print JSON")
     i = sub.add_parser("info", help="parameters, sizes, fill and predicted rates of a saved structure")
     i.add_argument("filter", help="a file written by bloomkit build (Parquet files: bloomkit parquet info)")

@@ -37,7 +37,16 @@ from ._hashing import (
 )
 from ._lazy import kernels as K
 from ._parallel import hash_batch, map_ranges, ranges
-from ._validation import CAPACITY, FPR, KEY_TYPES, MAX_HASHES, Int, Real, param_error
+from ._validation import (
+    CAPACITY,
+    FPR,
+    KEY_TYPES,
+    MAX_HASHES,
+    Int,
+    InvariantError,
+    Real,
+    param_error,
+)
 from ._watch import FilterWatch
 from .bloom import BloomFilter
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
@@ -232,7 +241,6 @@ class ScalableBloomFilter(KeyTypesMixin, FilterWatch, Persistable):
     True
     """
 
-    _STRUCTURE = "scalable.ScalableBloomFilter"
     _PARAMS: ClassVar[Any] = {
         "initial_capacity": CAPACITY, "fpr": FPR, "growth": GROWTH, "tightening": TIGHTENING,
         "key_types": KEY_TYPES,
@@ -559,16 +567,24 @@ class ScalableBloomFilter(KeyTypesMixin, FilterWatch, Persistable):
         """Assert the invariants: one count per slice, every slice but the last full, slice
         storage sound."""
         (slices, table, _words), counts = self._series, self._counts
-        assert 1 <= len(slices) == len(counts) <= _max_slices(self.initial_capacity, self.growth)
-        assert np.array_equal(table, _series(slices)[1]), "the series table does not describe the slices"
+        if not (1 <= len(slices) == len(counts) <= _max_slices(self.initial_capacity, self.growth)):
+            raise InvariantError("1 <= len(slices) == len(counts) <= _max_slices(self.initial_capacity, self.growth)")
+        if not (np.array_equal(table, _series(slices)[1])):
+            raise InvariantError("the series table does not describe the slices")
         for i, (s, c) in enumerate(zip(slices, counts, strict=True)):
-            assert type(s) is BloomFilter and s.seed == self.seed
-            assert 0 <= c <= MAX_COUNT and (i == len(slices) - 1 or c >= slice_capacity(self.initial_capacity, self.growth, i))
+            if not (type(s) is BloomFilter and s.seed == self.seed):
+                raise InvariantError("type(s) is BloomFilter and s.seed == self.seed")
+            if not (0 <= c <= MAX_COUNT and (i == len(slices) - 1 or c >= slice_capacity(self.initial_capacity, self.growth, i))):
+                raise InvariantError("0 <= c <= MAX_COUNT and (i == len(slices) - 1 or c >= slice_capacity(self.initial_capacity, self.growth, i))")
             words, m = s.bits.words, s.num_bits
-            assert words.dtype == np.uint64 and words.shape == ((m + 63) // 64,)
-            assert m & 63 == 0 or int(words[-1]) >> (m & 63) == 0, "bits set beyond num_bits"
-            assert 1 <= s.num_hashes <= MAX_HASHES
-        assert key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0
+            if not (words.dtype == np.uint64 and words.shape == ((m + 63) // 64,)):
+                raise InvariantError("words.dtype == np.uint64 and words.shape == ((m + 63) // 64,)")
+            if not (m & 63 == 0 or int(words[-1]) >> (m & 63) == 0):
+                raise InvariantError("bits set beyond num_bits")
+            if not (1 <= s.num_hashes <= MAX_HASHES):
+                raise InvariantError("1 <= s.num_hashes <= MAX_HASHES")
+        if not (key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0):
+            raise InvariantError("key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0")
 
     # -- persistence --------------------------------------------------------------------------
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -1,11 +1,10 @@
 """One small, populated example of every persistable structure, and how to probe and stress it.
 
 The conformance suite (tests/test_conformance.py, tests/test_threads.py) is parametrized over
-``bloomkit._format.registered_structures()``: registering a new structure (a ``_STRUCTURE``
-tag) makes the suite fail until it has an entry here. Each entry gives
+``bloomkit._format.registered_structures()``: registering a new structure (its line in
+``bloomkit._registry``) makes the suite fail until it has an entry here. Each entry gives
 
-* ``make()``: the example (the same contents as tests/golden/v1/make_v1.py built with the
-  format-1 code, so today's code must load those files to objects that answer the same);
+* ``make()``: the example (its bytes are pinned in tests/golden/v2);
 * ``probe(obj)``: the answers that must survive a round trip (a tuple of arrays / values);
 * ``writers``: optional ``(make_empty, write(obj, worker, n), verify(obj, workers, n))`` for
   the multi-writer thread test (``write`` runs in 4+ threads at once; ``verify`` asserts zero

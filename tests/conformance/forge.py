@@ -113,7 +113,7 @@ def forgeries(raw: bytes) -> Iterator[tuple[str, bytes]]:
             yield f"hash_id={hid}", make(hash_id=hid)
     for sd in (0, 2**64 - 1):
         yield f"seed={sd}", make(seed=sd)
-    yield "version=1 (without the params format 1 had)", make(version=1)
+    yield "version=1 (format 1, refused)", make(version=1)
     # parameters: every leaf, every hostile value
     for path, _v in list(_leaves(params))[1:]:
         where = "/".join(map(str, path))
@@ -224,8 +224,8 @@ def run_forgeries(cases: list[tuple[str, bytes]], folder: Path, *, timeout: floa
     env = {**os.environ, "BLOOMKIT_NUM_THREADS": "1"}
     while todo:
         try:
-            proc = subprocess.run([sys.executable, "-c", script, *todo], capture_output=True, text=True,
-                                  timeout=timeout, env=env)
+            proc = subprocess.run([sys.executable, *["-O"] * sys.flags.optimize, "-c", script, *todo],
+                                  capture_output=True, text=True, timeout=timeout, env=env)
             out, rc, hung, err = proc.stdout, proc.returncode, False, proc.stderr
         except subprocess.TimeoutExpired as e:
             out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")

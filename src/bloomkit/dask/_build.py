@@ -15,14 +15,15 @@ import numpy as np
 from .._format import Persistable
 from .._hashing import check_seed, hash_keys
 from .._lazy import require
+from .._registry import load_class, with_capability
 from .._validation import CAPACITY, FPR, Int, Options, check_float, check_path, check_reals
 from ..errors import InvalidParameterError
 
 __all__ = ["bloom_filter", "capacity_for", "contains", "distinct_count", "hll_estimate", "semi_join"]
 
-_KEY_KINDS = ("bloom", "counting", "foldable", "scalable", "split-block")
-KINDS = (*_KEY_KINDS, "pbf")
-"""The names ``kind=`` takes (the structure of every partition's filter)."""
+KINDS = tuple(e.cli for e in with_capability("dask") if e.cli is not None)
+"""The names ``kind=`` takes (the structure of every partition's filter): the registry's
+structures of capability "dask", by their CLI names."""
 SPLIT_EVERY = Int(2, 1 << 16)
 _MERGEABLE = ("add_many", "copy", "union", "__len__")
 HLL_PRECISION = Int(4, 18)
@@ -290,29 +291,14 @@ class _Spec(NamedTuple):
 
 
 def _kind_classes() -> dict[str, Any]:
-    from ..bloom import BloomFilter, CountingBloomFilter
-    from ..folding import FoldableBloomFilter
-    from ..multiattr import ParallelBloomFilter
-    from ..scalable import ScalableBloomFilter
-
-    out: dict[str, Any] = {"bloom": BloomFilter, "counting": CountingBloomFilter, "foldable": FoldableBloomFilter,
-                           "scalable": ScalableBloomFilter, "pbf": ParallelBloomFilter}
-    try:
-        from ..splitblock import SplitBlockBloomFilter  # type: ignore[import-not-found, unused-ignore]
-    except ModuleNotFoundError:  # pragma: no cover - before the split-block module lands
-        pass
-    else:
-        out["split-block"] = SplitBlockBloomFilter
-    return out
+    return {e.cli: load_class(e) for e in with_capability("dask") if e.cli is not None}
 
 
 def _new(spec: Any) -> Any:
     """An empty filter of the spec (or a copy of an empty template)."""
     if not isinstance(spec, _Spec):
         return spec.copy()
-    cls = _kind_classes().get(spec.kind)
-    if cls is None:  # pragma: no cover - split-block before its module lands
-        raise InvalidParameterError(f"kind={spec.kind!r} is not available in this installation of bloomkit.")
+    cls = _kind_classes()[spec.kind]
     if spec.kind == "pbf":
         assert spec.attributes is not None
         return cls.for_requirements(len(spec.attributes), spec.capacity, spec.fpr, seed=spec.seed,
@@ -399,7 +385,7 @@ def _filter_graph(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, li
         else:
             cap = CAPACITY(capacity, "capacity", owner)
         spec, in_order = _Spec(name, cap, rate, sd, attributes), name == "scalable"
-        cls = _kind_classes().get(name)
+        cls = _kind_classes()[name]
     top = 1
     if parts_for is not None:
         parts_for(spec)
@@ -496,7 +482,7 @@ def bloom_filter(column: Any, capacity: int | None = None, fpr: float = 0.01, *,
     return _into_file(column, capacity, fpr, seed, kind, like, split_every, output, owner)
 
 
-_INTO_FILE = ("bloom", "counting", "split-block")
+_INTO_FILE = tuple(str(e.cli) for e in with_capability("mapped") if "dask" in e.capabilities)
 
 
 def _into_file(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, like: Any, split_every: Any,

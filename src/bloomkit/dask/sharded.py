@@ -22,7 +22,8 @@ import numpy as np
 from .._columns import as_keys, batch_len, take
 from .._format import ArraySpec, Persistable, loads, read_file, registered_structures
 from .._hashing import check_seed, hash64, hash_keys, key_type_mask, key_type_names, probe
-from .._validation import FPR, Int, Options, check_path, param_error
+from .._registry import load_class, with_capability
+from .._validation import FPR, Int, InvariantError, Options, check_path, param_error
 from ..errors import FormatError, InvalidParameterError
 from ..lookup._mapping import pairs_of
 from ._build import dask_module, in_partition, is_empty
@@ -32,7 +33,8 @@ __all__ = ["MAX_SHARDS", "ShardedLookupTable", "lookup_table", "routing_seed"]
 MAX_SHARDS = 1 << 16
 """Most shards a table may have."""
 NUM_SHARDS = Int(1, MAX_SHARDS)
-KINDS = {"geometric": "lookup.GeometricFilter", "bloomier": "lookup.BloomierFilter"}
+KINDS = {e.cli: e.tag for e in with_capability("shard") if e.cli is not None}
+"""``kind=`` name -> structure tag of the shards (the registry's capability "shard")."""
 SHARD_STRUCTURE = Options(*KINDS.values())
 ON_DUPLICATE = Options("error", "last", "sum", "max", "min")
 _ROUTE = 0x5349  # the probe index that derives the routing seed
@@ -46,9 +48,7 @@ def routing_seed(seed: int) -> int:
 
 
 def _classes() -> dict[str, Any]:
-    from ..lookup import BloomierFilter, GeometricFilter
-
-    return {"lookup.GeometricFilter": GeometricFilter, "lookup.BloomierFilter": BloomierFilter}
+    return {e.tag: load_class(e) for e in with_capability("shard")}
 
 
 def _shard_ids(keys: Any, seed: int, num_shards: int, owner: str) -> np.ndarray:
@@ -99,7 +99,6 @@ class ShardedLookupTable(Persistable):
     (2, [3, 1], 4)
     """
 
-    _STRUCTURE = "dask.ShardedLookupTable"
     _PARAMS: ClassVar[Any] = {"num_shards": NUM_SHARDS, "shard_structure": SHARD_STRUCTURE}
     _ARRAYS: ClassVar[Any] = {"offsets": ArraySpec("<i8", lo=0), "shards": ArraySpec("|u1")}
     exact_len: ClassVar[bool] = True
@@ -309,8 +308,10 @@ class ShardedLookupTable(Persistable):
 
     def _check(self) -> None:
         """Assert the invariants (shard classes, seeds, widths), and each shard's."""
-        assert 1 <= len(self._shards) <= MAX_SHARDS
-        assert self._inconsistency(list(self._shards), self.seed) is None
+        if not (1 <= len(self._shards) <= MAX_SHARDS):
+            raise InvariantError("1 <= len(self._shards) <= MAX_SHARDS")
+        if self._inconsistency(list(self._shards), self.seed) is not None:
+            raise InvariantError("self._inconsistency(list(self._shards), self.seed) is None")
         for t in self._shards:
             t._check()
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from .foldable import FoldableBloomFilter, FoldableCountingBloomFilter
 from .numbers import (
-    FoldabilityReport,
-    choose_initial_size,
     dickman_rho,
     divisor_count,
     divisor_counts,
@@ -33,10 +31,12 @@ from .numbers import (
 )
 from .planner import (
     POLICIES,
+    FoldabilityReport,
     SizeInterval,
     admissible_bounds,
     admissible_sizes,
     aggregate_fpr,
+    choose_initial_size,
     exact_fpr,
     foldable_size,
     next_size,

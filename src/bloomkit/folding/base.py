@@ -33,6 +33,7 @@ from .._validation import (
     FPR,
     INT64_MAX,
     Bool,
+    InvariantError,
     ListOf,
     check_float,
     check_int,
@@ -531,26 +532,23 @@ class FoldableBase(BloomFilter):
         ``B_t`` equal to the fold of ``B_1`` (counters: or saturated)."""
         super()._check()
         cur = self.num_bits
-        assert self._m1 % cur == 0, "current size does not divide m_1"
+        if not (self._m1 % cur == 0):
+            raise InvariantError("current size does not divide m_1")
         h = self._history
-        assert 1 <= len(h) <= MAX_HISTORY and h[0] == self._m1 and h[-1] == cur, "size history"
-        assert all(self._m1 % s == 0 for s in h), "a size in the history does not divide m_1"
-        assert 0 <= self._count <= INT64_MAX and 0 <= self.set_version <= INT64_MAX
+        if not (1 <= len(h) <= MAX_HISTORY and h[0] == self._m1 and h[-1] == cur):
+            raise InvariantError("size history")
+        if not (all(self._m1 % s == 0 for s in h)):
+            raise InvariantError("a size in the history does not divide m_1")
+        if not (0 <= self._count <= INT64_MAX and 0 <= self.set_version <= INT64_MAX):
+            raise InvariantError("0 <= self._count <= INT64_MAX and 0 <= self.set_version <= INT64_MAX")
         if self._origin is not None:
             problem = self._origin_problem()
-            assert problem is None, problem
+            if problem is not None:
+                raise InvariantError(problem)
 
     def _foldable_params(self) -> dict[str, Any]:
         return {**self._params(), "m1": self._m1, "history": list(self._history), "count": self._count,
                 "retain_original": self._origin is not None, "set_version": self.set_version}
-
-    @classmethod
-    def _upgrade(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
-        params = super()._upgrade(params, version)
-        if version == 1:  # format 1 saved no capacity / fpr for foldable filters
-            params.setdefault("capacity", None)
-            params.setdefault("fpr", None)
-        return params
 
     @classmethod
     def _store_from(cls, array: np.ndarray, size: int, params: dict[str, Any], name: str) -> Any:

@@ -11,7 +11,6 @@ from .._columns import as_keys
 from .._format import ArraySpec
 from .._lazy import kernels as K
 from .._parallel import hash_batch
-from .._protocols import keyword_only
 from .._storage import BitArray, CounterArray
 from .._validation import Bool
 from ..bloom import CountingBloomFilter
@@ -76,12 +75,10 @@ class FoldableBloomFilter(FoldableBase):
     9600
     """
 
-    _STRUCTURE = "folding.FoldableBloomFilter"
     _STORE_ARRAY = "words"
     _PARAMS: ClassVar[Any] = FoldableBase._PARAMS
     _ARRAYS: ClassVar[Any] = {"words": ArraySpec("<u8"), "origin": ArraySpec("<u8", optional=True)}
 
-    @keyword_only(3)
     def __init__(
         self,
         num_bits: int | None = None,
@@ -201,12 +198,10 @@ class FoldableCountingBloomFilter(FoldableBase, CountingBloomFilter):
     ([True], 60)
     """
 
-    _STRUCTURE = "folding.FoldableCounting"
     _STORE_ARRAY = "counters"
     _PARAMS: ClassVar[Any] = {**FoldableBase._PARAMS, **CountingBloomFilter._PARAMS, "origin_overflowed": Bool()}
     _ARRAYS: ClassVar[Any] = {"counters": ArraySpec(None), "origin": ArraySpec(None, optional=True)}
 
-    @keyword_only(3)
     def __init__(
         self,
         num_bits: int | None = None,

@@ -9,9 +9,10 @@ be folded to. This module provides the number theory the planner needs:
 * :func:`highly_composite` (Eq. 9), :func:`largely_composite` (Eq. 10),
   :func:`superior_highly_composite` (the numbers starred in Table III);
 * :func:`smooth_numbers` (the sieve of Section IV-B, as corrected in ERRATA.md),
-  :func:`is_smooth`, :func:`dickman_rho` (Eqs. 11-12);
-* :func:`choose_initial_size`, the chooser of ``m_1`` that maximises foldability
-  for a range of item counts and a false-positive band.
+  :func:`is_smooth`, :func:`dickman_rho` (Eqs. 11-12).
+
+The chooser of ``m_1`` that uses them, :func:`bloomkit.folding.planner.choose_initial_size`,
+is planning: it lives with the planner.
 """
 
 from __future__ import annotations
@@ -19,15 +20,12 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import INT64_MAX, check_choice, check_float, check_int, check_reals, param_error
+from .._validation import INT64_MAX, check_float, check_int, check_reals, param_error
 
 __all__ = [
-    "FoldabilityReport",
-    "choose_initial_size",
     "dickman_rho",
     "divisor_count",
     "divisor_counts",
@@ -524,144 +522,3 @@ def dickman_rho(u: float | np.ndarray, step: float = 1e-3) -> float | np.ndarray
         rho[i] = rho[i - 1] + 0.5 * h * (f_prev + f_cur)
     out = np.interp(arr, grid, rho)
     return float(out) if np.ndim(u) == 0 else out
-
-
-@dataclass(frozen=True)
-class FoldabilityReport:
-    """Foldability of one candidate initial size ``m_1`` for a range of item counts.
-
-    Attributes
-    ----------
-    m1 : int
-        The candidate size (bits).
-    num_divisors : int
-        ``d(m_1)`` (Eq. 8).
-    coverage : float
-        Fraction of the item counts ``n`` in the range for which some divisor of ``m_1``
-        lies in the admissible interval of Eq. 14 (corrected).
-    mean_overhead : float
-        Mean over the covered ``n`` of (smallest admissible divisor) / (smallest admissible
-        size) - 1: the bandwidth the divisor grid wastes against the per-``n`` optimum.
-    max_overhead : float
-        Largest such overhead over the covered ``n``.
-    """
-
-    m1: int
-    num_divisors: int
-    coverage: float
-    mean_overhead: float
-    max_overhead: float
-
-
-def _score(m1: int, n_grid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> FoldabilityReport:
-    divs = divisors(m1)
-    # smallest divisor >= lo(n) for every n
-    idx = np.searchsorted(divs, lo, side="left")
-    ok = idx < divs.size
-    best = np.where(ok, divs[np.minimum(idx, divs.size - 1)], 0)
-    ok &= best <= hi
-    cov = float(ok.mean()) if n_grid.size else 0.0
-    if ok.any():
-        over = best[ok] / lo[ok] - 1.0
-        mean_o, max_o = float(over.mean()), float(over.max())
-    else:
-        mean_o = max_o = math.inf
-    return FoldabilityReport(int(m1), int(divs.size), cov, mean_o, max_o)
-
-
-def choose_initial_size(
-    n_min: int,
-    n_max: int,
-    num_hashes: int,
-    rho: float,
-    eps: float,
-    *,
-    y: int = 13,
-    oversize: float = 32.0,
-    max_candidates: int = 3000,
-    n_points: int = 256,
-    objective: str = "max",
-) -> tuple[int, list[FoldabilityReport]]:
-    """Choose ``m_1`` maximising foldability for ``n`` in ``[n_min, n_max]`` and a band.
-
-    Candidates are the ``y``-smooth numbers (Section IV-A "Synthesis") and the largely
-    composite numbers in ``[M_lo, oversize * M_lo]``, where ``M_lo`` is the smallest
-    size keeping the false positive rate of ``n_max`` items at most ``rho + eps`` (corrected
-    Eq. 14). Each candidate is scored on a grid of ``n_points`` item counts by
-    :class:`FoldabilityReport`; the winner maximises coverage, then minimises the largest
-    (``objective="max"``) or the mean (``objective="mean"``) overhead, then the other one,
-    then the size.
-
-    Why oversize: folding reaches only ``m_1 / f`` for integers ``f``, and no divisor of
-    ``m_1`` lies in ``(m_1 / 2, m_1)``; consecutive sizes ``m_1 / f`` and ``m_1 / (f + 1)``
-    differ by the ratio ``1 + 1/f``. A band whose admissible interval has ratio
-    ``m(rho - eps) / m(rho + eps) = R`` is therefore covered near ``n_max`` only if ``m_1`` is
-    at least about ``1 / (R - 1)`` times the size ``n_max`` needs. ``B_1`` is kept by the
-    sender only; what is sent is the folded filter.
-
-    Parameters
-    ----------
-    n_min, n_max : int
-        Range of the number of stored items, ``1 <= n_min <= n_max``.
-    num_hashes : int
-        ``k``.
-    rho, eps : float
-        The band ``[rho - eps, rho + eps]`` (``0 < rho - eps``, ``rho + eps < 1``).
-    y : int
-        Smoothness bound of the candidates.
-    oversize : float
-        Candidates go up to ``oversize * M_lo`` (>= 1). Larger values give a finer grid of
-        sizes (smaller overhead) at the cost of sender memory for ``B_1``.
-    max_candidates : int
-        At most this many candidates (evenly subsampled) are scored.
-    n_points : int
-        Number of item counts (log-spaced) the coverage is measured on.
-    objective : {"max", "mean"}
-        Which bandwidth overhead to minimise after coverage.
-
-    Returns
-    -------
-    (int, list of FoldabilityReport)
-        The chosen ``m_1`` and the scored candidates, best first.
-
-    Notes
-    -----
-    Complexity: O(C (m_1^(1/4) + d(m_1) + n_points log d(m_1))) for C candidates.
-    """
-    from .planner import admissible_bounds, validate_band
-
-    owner = "choose_initial_size"
-    n_min = check_int(n_min, "n_min", owner, lo=1, hi=MAX_VALUE)
-    n_max = check_int(n_max, "n_max", owner, lo=n_min, hi=MAX_VALUE)  # more items need more than 2**62 bits
-    k = check_int(num_hashes, "num_hashes", owner, lo=1, hi=64)
-    rho, eps = validate_band(rho, eps, owner)
-    y = check_int(y, "y", owner, lo=2, hi=10**6)
-    oversize = check_float(oversize, "oversize", owner, 1, 1e6)
-    max_candidates = check_int(max_candidates, "max_candidates", owner, lo=1)
-    n_points = check_int(n_points, "n_points", owner, lo=2)
-    objective = check_choice(objective, "objective", owner, ("max", "mean"))
-    n_grid = np.unique(np.round(np.geomspace(n_min, n_max, n_points)).astype(np.int64))
-    lo_r, hi_r = admissible_bounds(n_grid, k, rho, eps)
-    lo = np.ceil(lo_r)
-    hi = np.floor(hi_r)
-    m_lo = int(math.ceil(lo_r[-1]))
-    z = max(1, int(m_lo * (oversize - 1.0)))
-    if m_lo + z > MAX_VALUE:
-        raise param_error("n_max", owner, "small enough for a filter below 2**62 bits", n_max)
-    cands = smooth_numbers(m_lo, z, y) if z <= 10**7 else _enumerate_smooth(m_lo, m_lo + z, y)
-    if m_lo + z <= 10**7:
-        lc = largely_composite(m_lo + z)
-        cands = np.union1d(cands, lc[lc >= m_lo])
-    else:
-        hc = highly_composite(m_lo + z)
-        cands = np.union1d(cands, hc[hc >= m_lo])
-    if cands.size == 0:
-        cands = np.array([m_lo], dtype=np.int64)
-    if cands.size > max_candidates:
-        cands = cands[np.linspace(0, cands.size - 1, max_candidates).round().astype(np.int64)]
-    reports = [_score(int(c), n_grid, lo, hi) for c in cands]
-    if objective == "max":
-        reports.sort(key=lambda r: (-r.coverage, r.max_overhead, r.mean_overhead, r.m1))
-    else:
-        reports.sort(key=lambda r: (-r.coverage, r.mean_overhead, r.max_overhead, r.m1))
-    return reports[0].m1, reports

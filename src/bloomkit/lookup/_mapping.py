@@ -19,7 +19,6 @@ from .._columns import as_keys, sized_items
 from .._format import ArraySpec, Persistable
 from .._hashing import HASH_XXH64, KeyTypesMixin, hash64, hash64_tag, hash_many, key_type_mask
 from .._parallel import hash_batch
-from .._protocols import CallableInt, warn_deprecated
 from .._validation import Int, param_error, safe_repr
 from ..errors import FormatError, InvalidParameterError, UpdateNotSupportedError
 from .codec import ValueCodec
@@ -87,9 +86,9 @@ class LookupBase(KeyTypesMixin, Persistable):
     def _ids_of(self, keys: Any) -> tuple[np.ndarray, int]:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _set_ident(self, h1: int, hb: int, vid: int, *, key: Any = None, present_only: bool = False) -> None:
-        """Store id ``vid`` for the key of identity (h1, hb), overwriting or inserting; with
-        ``present_only``, KeyError(key) when the key is found absent. The caller holds the lock."""
+    def _set_ident(self, h1: int, hb: int, vid: int) -> None:
+        """Store id ``vid`` for the key of identity (h1, hb), overwriting or inserting. The
+        caller holds the lock."""
         raise NotImplementedError  # pragma: no cover - overridden
 
     def _table_bits(self) -> int:  # pragma: no cover - overridden
@@ -209,18 +208,8 @@ class LookupBase(KeyTypesMixin, Persistable):
         pairs, and/or keyword arguments (str keys). Every key and value is checked before
         anything changes.
 
-        ``update(key, value)`` (two arguments, the old meaning: overwrite a present key) still
-        works for one release, with a DeprecationWarning; use :meth:`set`.
-
         Complexity: O(number of pairs) queries.
         """
-        if len(args) == 2 and not kwargs:
-            warn_deprecated(f"{type(self).__name__}.update(key, value)",
-                            f"{type(self).__name__}.set(key, value) or update({{key: value}})")
-            h1, hb, _tag = self._ident(args[0])
-            with self._lock:
-                self._set_ident(h1, hb, self._value_id(args[1], "update"), key=args[0], present_only=True)
-            return
         if len(args) > 1:
             raise TypeError(f"update expected at most 1 positional argument, got {len(args)}")
         items = pairs_of(args[0], self._owner("update")) if args else []
@@ -237,9 +226,8 @@ class LookupBase(KeyTypesMixin, Persistable):
     # -- sizes and the protocol ---------------------------------------------------------------
     @property
     def size_in_bits(self) -> int:
-        """Bits of the table (see :meth:`_table_bits`); calling it (``size_in_bits()``) still
-        works for one release, with a DeprecationWarning. Complexity: O(1)."""
-        return CallableInt.of(self._table_bits())
+        """Bits of the table (see :meth:`_table_bits`). Complexity: O(1)."""
+        return self._table_bits()
 
     def bits_per_key(self) -> float:
         """``size_in_bits`` / number of keys (per capacity when empty). Complexity: O(1)."""
@@ -269,12 +257,6 @@ class LookupBase(KeyTypesMixin, Persistable):
 
     def _restore_keys(self, params: dict[str, Any]) -> None:
         self._key_mask = key_type_mask(params["key_types"])
-
-    @classmethod
-    def _upgrade(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
-        if version == 1:  # format 1 did not record key types
-            params["key_types"] = ["unknown"]
-        return params
 
 
 class StaticLookup(LookupBase):
@@ -306,7 +288,7 @@ class StaticLookup(LookupBase):
             "set/update/insert/remove"
         )
 
-    def _set_ident(self, h1: int, hb: int, vid: int, *, key: Any = None, present_only: bool = False) -> NoReturn:
+    def _set_ident(self, h1: int, hb: int, vid: int) -> NoReturn:
         raise self._refuse("set")
 
     def set(self, key: Any, value: Any) -> NoReturn:

@@ -33,7 +33,7 @@ import numpy as np
 from .._format import ArraySpec
 from .._hashing import check_seed, hash_keys
 from .._storage import aligned_copy, aligned_zeros
-from .._validation import FPR, KEY_TYPES, Int, Optional, Real, param_error
+from .._validation import FPR, KEY_TYPES, Int, InvariantError, Optional, Real, param_error
 from ..errors import BloomkitError, FormatError, UpdateNotSupportedError
 from . import _kernels as LK
 from ._input import ON_DUPLICATE, check_count, combine_duplicates, read_pairs, read_values
@@ -75,7 +75,6 @@ class BloomierFilter(StaticLookup):
     (5, 7)
     """
 
-    _STRUCTURE = "lookup.BloomierFilter"
     _PARAMS: ClassVar[Any] = {
         "value_bits": VALUE_BITS, "error_bits": ERROR_BITS, "fpr": FPR, "storage_ratio": BL_STORAGE_RATIO,
         "block": BLOCK, "salt": Int(0, MAX_ATTEMPTS - 1), "count": Int(0), "key_types": KEY_TYPES,
@@ -241,12 +240,17 @@ class BloomierFilter(StaticLookup):
 
     def _check(self) -> None:
         """Assert the structure's invariants."""
-        assert self._block >= 1 and self._c == self.value_bits + self.error_bits
-        assert (self._clo, self._chi) == _layout(self._c)
+        if not (self._block >= 1 and self._c == self.value_bits + self.error_bits):
+            raise InvariantError("self._block >= 1 and self._c == self.value_bits + self.error_bits")
+        if not ((self._clo, self._chi) == _layout(self._c)):
+            raise InvariantError("(self._clo, self._chi) == _layout(self._c)")
         for arr, bits in ((self._words, self._clo), (self._high, self._chi)):
-            assert arr.dtype == np.uint64 and len(arr) == words_for(3 * self._block, bits)
-            assert padding_clear(arr, 3 * self._block * bits), "padding bits are set"
-        assert self._count <= 3 * self._block
+            if not (arr.dtype == np.uint64 and len(arr) == words_for(3 * self._block, bits)):
+                raise InvariantError("arr.dtype == np.uint64 and len(arr) == words_for(3 * self._block, bits)")
+            if not (padding_clear(arr, 3 * self._block * bits)):
+                raise InvariantError("padding bits are set")
+        if not (self._count <= 3 * self._block):
+            raise InvariantError("self._count <= 3 * self._block")
 
     # ------------------------------------------------------------------ persistence
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -42,9 +42,17 @@ from .._columns import slice_keys, take
 from .._format import ArraySpec
 from .._hashing import check_seed, hash64, hash_keys, hash_many
 from .._parallel import hash_batch
-from .._protocols import keyword_only
 from .._storage import aligned_copy, aligned_zeros
-from .._validation import CAPACITY, FPR, KEY_TYPES, Int, Optional, Options, param_error
+from .._validation import (
+    CAPACITY,
+    FPR,
+    KEY_TYPES,
+    Int,
+    InvariantError,
+    Optional,
+    Options,
+    param_error,
+)
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as LK
 from ._input import (
@@ -151,7 +159,6 @@ class GeometricFilter(LookupBase):
     (3, 1, 2)
     """
 
-    _STRUCTURE = "lookup.GeometricFilter"
     _PARAMS: ClassVar[Any] = {
         "capacity": CAPACITY, "value_bits": VALUE_BITS, "error_bits": ERROR_BITS, "fpr": FPR,
         "num_hashes": GF_NUM_HASHES, "load_factor": LOAD_FACTOR, "storage_ratio": STORAGE_RATIO,
@@ -165,7 +172,6 @@ class GeometricFilter(LookupBase):
         **LABEL_ARRAYS,
     }
 
-    @keyword_only(2)
     def __init__(
         self,
         capacity: int,
@@ -474,15 +480,13 @@ class GeometricFilter(LookupBase):
         return self._overflow.get((h1, hash64(key, alt_seed(self.seed))), 0)
 
     # ------------------------------------------------------------------ updates (hold the lock)
-    def _set_ident(self, h1: int, hb: int, vid: int, *, key: Any = None, present_only: bool = False) -> None:
+    def _set_ident(self, h1: int, hb: int, vid: int) -> None:
         ident = (h1, hb)
         for table in (self._pinned, self._overflow):
             if ident in table:
                 table.set(ident, vid)
                 return
         st, idx, _val, fp = self._walk(h1)
-        if present_only and st != LK.MATCH:
-            raise KeyError(key)
         if st in (LK.MATCH, LK.OPEN):  # MATCH: this key's cell (or, new key: a false positive's)
             self._write(idx, fp, vid)
             if st == LK.OPEN:
@@ -654,25 +658,35 @@ class GeometricFilter(LookupBase):
     # ------------------------------------------------------------------ invariants
     def _check(self) -> None:
         """Assert the structure's invariants (called by tests after mutations)."""
-        assert self._sizes.ndim == 1 and 1 <= len(self._sizes) <= MAX_TABLES and (self._sizes >= 1).all()
-        assert np.array_equal(self._offsets, _offsets(self._sizes))
-        assert (self._c, self._vb, self._cb) == _cell_layout(self.error_bits, self.value_bits)
+        if not (self._sizes.ndim == 1 and 1 <= len(self._sizes) <= MAX_TABLES and (self._sizes >= 1).all()):
+            raise InvariantError("self._sizes.ndim == 1 and 1 <= len(self._sizes) <= MAX_TABLES and (self._sizes >= 1).all()")
+        if not (np.array_equal(self._offsets, _offsets(self._sizes))):
+            raise InvariantError("np.array_equal(self._offsets, _offsets(self._sizes))")
+        if not ((self._c, self._vb, self._cb) == _cell_layout(self.error_bits, self.value_bits)):
+            raise InvariantError("(self._c, self._vb, self._cb) == _cell_layout(self.error_bits, self.value_bits)")
         total = int(self._offsets[-1])
         for arr, bits in ((self._words, self._c), (self._high, self._cb)):
-            assert arr.dtype == np.uint64 and len(arr) == words_for(total, bits)
-            assert padding_clear(arr, total * bits), "padding bits are set"
+            if not (arr.dtype == np.uint64 and len(arr) == words_for(total, bits)):
+                raise InvariantError("arr.dtype == np.uint64 and len(arr) == words_for(total, bits)")
+            if not (padding_clear(arr, total * bits)):
+                raise InvariantError("padding bits are set")
         _occ, val, bad = self._stats()
-        assert bad == 0, "a cell has a value part but no fingerprint"
+        if not (bad == 0):
+            raise InvariantError("a cell has a value part but no fingerprint")
         hi = (1 << self.value_bits) - 1
         labels = hi if self._codec is None else len(self._codec)
         for table in (self._overflow, self._pinned):
             for _ident, v in table.items():
-                assert 1 <= v <= min(hi, labels)
+                if not (1 <= v <= min(hi, labels)):
+                    raise InvariantError("1 <= v <= min(hi, labels)")
         for ident, _v in self._pinned.items():
-            assert ident not in self._overflow
-        assert self._codec is None or self._max_cell_value() <= len(self._codec)
+            if not (ident not in self._overflow):
+                raise InvariantError("ident not in self._overflow")
+        if not (self._codec is None or self._max_cell_value() <= len(self._codec)):
+            raise InvariantError("self._codec is None or self._max_cell_value() <= len(self._codec)")
         # every live key has exactly one of: a valid cell, an overflow entry, a pinned entry
-        assert self._count == int(val.sum()) + len(self._overflow) + len(self._pinned)
+        if not (self._count == int(val.sum()) + len(self._overflow) + len(self._pinned)):
+            raise InvariantError("self._count == int(val.sum()) + len(self._overflow) + len(self._pinned)")
 
     # ------------------------------------------------------------------ persistence
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

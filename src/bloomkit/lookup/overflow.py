@@ -110,7 +110,7 @@ class ExactTable:
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], prefix: str, max_value: int, owner: str) -> ExactTable:
         """Inverse of :meth:`to_arrays`; FormatError naming the array for unequal lengths,
         identities out of order or repeated, values outside [1, max_value] or of another dtype
-        (int64 values: files of format 1)."""
+        than uint64."""
         h1 = arrays[f"{prefix}_h1"]
         hb = arrays[f"{prefix}_hb"]
         val = arrays[f"{prefix}_val"]
@@ -118,8 +118,8 @@ class ExactTable:
             raise FormatError(
                 f"the '{prefix}_*' arrays of {owner} have different lengths ({len(h1)}, {len(hb)}, {len(val)})"
             )
-        if val.dtype not in (np.dtype(np.int64), np.dtype(np.uint64)):
-            raise FormatError(f"the '{prefix}_val' array of {owner} must be int64 or uint64; got {val.dtype}")
+        if val.dtype != np.dtype(np.uint64):
+            raise FormatError(f"the '{prefix}_val' array of {owner} must be uint64; got {val.dtype}")
         if len(val) and (int(val.min()) < 1 or int(val.max()) > max_value):
             raise FormatError(f"the '{prefix}_val' array of {owner} holds values outside [1, {max_value}]")
         if len(h1) > 1:

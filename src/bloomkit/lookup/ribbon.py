@@ -39,7 +39,17 @@ from .._columns import as_keys
 from .._format import ArraySpec
 from .._hashing import check_seed, hash_keys
 from .._storage import aligned_copy, aligned_zeros
-from .._validation import FPR, KEY_TYPES, Int, ListOf, Optional, Options, Real, param_error
+from .._validation import (
+    FPR,
+    KEY_TYPES,
+    Int,
+    InvariantError,
+    ListOf,
+    Optional,
+    Options,
+    Real,
+    param_error,
+)
 from ..errors import BloomkitError, FormatError
 from . import _ribbon_kernels as RK
 from ._input import ON_DUPLICATE, check_count, combine_duplicates, key_at, read_pairs, read_values
@@ -186,7 +196,6 @@ class RibbonRetrieval(StaticLookup):
     (5, 9, [7, 5])
     """
 
-    _STRUCTURE = "lookup.RibbonRetrieval"
     _PARAMS: ClassVar[Any] = {
         "value_bits": VALUE_BITS, "error_bits": ERROR_BITS, "fpr": FPR, "layer_slots": LAYER_SLOTS,
         "layer_salts": LAYER_SALTS, "bumped_layers": Int(0, MAX_LAYERS), "count": Int(0), "key_types": KEY_TYPES,
@@ -426,8 +435,10 @@ class RibbonRetrieval(StaticLookup):
     def _check(self) -> None:
         """Assert the structure's invariants."""
         _check_layers(self._layers, self._c)
-        assert self._c == self.value_bits + self.error_bits <= MAX_CHECK_BITS
-        assert self._count >= 0  # not <= slots: a row implied by others (likely for small c) is stored too
+        if not (self._c == self.value_bits + self.error_bits <= MAX_CHECK_BITS):
+            raise InvariantError("self._c == self.value_bits + self.error_bits <= MAX_CHECK_BITS")
+        if not (self._count >= 0):
+            raise InvariantError("self._count >= 0")
 
     # ------------------------------------------------------------------ persistence
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -458,10 +469,14 @@ class RibbonRetrieval(StaticLookup):
 
 
 def _check_layers(lay: Layers, c: int) -> None:
-    assert len(lay.slots) == len(lay.salts) >= 1 and 0 <= lay.bumped <= len(lay.slots)
-    assert all(m >= 64 and m % 64 == 0 for m in lay.slots)
-    assert lay.Z.dtype == np.uint64 and len(lay.Z) == sum(m // 64 for m in lay.slots) * c
-    assert lay.thr.dtype == np.uint8 and len(lay.thr) == sum(m // 64 for m in lay.slots[: lay.bumped])
+    if not (len(lay.slots) == len(lay.salts) >= 1 and 0 <= lay.bumped <= len(lay.slots)):
+        raise InvariantError("len(lay.slots) == len(lay.salts) >= 1 and 0 <= lay.bumped <= len(lay.slots)")
+    if not (all(m >= 64 and m % 64 == 0 for m in lay.slots)):
+        raise InvariantError("all(m >= 64 and m % 64 == 0 for m in lay.slots)")
+    if not (lay.Z.dtype == np.uint64 and len(lay.Z) == sum(m // 64 for m in lay.slots) * c):
+        raise InvariantError("lay.Z.dtype == np.uint64 and len(lay.Z) == sum(m // 64 for m in lay.slots) * c")
+    if not (lay.thr.dtype == np.uint8 and len(lay.thr) == sum(m // 64 for m in lay.slots[: lay.bumped])):
+        raise InvariantError("lay.thr.dtype == np.uint8 and len(lay.thr) == sum(m // 64 for m in lay.slots[: lay.bumped])")
 
 
 def read_layers(params: dict[str, Any], arrays: dict[str, np.ndarray], c: int, owner: str) -> Layers:

@@ -18,7 +18,6 @@ import numpy as np
 import pyarrow as pa
 
 from .._hashing import TAG_BOOL, TAG_FLOAT, TAG_INT, encode_key
-from .._protocols import warn_deprecated
 from .._validation import Bool, check_int, param_error
 from ..bloom import BloomFilter, CountingBloomFilter
 from ..errors import InvalidParameterError
@@ -137,15 +136,6 @@ class ConcatenatedBloomFilter:
     def size_in_bits(self) -> int:
         """Bits of the filter's payload (m bits, or m counters of ``counter_bits``)."""
         return self.filter.size_in_bits
-
-    @property
-    def nbytes(self) -> int:
-        """Deprecated: bytes of the bit / counter storage; use :attr:`size_in_bits`."""
-        warn_deprecated("ConcatenatedBloomFilter.nbytes", "ConcatenatedBloomFilter.size_in_bits (bits)")
-        f = self.filter
-        if isinstance(f, CountingBloomFilter):
-            return int(f.counters.data.nbytes)
-        return int(f.bits.words.nbytes)
 
     def add(self, item: Sequence[Any]) -> None:
         """Insert one item. Complexity: O(k + p)."""

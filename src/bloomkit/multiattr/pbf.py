@@ -10,7 +10,7 @@ counters non-zero, then V_a in the table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -18,7 +18,6 @@ import numpy as np
 from .._boundary import COMPILED, KIND_ITEMS, KIND_PYTHON, ItemCore, check_storage
 from .._format import ArraySpec, Persistable
 from .._hashing import key_type_mask, key_type_names
-from .._protocols import keyword_only, renamed_kwargs, warn_deprecated
 from .._storage import CounterArray
 from .._validation import (
     CAPACITY,
@@ -26,6 +25,7 @@ from .._validation import (
     SEED,
     Bool,
     Int,
+    InvariantError,
     Optional,
     check_choice,
     param_error,
@@ -114,7 +114,6 @@ class ParallelBloomFilter(ItemCore, Persistable):
     (True, 1)
     """
 
-    _STRUCTURE = "multiattr.ParallelBloomFilter"
     _HASH_IDS = tuple(HASHES.values())
     _PARAMS: ClassVar[Any] = {
         "num_attributes": P.NUM_ATTRIBUTES, "num_hashes": P.PBF_NUM_HASHES, "num_counters": P.NUM_COUNTERS,
@@ -129,8 +128,6 @@ class ParallelBloomFilter(ItemCore, Persistable):
     }
     exact_len: ClassVar[bool] = True
 
-    @renamed_kwargs(hash_function="hash")
-    @keyword_only(4)
     def __init__(
         self,
         num_attributes: int,
@@ -151,8 +148,8 @@ class ParallelBloomFilter(ItemCore, Persistable):
             P.VERIFICATION(verification, "verification", _OWNER),
             P.HASH(hash, "hash", _OWNER),
             SEED(seed, "seed", _OWNER),
-            P.ATTRIBUTES(attributes if attributes is None or isinstance(attributes, str | bytes) else list(attributes),
-                       "attributes", _OWNER),
+            P.ATTRIBUTES(list(attributes) if isinstance(attributes, Iterable) and not isinstance(attributes, str | bytes)
+                         else attributes, "attributes", _OWNER),
         )
         self._set_contents(CounterArray(self._total, self.counter_bits),
                            VerificationTable(key_bits=self._key_bits), "exact", [0] * self.num_attributes)
@@ -244,18 +241,6 @@ class ParallelBloomFilter(ItemCore, Persistable):
         return self._total * self.counter_bits + self._table.size_in_bits
 
     @property
-    def nbytes(self) -> int:
-        """Deprecated: bytes of the counter storage plus the table; use :attr:`size_in_bits`."""
-        warn_deprecated("ParallelBloomFilter.nbytes", "ParallelBloomFilter.size_in_bits (bits)")
-        return int(self._counters.data.nbytes + self._table.nbytes)
-
-    @property
-    def hash_function(self) -> str:
-        """Deprecated name of :attr:`hash`."""
-        warn_deprecated("ParallelBloomFilter.hash_function", "ParallelBloomFilter.hash")
-        return self.hash
-
-    @property
     def counter_state(self) -> str:
         """``"exact"``, ``"upper"`` (after an intersection) or ``"union"`` (after a union)."""
         return self._state
@@ -263,7 +248,7 @@ class ParallelBloomFilter(ItemCore, Persistable):
     @property
     def key_types(self) -> tuple[str, ...]:
         """The kinds of attribute values stored, over all attributes ("str", "int", ...;
-        "unknown" for format-1 files and items added by position)."""
+        "unknown" for items added by position, :meth:`add_positions`)."""
         mask = 0
         for mk in self._key_masks:
             mask |= mk
@@ -690,7 +675,6 @@ class ParallelBloomFilter(ItemCore, Persistable):
         c = self._counters
         return (MK.array_stats(c.data, c.width, p * q, m)[1] / m).reshape(p, q)
 
-    @keyword_only(1)
     def predicted_fpr(self, *, query: str = "fresh") -> float:
         """Model false positive rate of the two-step check for the current contents.
 
@@ -752,16 +736,6 @@ class ParallelBloomFilter(ItemCore, Persistable):
         return params, {"counters": self._counters.data, "values": values, "counts": counts}
 
     @classmethod
-    def _upgrade(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
-        if version == 1:
-            # format 1 saved the hash by name too; the header's hash id says the same
-            params.pop("hash_function", None)
-            p = params.get("num_attributes")
-            params["key_types"] = [["unknown"]] * (p if type(p) is int and 1 <= p <= 64 else 1)
-            params.update(attributes=None, capacity=None, fpr=None)
-        return params
-
-    @classmethod
     def _from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int,
                     hash_id: int) -> ParallelBloomFilter:
         out = cls.__new__(cls)
@@ -805,21 +779,30 @@ class ParallelBloomFilter(ItemCore, Persistable):
         """
         p, q, m = self.num_attributes, self.num_hashes, self.num_counters
         c = self._counters
-        assert c.size == p * q * m == self._total and c.width == self.counter_bits
+        if not (c.size == p * q * m == self._total and c.width == self.counter_bits):
+            raise InvariantError("c.size == p * q * m == self._total and c.width == self.counter_bits")
         if c.width == 4 and c.size % 2:
-            assert int(c.data[-1]) >> 4 == 0, "padding nibble is not zero"
-        assert self._state in P.STATE.choices
-        assert len(self._key_masks) == p and (self.attributes is None or len(self.attributes) == p)
+            if not (int(c.data[-1]) >> 4 == 0):
+                raise InvariantError("padding nibble is not zero")
+        if self._state not in P.STATE.choices:
+            raise InvariantError("self._state in P.STATE.choices")
+        if not (len(self._key_masks) == p and (self.attributes is None or len(self.attributes) == p)):
+            raise InvariantError("len(self._key_masks) == p and (self.attributes is None or len(self.attributes) == p)")
         self._table._check()
-        assert self._table.key_bits == self._key_bits
+        if not (self._table.key_bits == self._key_bits):
+            raise InvariantError("self._table.key_bits == self._key_bits")
         values, _ = self._table.items()
         if values.size:
-            assert 0 <= int(values[0]) and int(values[-1]) <= self._vmax
+            if not (0 <= int(values[0]) and int(values[-1]) <= self._vmax):
+                raise InvariantError("0 <= int(values[0]) and int(values[-1]) <= self._vmax")
         sums, nonzero = MK.array_stats(c.data, c.width, p * q, m)
         if not c.overflowed:
             if self._state == "exact":
-                assert bool(np.all(sums == len(self))), (sums, len(self))
+                if not (bool(np.all(sums == len(self)))):
+                    raise InvariantError((sums, len(self)))
             elif self._state == "upper":
-                assert bool(np.all(sums >= len(self)))
+                if not (bool(np.all(sums >= len(self)))):
+                    raise InvariantError("bool(np.all(sums >= len(self)))")
         if len(self) and self._state != "union":
-            assert bool(np.all(nonzero >= 1))
+            if not (bool(np.all(nonzero >= 1))):
+                raise InvariantError("bool(np.all(nonzero >= 1))")

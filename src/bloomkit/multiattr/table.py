@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._storage import aligned_empty, aligned_zeros
-from .._validation import Int, Options
+from .._validation import Int, InvariantError, Options
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as MK
 
@@ -297,15 +297,25 @@ class VerificationTable:
         """Assert the table's invariants (used by the tests after mutations)."""
         keys, counts = self._slots
         cap = keys.shape[0]
-        assert cap & (cap - 1) == 0 and cap >= _MIN_CAP and counts.shape == keys.shape
+        if not (cap & (cap - 1) == 0 and cap >= _MIN_CAP and counts.shape == keys.shape):
+            raise InvariantError("cap & (cap - 1) == 0 and cap >= _MIN_CAP and counts.shape == keys.shape")
         used = keys != self._empty
-        assert int(used.sum()) == self._used
-        assert self._used <= _MAX_LOAD * cap + 1
-        assert bool(np.all(counts[~used] == 0))
-        assert bool(np.all(counts >= 0))
+        if not (int(used.sum()) == self._used):
+            raise InvariantError("int(used.sum()) == self._used")
+        if not (self._used <= _MAX_LOAD * cap + 1):
+            raise InvariantError("self._used <= _MAX_LOAD * cap + 1")
+        if not (bool(np.all(counts[~used] == 0))):
+            raise InvariantError("bool(np.all(counts[~used] == 0))")
+        if not (bool(np.all(counts >= 0))):
+            raise InvariantError("bool(np.all(counts >= 0))")
         live = used & (counts > 0)
-        assert int(live.sum()) == self.distinct
-        assert int(counts.sum(dtype=np.int64)) == self.total
-        assert keys.dtype == (np.uint32 if self.key_bits == 32 else np.int64)
-        assert bool(np.all(keys[used].astype(np.int64) >= 0))
-        assert int(MK.table_probe_ok(keys, self._empty)) == -1, "unreachable or duplicate key"
+        if not (int(live.sum()) == self.distinct):
+            raise InvariantError("int(live.sum()) == self.distinct")
+        if not (int(counts.sum(dtype=np.int64)) == self.total):
+            raise InvariantError("int(counts.sum(dtype=np.int64)) == self.total")
+        if not (keys.dtype == (np.uint32 if self.key_bits == 32 else np.int64)):
+            raise InvariantError("keys.dtype == (np.uint32 if self.key_bits == 32 else np.int64)")
+        if not (bool(np.all(keys[used].astype(np.int64) >= 0))):
+            raise InvariantError("bool(np.all(keys[used].astype(np.int64) >= 0))")
+        if not (int(MK.table_probe_ok(keys, self._empty)) == -1):
+            raise InvariantError("unreachable or duplicate key")

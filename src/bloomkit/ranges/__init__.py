@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from . import model
 from .config import AttributeConfig, Design, RangeConfig, design
-from .filter import AttributeRates, RangeBloomFilter
+from .filter import RangeBloomFilter
 from .index import ProfileIndex
 from .layout import Layout
 from .optimize import (
@@ -42,7 +42,6 @@ __all__ = [
     "Attribute",
     "AttributeChoice",
     "AttributeConfig",
-    "AttributeRates",
     "Decimal",
     "Design",
     "Integer",

@@ -18,10 +18,9 @@ from typing import Any, ClassVar, Self, cast
 import numpy as np
 
 from .._format import ArraySpec, Persistable
-from .._protocols import keyword_only, warn_deprecated
 from .._storage import BitArray
-from .._validation import Int, Options, check_float, param_error
-from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+from .._validation import Int, InvariantError, Options, param_error
+from ..errors import FormatError, IncompatibleFiltersError
 from . import _kernels as K
 from ._keys import HASH_NAMES, HASH_SHA512
 from .config import CONFIG, AttributeConfig, RangeConfig, design
@@ -29,7 +28,7 @@ from .layout import NUM_BITS, Layout, LayoutProperties, Plan, shared_layout, sta
 from .records import RecordBatch, entry_values, record_batch
 from .schema import SCHEMA, Numeric, Schema
 
-__all__ = ["AttributeConfig", "AttributeRates", "RangeBloomFilter", "RangeConfig"]
+__all__ = ["AttributeConfig", "RangeBloomFilter", "RangeConfig"]
 
 FILL = Options("observed", "expected")
 """How predicted rates take the fill 1 - p: from the bits set, or from Eq. (36)."""
@@ -42,42 +41,6 @@ INSERTED = statistics_spec("values inserted", "expected hashed positions")
 _CONTAINS = "RangeBloomFilter.might_contain"
 _CONTAINS_WHERE = f"record 0 of {_CONTAINS}"  # how the record path names the one-value record
 COUNT = Int(0)
-
-
-class AttributeRates(float):
-    """The total predicted rate, a float; for one release it also answers the dict interface
-    ``predicted_fpr()`` had (``rates["Age"]``, ``rates["total"]``, ``.items()``), with a
-    DeprecationWarning: use :meth:`RangeBloomFilter.attribute_fprs` for the rates per attribute."""
-
-    _rates: dict[str, float]
-
-    def __new__(cls, total: float, rates: Mapping[str, float]) -> Self:
-        total = check_float(total, "total", "AttributeRates", 0, 1)
-        if not isinstance(rates, Mapping):
-            raise param_error("rates", "AttributeRates", "a mapping of attribute name -> rate", rates)
-        out = super().__new__(cls, total)
-        out._rates = {**rates, "total": total}
-        return out
-
-    def _dict(self) -> dict[str, float]:
-        warn_deprecated("using predicted_fpr() as a dict", "predicted_fpr() (the total, a float) or attribute_fprs()",
-                        stacklevel=4)
-        return self._rates
-
-    def __getitem__(self, name: str) -> float:
-        return self._dict()[name]
-
-    def keys(self) -> Any:
-        return self._dict().keys()
-
-    def values(self) -> Any:
-        return self._dict().values()
-
-    def items(self) -> Any:
-        return self._dict().items()
-
-    def __reduce__(self) -> Any:
-        return (float, (float(self),))
 
 
 class RangeBloomFilter(LayoutProperties, Persistable):
@@ -119,7 +82,6 @@ class RangeBloomFilter(LayoutProperties, Persistable):
     (True, True, True)
     """
 
-    _STRUCTURE = "ranges.RangeBloomFilter"
     _PARAMS: ClassVar[Any] = {"schema": SCHEMA, "config": CONFIG, "num_bits": NUM_BITS, "inserted": INSERTED,
                               "count": COUNT}
     _ARRAYS: ClassVar[Any] = {"words": ArraySpec("<u8")}
@@ -458,21 +420,17 @@ class RangeBloomFilter(LayoutProperties, Persistable):
         q = self.fill_ratio() if how == "observed" else self._layout.fill_of(self.expected_hashed_positions)
         return self._layout.rates({n: v[0] for n, v in self._inserted.items()}, q)
 
-    @keyword_only(1)
     def predicted_fpr(self, *, fill: str = "observed", attributes: Sequence[str] | None = None) -> float:
         """The predicted false positive rate f_T: the sum of :meth:`attribute_fprs` over all
         attributes (Section IV), or over ``attributes`` (an upper bound on the rate of a query
         on those attributes matching a record it should not), at most 1.
-
-        The returned float still answers the dict interface of earlier releases
-        (``predicted_fpr()["Age"]``) for one release, with a DeprecationWarning.
 
         Complexity: O(attributes + m / 64).
         """
         rates = self.attribute_fprs(fill=fill)
         names = rates if attributes is None else self.schema.names_of(attributes, "attributes",
                                                                       "RangeBloomFilter.predicted_fpr")
-        return AttributeRates(min(1.0, sum(rates[n] for n in names)), rates)
+        return min(1.0, sum(rates[n] for n in names))
 
     def info(self) -> dict[str, Any]:
         """Parameters, sizes, fill and predicted rates (JSON-able; what ``bloomkit info`` prints).
@@ -500,38 +458,31 @@ class RangeBloomFilter(LayoutProperties, Persistable):
     def _check(self) -> None:
         """Assert the invariants (used by the tests after every mutation)."""
         nw = (self.num_bits + 63) // 64
-        assert self.bits.num_bits == self.num_bits and self.bits.words.shape == (nw,)
+        if not (self.bits.num_bits == self.num_bits and self.bits.words.shape == (nw,)):
+            raise InvariantError("self.bits.num_bits == self.num_bits and self.bits.words.shape == (nw,)")
         rem = self.num_bits & 63
-        assert rem == 0 or int(self.bits.words[-1]) >> rem == 0
-        assert list(self._inserted) == self.schema.names == list(self._layout.plans)
+        if not (rem == 0 or int(self.bits.words[-1]) >> rem == 0):
+            raise InvariantError("rem == 0 or int(self.bits.words[-1]) >> rem == 0")
+        if not (list(self._inserted) == self.schema.names == list(self._layout.plans)):
+            raise InvariantError("list(self._inserted) == self.schema.names == list(self._layout.plans)")
         for name, plan in self._layout.plans.items():
-            assert 1 <= plan.s <= plan.k and plan.d >= 1 and 0 < plan.last <= plan.s
-            assert plan.r == -(-plan.k // plan.s) - 1
+            if not (1 <= plan.s <= plan.k and plan.d >= 1 and 0 < plan.last <= plan.s):
+                raise InvariantError("1 <= plan.s <= plan.k and plan.d >= 1 and 0 < plan.last <= plan.s")
+            if not (plan.r == -(-plan.k // plan.s) - 1):
+                raise InvariantError("plan.r == -(-plan.k // plan.s) - 1")
             n, b = self._inserted[name]
-            assert n >= 0 and b >= 0
-        assert self._count >= 0
+            if not (n >= 0 and b >= 0):
+                raise InvariantError("n >= 0 and b >= 0")
+        if not (self._count >= 0):
+            raise InvariantError("self._count >= 0")
         if self.expected_hashed_positions == 0:
-            assert self.bits.popcount() == 0
+            if not (self.bits.popcount() == 0):
+                raise InvariantError("self.bits.popcount() == 0")
 
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         params = {**self._layout.params(), "inserted": {k: list(v) for k, v in self._inserted.items()},
                   "count": self._count}
         return params, {"words": self.bits.words}
-
-    @classmethod
-    def _upgrade(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
-        if version == 1 and "count" not in params:
-            # format 1 did not record the number of records: every record with a text value
-            # adds one value to that attribute, so the largest text count is a lower bound
-            items = params.get("schema")
-            texts = {a.get("name") for a in (items if isinstance(items, list) else [])
-                     if isinstance(a, dict) and a.get("type") == "text" and isinstance(a.get("name"), str)}
-            try:
-                ins = INSERTED(params.get("inserted"), "inserted", cls.__name__)
-            except InvalidParameterError:
-                ins = {}  # the loader refuses it, naming the field
-            params["count"] = int(max((v[0] for n, v in ins.items() if n in texts), default=0))
-        return params
 
     @classmethod
     def _from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int) -> RangeBloomFilter:

@@ -16,17 +16,17 @@ the Bloom false positives.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple, Self
 
 import numpy as np
 
-from .._format import ArraySpec, Container, Persistable
+from .._format import ArraySpec, Persistable
 from .._lazy import kernels as core
+from .._search_mode import SEARCH_MODES
 from .._storage import aligned_zeros
-from .._validation import Bool, Int, Options, param_error
+from .._validation import Bool, Int, InvariantError, Options, param_error
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as K
 from . import model as M
@@ -34,8 +34,8 @@ from ._keys import HASH_NAMES, HASH_SHA512
 from .config import CONFIG, RangeConfig, design
 from .filter import CHUNK, FILL, RangeBloomFilter
 from .layout import NUM_BITS, Layout, LayoutProperties, statistics_spec
-from .records import Column, RecordBatch, one_record, record_batch
-from .schema import SCHEMA, Numeric, Schema, Text
+from .records import RecordBatch, one_record, record_batch
+from .schema import SCHEMA, Numeric, Schema
 from .store import RECORD_ARRAYS, RecordStore
 
 __all__ = ["FalseCandidates", "ProfileIndex"]
@@ -47,7 +47,7 @@ MODEL_MAX_BITS = 1 << 16
 """Largest m for which :meth:`ProfileIndex.expected_false_candidates` prices a query (its tables
 have m + 1 columns)."""
 CAPACITY = Int(1, MAX_PROFILES)
-MODE = Options("subset", "intersect")
+MODE = Options(*SEARCH_MODES)
 
 
 INSERTED = statistics_spec("profiles giving it", "values", "expected hashed positions")
@@ -134,7 +134,6 @@ class ProfileIndex(LayoutProperties, Persistable):
     [0]
     """
 
-    _STRUCTURE = "ranges.ProfileIndex"
     _PARAMS: ClassVar[Any] = {
         "schema": SCHEMA, "config": CONFIG, "num_bits": NUM_BITS, "next": Int(0, MAX_PROFILES),
         "count": Int(0, MAX_PROFILES), "store_records": Bool(), "inserted": INSERTED,
@@ -733,17 +732,26 @@ class ProfileIndex(LayoutProperties, Persistable):
         """Assert the invariants (the tests call it after mutations, the loader after loading)."""
         st = self._st
         nw = st.slices.shape[1]
-        assert st.slices.shape == (self.num_bits, nw) and st.active.shape == (nw,)
-        assert self._count == int(core.popcount_words(st.active)) and self._next <= nw * 64
-        assert not _unpack_ids(st.active).size or int(_unpack_ids(st.active)[-1]) < self._next
-        assert not np.any(st.slices & ~st.active[None, :]), "bits set for inactive slots"
-        assert self._set_bits == int(core.popcount_words(st.slices.reshape(-1)))
-        assert st.fills.shape == (nw * 64,) and np.array_equal(st.fills, K.column_fills(st.slices, 0, nw * 64))
-        assert (st.records is not None) == self.store_records
+        if not (st.slices.shape == (self.num_bits, nw) and st.active.shape == (nw,)):
+            raise InvariantError("st.slices.shape == (self.num_bits, nw) and st.active.shape == (nw,)")
+        if not (self._count == int(core.popcount_words(st.active)) and self._next <= nw * 64):
+            raise InvariantError("self._count == int(core.popcount_words(st.active)) and self._next <= nw * 64")
+        if not (not _unpack_ids(st.active).size or int(_unpack_ids(st.active)[-1]) < self._next):
+            raise InvariantError("not _unpack_ids(st.active).size or int(_unpack_ids(st.active)[-1]) < self._next")
+        if not (not np.any(st.slices & ~st.active[None, :])):
+            raise InvariantError("bits set for inactive slots")
+        if not (self._set_bits == int(core.popcount_words(st.slices.reshape(-1)))):
+            raise InvariantError("self._set_bits == int(core.popcount_words(st.slices.reshape(-1)))")
+        if not (st.fills.shape == (nw * 64,) and np.array_equal(st.fills, K.column_fills(st.slices, 0, nw * 64))):
+            raise InvariantError("st.fills.shape == (nw * 64,) and np.array_equal(st.fills, K.column_fills(st.slices, 0, nw * 64))")
+        if not ((st.records is not None) == self.store_records):
+            raise InvariantError("(st.records is not None) == self.store_records")
         if st.records is not None:
             live = _live_mask(st.active, st.records.capacity)
-            assert not st.records.present[~live].any()
-        assert list(self._inserted) == self.schema.names
+            if not (not st.records.present[~live].any()):
+                raise InvariantError("not st.records.present[~live].any()")
+        if not (list(self._inserted) == self.schema.names):
+            raise InvariantError("list(self._inserted) == self.schema.names")
 
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         st = self._st
@@ -753,12 +761,6 @@ class ProfileIndex(LayoutProperties, Persistable):
         if st.records is not None:
             arrays.update(st.records.state(self._next))
         return params, arrays
-
-    @classmethod
-    def _from_container(cls, c: Container) -> Any:
-        if c.version == 1:
-            c = _upgrade_v1(c)
-        return super()._from_container(c)
 
     @classmethod
     def _from_state(cls, params: dict[str, Any], arrays: dict[str, np.ndarray], seed: int, hash_id: int) -> ProfileIndex:
@@ -834,72 +836,3 @@ def _unpack_ids(words: np.ndarray) -> np.ndarray:
     bits = np.unpackbits(words[nz].astype("<u8").view(np.uint8), bitorder="little").reshape(-1, 64)
     r, c = np.nonzero(bits)
     return (nz[r].astype(np.int64) << 6) + c.astype(np.int64)
-
-
-def _upgrade_v1(c: Container) -> Container:
-    """A format-1 ProfileIndex container as format 2: its ``records`` parameter (a JSON list of
-    ``[id, {name: text or [a, b] scaled}]``) becomes the record arrays, and the per-attribute
-    statistics are computed from the records (zeros without records)."""
-    params = dict(c.params)
-    recs = params.pop("records", None)
-    try:
-        schema = Schema.from_list(params.get("schema"), "schema", "ProfileIndex")
-        layout = Layout(schema, params.get("num_bits"), params.get("config"), HASH_NAMES.get(c.hash_id, "?"), c.seed,
-                        "ProfileIndex")
-        active = c.arrays.get("active")
-        nxt = Int(0, MAX_PROFILES)(params.get("next"), "next", "ProfileIndex")
-        if active is None or active.ndim != 1 or nxt > active.shape[0] * 64 or not isinstance(recs, list):
-            raise FormatError("format-1 ProfileIndex: 'next', 'active' or 'records' is malformed")
-        inserted = {a.name: [0.0, 0.0, 0.0] for a in schema}
-        arrays = dict(c.arrays)
-        if params.get("store_records") is True:
-            store = RecordStore(schema, nxt)
-            seen: set[int] = set()
-            for item in recs:
-                if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is int and 0 <= item[0] < nxt
-                        and item[0] not in seen and isinstance(item[1], dict)):
-                    raise FormatError("format-1 ProfileIndex: malformed record")
-                seen.add(item[0])
-                store.write(item[0], _v1_record(schema, item[1]))
-            for name, (profiles, values, positions) in _v1_stats(layout, store, nxt).items():
-                inserted[name] = [profiles, values, positions]
-            arrays.update(store.state(nxt))
-    except (KeyError, TypeError, ValueError, IndexError, OverflowError, InvalidParameterError) as e:
-        raise FormatError(f"invalid format-1 ProfileIndex: {e}") from None
-    params["inserted"] = inserted
-    return dataclasses.replace(c, version=2, params=params, arrays=arrays)
-
-
-def _v1_record(schema: Schema, rec: dict[str, Any]) -> RecordBatch:
-    """One format-1 record (numeric values already scaled) as a batch of one."""
-    cols = []
-    rows = np.zeros(1, dtype=np.int64)
-    for name, v in rec.items():
-        attr = schema[name]
-        if isinstance(attr, Text):
-            cols.append(Column(attr.name, rows, text=[attr.check_text(v)]))
-            continue
-        assert isinstance(attr, Numeric)
-        if not (isinstance(v, list) and len(v) == 2 and all(type(x) is int for x in v)):
-            raise FormatError(f"format-1 ProfileIndex: malformed value of {name!r}")
-        a, b = np.array([v[0]], dtype=np.int64), np.array([v[1]], dtype=np.int64)
-        attr.check_intervals(a, b, functools.partial(_const, tuple(v)), _v1_where)
-        cols.append(Column(attr.name, rows, a, b))
-    return RecordBatch(1, tuple(cols))
-
-
-def _const(value: Any, _i: int) -> Any:
-    return value
-
-
-def _v1_where(_i: int) -> str:
-    return "a format-1 record"
-
-
-def _v1_stats(layout: Layout, store: RecordStore, slots: int) -> dict[str, tuple[float, float, float]]:
-    out = {}
-    for attr in layout.schema:
-        counts = store.counts(attr.name, slots)
-        values = float(counts.sum())
-        out[attr.name] = (float(counts.size), values, layout.expected_positions(attr.name, counts.size, int(values)))
-    return out

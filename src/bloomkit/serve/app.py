@@ -25,7 +25,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from importlib import resources
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
@@ -34,6 +34,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
 from .. import __version__
+from .._search_mode import SearchMode
 from .front import MAX_LIMIT, Front, Guard, search_answer
 from .records import FieldError
 from .service import MatchingService, WriteError
@@ -69,7 +70,7 @@ class SearchIn(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={
         "examples": [{"query": {"Age": 22, "Latitude": [25.01, 25.02]}, "mode": "subset", "verify": True, "limit": 100}]})
     query: dict[str, Any]
-    mode: Literal["subset", "intersect"] = Field(
+    mode: SearchMode = Field(
         "subset", description="subset: the profile covers every query value / range (the report's test); "
                               "intersect: every query range overlaps the profile's")
     verify: StrictBool = Field(True, description="check candidates against the stored records (no false positives)")

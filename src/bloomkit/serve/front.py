@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .._search_mode import SEARCH_MODES
 from .records import FieldError
 from .service import MatchingService, SearchResult, WriteError
 
@@ -55,7 +56,7 @@ MAX_LIMIT = 10_000
 MAX_DEPTH = 32
 """Deepest JSON nesting a request body may have (the API's own bodies nest at most 5 deep)."""
 _SEARCH_KEYS = frozenset(("query", "mode", "verify", "limit", "after", "records"))
-_MODES = ("subset", "intersect")
+_MODES = SEARCH_MODES
 _JSON_HEADER = (b"content-type", b"application/json")
 _WRITE_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .._search_mode import SEARCH_MODES
 from ..errors import BloomkitError, FormatError, InvalidParameterError
 from ..ranges import Design, Integer, Numeric, ProfileIndex, Schema, SchemaFile
 from ..ranges.index import FalseCandidates
@@ -363,7 +364,7 @@ class MatchingService:
         idx.add_many(recs[:36])
         for r in recs[36:]:
             idx.add(r)
-        for mode in ("subset", "intersect"):
+        for mode in SEARCH_MODES:
             idx.search_candidates(recs[5], mode=mode)
             idx.expected_false_candidates(recs[5], mode=mode)
         idx.remove(3)

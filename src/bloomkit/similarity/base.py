@@ -18,9 +18,8 @@ import numpy as np
 
 from .._format import ArraySpec, Persistable
 from .._hashing import HASH_XXH64
-from .._protocols import renamed_kwargs, warn_deprecated
 from .._storage import BitArray
-from .._validation import SEED, Bool, Int, Real, Spec, check_int
+from .._validation import SEED, Bool, Int, InvariantError, Real, Spec, check_int
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as SK
 from . import theory
@@ -149,7 +148,6 @@ class LSHFilterBase(Persistable):
         return self._bml.words if self._bml is not None else self._no_bml
 
     # -- building -----------------------------------------------------------------------------
-    @renamed_kwargs(x="point")
     def add(self, point: Any) -> None:
         """Insert one point (a length-d vector).
 
@@ -158,7 +156,6 @@ class LSHFilterBase(Persistable):
         cls = type(self).__name__
         self._insert(as_point(point, self.dim, "point", f"{cls}.add", batch=f"{cls}.add_many"), f"{cls}.add")
 
-    @renamed_kwargs(X="points")
     def add_many(self, points: Any) -> None:
         """Insert every row of ``points``: an (n, d) array, a list of vectors, a DataFrame whose
         numeric columns (in order) are the d dimensions, a pyarrow table / fixed-size list array.
@@ -196,7 +193,6 @@ class LSHFilterBase(Persistable):
             self.count = 0
 
     # -- querying -----------------------------------------------------------------------------
-    @renamed_kwargs(q="point")
     def query(self, point: Any, level: int = 0) -> bool:
         """Is ``point`` an approximate member at level theta (distance scale 2^theta w)?
 
@@ -234,12 +230,6 @@ class LSHFilterBase(Persistable):
         phi = verification_fpr(self.count * self.or_count, self.verify_bits, self.verify_hashes, self.num_levels,
                                lv, self.seed, self.and_width, exact=False)
         return float(theory.or_amplify(a * phi, self.or_count))
-
-    def predicted_verify_fpr(self, level: int = 0) -> float:
-        """Deprecated: ``predicted_fpr(level=level)`` (alpha = 1, the verification part)."""
-        cls = type(self).__name__
-        warn_deprecated(f"{cls}.predicted_verify_fpr", f"{cls}.predicted_fpr(level=...)")
-        return self._predicted(level, 1.0, f"{cls}.predicted_verify_fpr")
 
     def info(self) -> dict[str, Any]:
         """Parameters, sizes, fill, domain and predicted rates per level (``bloomkit info``).
@@ -361,30 +351,41 @@ class LSHFilterBase(Persistable):
         """Assert the structure's invariants (the tests after mutations, the loader after loading)."""
         S = self.num_levels
         for nbits in (self.num_bits, self.verify_bits):
-            assert nbits & (nbits - 1) == 0 and nbits >= 1 << S
-        assert self._mv.num_bits == self.verify_bits and self._mv.words.dtype == np.uint64
-        assert self.count >= 0
+            if not (nbits & (nbits - 1) == 0 and nbits >= 1 << S):
+                raise InvariantError("nbits & (nbits - 1) == 0 and nbits >= 1 << S")
+        if not (self._mv.num_bits == self.verify_bits and self._mv.words.dtype == np.uint64):
+            raise InvariantError("self._mv.num_bits == self.verify_bits and self._mv.words.dtype == np.uint64")
+        if not (self.count >= 0):
+            raise InvariantError("self.count >= 0")
         kp_l = self.verify_hashes * self.or_count
-        assert self._mv.popcount() <= kp_l * self.count
+        if not (self._mv.popcount() <= kp_l * self.count):
+            raise InvariantError("self._mv.popcount() <= kp_l * self.count")
         stores = [self._mv]
         if self._PHYSICAL:
-            assert self._bml is not None and self._bml.num_bits == self.num_bits
-            assert self._bml.popcount() <= self.and_width * self.or_count * self.count
+            if not (self._bml is not None and self._bml.num_bits == self.num_bits):
+                raise InvariantError("self._bml is not None and self._bml.num_bits == self.num_bits")
+            if not (self._bml.popcount() <= self.and_width * self.or_count * self.count):
+                raise InvariantError("self._bml.popcount() <= self.and_width * self.or_count * self.count")
             stores.append(self._bml)
         else:
-            assert self._bml is None
+            if self._bml is not None:
+                raise InvariantError("self._bml is None")
         for b in stores:
             rem = b.num_bits & 63
-            assert rem == 0 or int(b.words[-1]) >> rem == 0, "bits set beyond the size"
+            if not (rem == 0 or int(b.words[-1]) >> rem == 0):
+                raise InvariantError("bits set beyond the size")
         self._check_family()
 
     def _check_family(self) -> None:
         lsh = self._lsh
-        assert lsh.a.shape == (self.and_width * self.or_count, lsh.dim)
+        if not (lsh.a.shape == (self.and_width * self.or_count, lsh.dim)):
+            raise InvariantError("lsh.a.shape == (self.and_width * self.or_count, lsh.dim)")
         if lsh.lower is not None and lsh.upper is not None:
-            assert lsh.offset is not None and np.all(lsh.lower <= lsh.upper)
+            if not (lsh.offset is not None and np.all(lsh.lower <= lsh.upper)):
+                raise InvariantError("lsh.offset is not None and np.all(lsh.lower <= lsh.upper)")
         else:
-            assert self.count == 0 and not lsh.fitted
+            if not (self.count == 0 and not lsh.fitted):
+                raise InvariantError("self.count == 0 and not lsh.fitted")
 
     # -- persistence --------------------------------------------------------------------------
     def _family_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from .._format import ArraySpec
-from .._validation import Bool, Int, ListOf, Spec, safe_repr
+from .._validation import Bool, Int, InvariantError, ListOf, Spec, safe_repr
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as SK
 from . import theory
@@ -144,9 +144,12 @@ class _JaccardFilter(LSHFilterBase):
 
     def _check_family(self) -> None:
         r = self.rows_by_level
-        assert len(r) == self.num_levels and r[0] == self.and_width
-        assert all(b < a for a, b in zip(r, r[1:], strict=False))
-        assert self._hasher.num_perm == self.and_width * self.or_count and self._hasher.seed == self.seed
+        if not (len(r) == self.num_levels and r[0] == self.and_width):
+            raise InvariantError("len(r) == self.num_levels and r[0] == self.and_width")
+        if not (all(b < a for a, b in zip(r, r[1:], strict=False))):
+            raise InvariantError("all(b < a for a, b in zip(r, r[1:], strict=False))")
+        if not (self._hasher.num_perm == self.and_width * self.or_count and self._hasher.seed == self.seed):
+            raise InvariantError("self._hasher.num_perm == self.and_width * self.or_count and self._hasher.seed == self.seed")
 
     def _family_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         p = self._hasher.params()
@@ -419,7 +422,6 @@ class JaccardMLBFStar(_JaccardFilter):
     [False, True, False]
     """
 
-    _STRUCTURE = "similarity.JaccardMLBFStar"
     _PHYSICAL = False
     _ARRAYS: ClassVar[dict[str, ArraySpec]] = {"mvbf": ArraySpec("<u8")}
 
@@ -446,7 +448,6 @@ class JaccardMLBF(_JaccardFilter):
     True
     """
 
-    _STRUCTURE = "similarity.JaccardMLBF"
     _PHYSICAL = True
 
     def __init__(self, rows_by_level: Sequence[int] = (20, 12, 8), *, bands: int = 10, num_bits: int = 1 << 20,
@@ -490,7 +491,6 @@ class JaccardLSBF(_JaccardFilter):
     [False, True, False]
     """
 
-    _STRUCTURE = "similarity.JaccardLSBF"
     _PHYSICAL = False
     _SINGLE = True
     _ARRAYS: ClassVar[dict[str, ArraySpec]] = {"mvbf": ArraySpec("<u8")}

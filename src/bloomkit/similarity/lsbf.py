@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._protocols import keyword_only, renamed_kwargs
 from .._validation import Int, Spec, safe_repr
 from ..errors import InvalidParameterError
 from .base import PARAMS, LSHFilterBase
@@ -65,12 +64,10 @@ class LSBF(LSHFilterBase):
     True
     """
 
-    _STRUCTURE = "similarity.LSBF"
     _PHYSICAL = True
     _RANDOM_OFFSET = True
     _PARAMS: ClassVar[Spec] = {**PARAMS, "num_levels": Int(1, 1), "or_count": Int(1, 1)}
 
-    @keyword_only(3)
     def __init__(
         self,
         dim: int,
@@ -97,7 +94,6 @@ class LSBF(LSHFilterBase):
             "that w, or use an MLBF / MLBFStar, which answer every level from one filter."
         )
 
-    @renamed_kwargs(Q="points")
     def query_many(self, points: Any, level: int = 0, *, verify: bool = True) -> np.ndarray:
         """Bool array of approximate memberships (``level`` must be 0). ``verify=False`` skips
         the verification filter. Complexity: O(n (d k + k + k'))."""

@@ -32,13 +32,12 @@ import numpy as np
 
 from .._columns import as_matrix, sized_items
 from .._format import ArraySpec
-from .._protocols import keyword_only, warn_deprecated
 from .._validation import SEED, Bool, Spec, check_params
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as SK
 from .spec import DIM, DOMAIN_MARGIN, FINITE, NUM_FUNCTIONS, RANDOM_OFFSET, WIDTH
 
-__all__ = ["AlignableLSH", "as_point", "as_points", "as_vectors"]
+__all__ = ["AlignableLSH", "as_point", "as_points"]
 
 _MAX_ABS_BUCKET = float(1 << 52)  # floats hold every integer bucket exactly below 2^53
 
@@ -100,14 +99,6 @@ def as_point(point: Any, dim: int, name: str = "point", owner: str = "AlignableL
     else:
         rows = point.reshape(1, -1) if isinstance(point, np.ndarray) else [point]
     return as_matrix(rows, name, owner, ncols=dim)
-
-
-def as_vectors(x: Any, dim: int, owner: str, name: str = "X") -> np.ndarray:
-    """Deprecated: :func:`as_points` (a batch) or :func:`as_point` (one vector)."""
-    warn_deprecated("bloomkit.similarity.lsh.as_vectors", "as_points / as_point")
-    if np.ndim(x) == 1:
-        return as_point(x, dim, name, owner)
-    return as_points(x, dim, name, owner)
 
 
 def _bound_vector(v: Any, dim: int, name: str, owner: str) -> np.ndarray:
@@ -175,7 +166,6 @@ class AlignableLSH:
     }
     """The saved arrays: projections a, offsets b, and the domain box and shift once fitted."""
 
-    @keyword_only(4)
     def __init__(
         self,
         dim: int,

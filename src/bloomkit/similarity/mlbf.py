@@ -27,7 +27,6 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from .._format import ArraySpec
-from .._protocols import keyword_only, renamed_kwargs
 from . import _kernels as SK
 from .base import ARRAYS, LSHFilterBase
 from .lsh import as_points
@@ -135,10 +134,8 @@ class MLBF(_MultiLevel):
     4.0
     """
 
-    _STRUCTURE = "similarity.MLBF"
     _PHYSICAL = True
 
-    @keyword_only(3)
     def __init__(
         self,
         dim: int,
@@ -158,7 +155,6 @@ class MLBF(_MultiLevel):
         self._setup(dim, w, num_levels, and_width, or_count, num_bits, verify_bits,
                     verify_hashes, seed, domain, offset, domain_margin)
 
-    @renamed_kwargs(Q="points")
     def query_many(self, points: Any, level: int = 0, *, verify: bool = True) -> np.ndarray:
         """Bool array: approximate membership of every row of ``points`` at level theta.
 
@@ -168,7 +164,6 @@ class MLBF(_MultiLevel):
         """
         return self._query_many(points, level, verify)
 
-    @renamed_kwargs(Q="points")
     def and_pass_many(self, points: Any, level: int = 0) -> np.ndarray:
         """(n, L) bool: which AND-constructions g_j(q) pass VLBF theta alone.
 
@@ -220,11 +215,9 @@ class MLBFStar(_MultiLevel):
     [True, True, True]
     """
 
-    _STRUCTURE = "similarity.MLBFStar"
     _PHYSICAL = False
     _ARRAYS: ClassVar[dict[str, ArraySpec]] = {k: v for k, v in ARRAYS.items() if k != "bmlbf"}
 
-    @keyword_only(3)
     def __init__(
         self,
         dim: int,
@@ -244,7 +237,6 @@ class MLBFStar(_MultiLevel):
         self._setup(dim, w, num_levels, and_width, or_count, num_bits, verify_bits,
                     verify_hashes, seed, domain, offset, domain_margin)
 
-    @renamed_kwargs(Q="points")
     def query_many(self, points: Any, level: int = 0) -> np.ndarray:
         """Bool array of approximate memberships at level theta.
 

@@ -24,9 +24,8 @@ import numpy as np
 from .. import _kernels as K
 from .._hashing import tag_seed
 from .._jit import GOLDEN
-from .._protocols import keyword_only
 from .._storage import BitArray
-from .._validation import SEED, Options, check_int
+from .._validation import SEED, InvariantError, Options, check_int
 from ..errors import InvalidParameterError
 from . import _kernels as SK
 from . import theory
@@ -169,7 +168,6 @@ class MVBF:
     tests release the GIL.
     """
 
-    @keyword_only(4)
     def __init__(self, verify_bits: int, verify_hashes: int, num_levels: int, *, seed: int = 0) -> None:
         own = "MVBF"
         self.num_levels = NUM_LEVELS(num_levels, "num_levels", own)
@@ -249,4 +247,5 @@ class MVBF:
                                 self.and_width)
 
     def _check(self) -> None:
-        assert self.bits.popcount() <= self.verify_hashes * self.count
+        if not (self.bits.popcount() <= self.verify_hashes * self.count):
+            raise InvariantError("self.bits.popcount() <= self.verify_hashes * self.count")

@@ -15,7 +15,6 @@ from .._columns import as_keys
 from .._format import Persistable
 from .._hashing import HASH_XXH64, KeyTypesMixin, hash64_tag, hash_keys
 from .._parallel import hash_source, query_chunked
-from .._protocols import CallableInt
 from .._watch import FilterWatch
 from ..errors import InvalidParameterError, UpdateNotSupportedError
 
@@ -101,7 +100,7 @@ class StaticFilter(KeyTypesMixin, FilterWatch, Persistable):
     @property
     def size_in_bits(self) -> int:
         """Bits of the filter's cells. Complexity: O(1)."""
-        return CallableInt.of(self._table_bits())
+        return self._table_bits()
 
     def bits_per_key(self) -> float:
         """``size_in_bits`` / number of keys. Complexity: O(1)."""

@@ -20,7 +20,7 @@ import numpy as np
 from .._format import ArraySpec
 from .._hashing import check_seed, key_type_mask
 from .._storage import aligned_copy, aligned_zeros
-from .._validation import FPR, KEY_TYPES, Int, Options, param_error
+from .._validation import FPR, KEY_TYPES, Int, InvariantError, Options, param_error
 from ..errors import BloomkitError, FormatError
 from . import _kernels as FK
 from ._base import StaticFilter, read_keys
@@ -64,7 +64,6 @@ class BinaryFuseFilter(StaticFilter):
     (True, 3, 4)
     """
 
-    _STRUCTURE = "static.BinaryFuseFilter"
     _PARAMS: ClassVar[Any] = {
         "arity": ARITY, "fingerprint_bits": FINGERPRINT_BITS, "segment_length": Int(1, 1 << 18),
         "segment_count": Int(1, 1 << 40), "salt": Int(0, MAX_ATTEMPTS * 2), "count": Int(0),
@@ -236,13 +235,20 @@ class BinaryFuseFilter(StaticFilter):
 
     def _check(self) -> None:
         """Assert the structure's invariants."""
-        assert self.arity in (3, 4) and self.fingerprint_bits in _DTYPES
-        assert self._seg_len >= 1 and self._seg_len & (self._seg_len - 1) == 0
-        assert self._seg_len <= MAX_SEGMENT[self.arity] or self._seg_len == 4
-        assert len(self._fps) == (self._seg_count + self.arity - 1) * self._seg_len
-        assert self._fps.dtype == _DTYPES[self.fingerprint_bits]
-        assert int(self._span) == self._seg_count * self._seg_len
-        assert self._count <= len(self._fps)
+        if not (self.arity in (3, 4) and self.fingerprint_bits in _DTYPES):
+            raise InvariantError("self.arity in (3, 4) and self.fingerprint_bits in _DTYPES")
+        if not (self._seg_len >= 1 and self._seg_len & (self._seg_len - 1) == 0):
+            raise InvariantError("self._seg_len >= 1 and self._seg_len & (self._seg_len - 1) == 0")
+        if not (self._seg_len <= MAX_SEGMENT[self.arity] or self._seg_len == 4):
+            raise InvariantError("self._seg_len <= MAX_SEGMENT[self.arity] or self._seg_len == 4")
+        if not (len(self._fps) == (self._seg_count + self.arity - 1) * self._seg_len):
+            raise InvariantError("len(self._fps) == (self._seg_count + self.arity - 1) * self._seg_len")
+        if not (self._fps.dtype == _DTYPES[self.fingerprint_bits]):
+            raise InvariantError("self._fps.dtype == _DTYPES[self.fingerprint_bits]")
+        if not (int(self._span) == self._seg_count * self._seg_len):
+            raise InvariantError("int(self._span) == self._seg_count * self._seg_len")
+        if not (self._count <= len(self._fps)):
+            raise InvariantError("self._count <= len(self._fps)")
 
     # ------------------------------------------------------------------ persistence
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -17,7 +17,7 @@ import numpy as np
 from .._format import ArraySpec
 from .._hashing import check_seed, key_type_mask
 from .._storage import aligned_copy, aligned_zeros
-from .._validation import FPR, KEY_TYPES, Int, Optional, param_error
+from .._validation import FPR, KEY_TYPES, Int, InvariantError, Optional, param_error
 from ..lookup import _ribbon_kernels as RK
 from ..lookup.ribbon import (
     ATTEMPTS,
@@ -58,7 +58,6 @@ class RibbonFilter(StaticFilter):
     (True, 3, True)
     """
 
-    _STRUCTURE = "static.RibbonFilter"
     _PARAMS: ClassVar[Any] = {"fingerprint_bits": CHECK_BITS, "layer_slots": LAYER_SLOTS, "layer_salts": LAYER_SALTS,
                               "bumped_layers": Int(0, MAX_LAYERS), "count": Int(0), "key_types": KEY_TYPES}
     _ARRAYS: ClassVar[Any] = {"solution": ArraySpec("<u8"), "thresholds": ArraySpec("|u1", optional=True, hi=64)}
@@ -192,9 +191,11 @@ class RibbonFilter(StaticFilter):
 
     def _check(self) -> None:
         """Assert the structure's invariants."""
-        assert 1 <= self.fingerprint_bits <= 64
+        if not (1 <= self.fingerprint_bits <= 64):
+            raise InvariantError("1 <= self.fingerprint_bits <= 64")
         _check_layers(self._layers, self.fingerprint_bits)
-        assert self._count >= 0  # not <= slots: a row implied by others (likely for small c) is stored too
+        if not (self._count >= 0):
+            raise InvariantError("self._count >= 0")
 
     # ------------------------------------------------------------------ persistence
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

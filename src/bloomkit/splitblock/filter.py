@@ -1,24 +1,6 @@
-"""Split-block Bloom filters: every key's bits in one cache line, bit-exact with Parquet's.
-
-A *blocked* Bloom filter (Putze, Sanders, Singler, "Cache-, Hash- and Space-Efficient Bloom
-Filters", WEA 2007 / JEA 14, 2009, Section 3) is an array of B small Bloom filters (blocks);
-a key's first hash picks one block and all its bits go there, so an insert or a query touches
-one cache line instead of k. Inside a block we use the *split* filter of Parquet (Broder and
-Mitzenmacher, "Network Applications of Bloom Filters: A Survey", Section 2.1): k = 8 lanes of
-w bits, one bit per lane.
-
-* **native mode** (:class:`SplitBlockBloomFilter` ``(capacity, fpr)``): 512-bit blocks (one
-  64-byte line, storage 64-byte aligned), w = 64, block ``h mod B`` of bloomkit's key hash h
-  (so folding by a divisor of B equals rebuilding at that size), lane bits from
-  ``splitmix64(h + golden)``.
-* **Parquet mode** (:meth:`SplitBlockBloomFilter.from_parquet_values`,
-  :meth:`~SplitBlockBloomFilter.for_parquet`): the format's SBBF, bit for bit: 256-bit blocks
-  of eight 32-bit words (w = 32), XXH64 with seed 0 of the PLAIN-encoded value, block
-  ``((h >> 32) * z) >> 32``, lane j's bit ``(uint32(h) * SALT[j]) >> 27``.
-
-The false positive model is :func:`split_block_fpr` (Putze et al.'s sum over block loads);
-sizing (:func:`split_block_num_blocks`) inverts it, so ``capacity, fpr`` gives ``fpr``.
-"""
+"""The split-block Bloom filter itself (:class:`SplitBlockBloomFilter`, native and Parquet
+modes); its model is :mod:`bloomkit.splitblock.model`, Parquet's PLAIN encoding
+:mod:`bloomkit.splitblock.plain`, its numba kernels :mod:`bloomkit.splitblock._kernels`."""
 
 from __future__ import annotations
 
@@ -28,10 +10,10 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from ._boundary import COMPILED, KIND_PYTHON, KIND_SPLIT, FilterCore, check_storage
-from ._columns import as_keys
-from ._format import ArraySpec, Persistable
-from ._hashing import (
+from .._boundary import COMPILED, KIND_PYTHON, KIND_SPLIT, FilterCore, check_storage
+from .._columns import as_keys
+from .._format import ArraySpec, Persistable
+from .._hashing import (
     HASH_XXH64,
     KeyTypesMixin,
     check_seed,
@@ -41,256 +23,47 @@ from ._hashing import (
     key_type_names,
     register_hash_id,
 )
-from ._lazy import kernels as K
-from ._lazy import splitblock_kernels as SK
-from ._mapped import Mappable, plain_type
-from ._parallel import add_chunked, hash_source, identity, query_chunked
-from ._storage import aligned_copy, aligned_zeros, popcount_words
-from ._validation import (
+from .._lazy import splitblock_kernels as SK
+from .._mapped import Mappable
+from .._membership import WordSetAlgebra
+from .._parallel import add_chunked, hash_source, identity, query_chunked
+from .._storage import aligned_copy, aligned_zeros, popcount_words
+from .._validation import (
     CAPACITY,
     FPR,
     KEY_TYPES,
     Int,
+    InvariantError,
     Optional,
     Options,
     check_bytes,
     check_float,
     check_hashes,
 )
-from ._watch import FilterWatch
-from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+from .._watch import FilterWatch
+from ..errors import FormatError, InvalidParameterError
+from .model import LANES, MAX_BLOCKS, split_block_fill, split_block_fpr, split_block_num_blocks
+from .plain import PHYSICAL_TYPES, optimal_num_bytes, plain_hashes, plain_source
 
-__all__ = [
-    "HASH_PARQUET",
-    "SplitBlockBloomFilter",
-    "split_block_fill",
-    "split_block_fpr",
-    "split_block_fpr_sd",
-    "split_block_num_blocks",
-]
+__all__ = ["HASH_PARQUET", "SplitBlockBloomFilter"]
 
 HASH_PARQUET = register_hash_id(4, "parquet-xxh64-plain")
 """Hash id of Parquet mode: XXH64, seed 0, of the PLAIN encoding of the value."""
 
-LANES = 8
-"""k: bits a key sets (one per lane) in both modes."""
 NATIVE_BLOCK_BITS = 512
 PARQUET_BLOCK_BITS = 256
-MAX_BLOCKS = 1 << 40
 MAX_PARQUET_BLOCKS = (1 << 31) - 1
 """The format allows z < 2**31 blocks (Arrow writes at most 2**22: 128 MiB)."""
-PHYSICAL_TYPES = ("INT32", "INT64", "FLOAT", "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
 NUM_BLOCKS = Int(1, MAX_BLOCKS)
 _LANE_BITS = {"native": 64, "parquet": 32}
 _WORDS_PER_BLOCK = {"native": 8, "parquet": 4}
 
 
 # ---------------------------------------------------------------------------------------------
-# the model
-
-
-LANE_BITS = Options(32, 64)
-"""w, bits per lane: 64 in native mode, 32 in Parquet mode."""
-
-
-def _saturation(lane_bits: int) -> int:
-    """The block load beyond which a lane's bit is set with probability 1 in float64:
-    ``(1 - 1/w)^j < exp(-j/w) < 2^-60`` for ``j >= 42 w``, so every per-block quantity of the
-    model equals its limit there."""
-    return 42 * lane_bits
-
-
-def _loads(n: float, num_blocks: int, lane_bits: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """(j, P(J = j), P(J > j_max)) over the block loads that matter: J ~ Binomial(n, 1/B) for
-    integral n (exact for a uniform block choice), Poisson(n/B) otherwise (Putze et al.'s form,
-    the binomial's limit). The log-pmf is the one at the lowest j (``math.lgamma``) plus the
-    cumulative log-ratios of consecutive terms (no scipy: it would cost every process that
-    sizes a filter 45 MB). Loads above ``j_max = _saturation(w)`` are one tail mass (a block
-    that full answers every probe), so the terms are at most ``min(24 sqrt(n/B), 42 w)``:
-    bounded time and memory for any n."""
-    p = 1.0 / num_blocks
-    mu = n * p
-    if mu == 0.0:  # n so small that n / B underflows: every block is empty
-        return np.zeros(1), np.ones(1), 0.0
-    spread = 12.0 * math.sqrt(mu) + 12.0
-    lo = max(0, math.floor(mu - spread))
-    hi = math.ceil(mu + spread + 30.0)
-    binomial = float(n).is_integer() and n <= 2**53
-    if binomial:
-        hi = min(hi, int(n))
-    cap = _saturation(lane_bits)
-    capped = hi > cap
-    hi = min(hi, cap)
-    if lo > hi:  # every block is saturated
-        return np.zeros(0), np.zeros(0), 1.0
-    j = np.arange(lo, hi + 1, dtype=np.float64)
-    if binomial and p >= 1.0:
-        return j, (j == n).astype(np.float64), float(n > cap)
-    if binomial:
-        first = (math.lgamma(n + 1) - math.lgamma(lo + 1) - math.lgamma(n - lo + 1)
-                 + lo * math.log(p) + (n - lo) * math.log1p(-p))
-        steps = np.log(n - j[:-1]) - np.log(j[:-1] + 1) + math.log(p) - math.log1p(-p)
-    else:
-        first = -mu + lo * math.log(mu) - math.lgamma(lo + 1)
-        steps = math.log(mu) - np.log(j[:-1] + 1)
-    logs = np.concatenate(([first], first + np.cumsum(steps)))
-    pmf = np.exp(logs)
-    return j, pmf, max(0.0, 1.0 - float(pmf.sum())) if capped else 0.0
-
-
-def split_block_fpr(num_keys: float, num_blocks: int, lane_bits: int = 64) -> float:
-    """False positive rate of a split-block Bloom filter of B blocks holding n keys.
-
-    After Putze, Sanders, Singler (2007), Section 3: a blocked filter's rate is the rate of a
-    block averaged over the distribution of its load,
-
-    .. math:: f = \\sum_{j \\ge 0} P(J = j) \\, \\bigl(1 - (1 - 1/w)^j\\bigr)^k,
-              \\qquad J \\sim \\mathrm{Binomial}(n, 1/B)
-
-    with the inner rate of a *split* block (k = 8 lanes of w bits, one bit per lane, so a lane
-    holding j keys has a given bit set with probability ``1 - (1 - 1/w)^j``). Putze et al.
-    write the load as Poisson(n/B), the binomial's limit (used here for non-integral n).
-
-    Parameters
-    ----------
-    num_keys : float
-        n, keys inserted (distinct).
-    num_blocks : int
-        B (z in the Parquet format).
-    lane_bits : int
-        w: 64 in native mode (512-bit blocks), 32 in Parquet mode (256-bit blocks).
-
-    Complexity: O(min(sqrt(n / B), w)) terms.
-
-    >>> round(split_block_fpr(100_000, 1872), 4)  # 9.585 bits per key: 1% for a Bloom filter
-    0.0129
-    >>> round(split_block_fpr(26214, 1024, lane_bits=32), 4)  # the Parquet spec's example
-    0.0126
-    """
-    n = check_float(num_keys, "num_keys", "split_block_fpr", lo=0)
-    B = Int(1, 1 << 53)(num_blocks, "num_blocks", "split_block_fpr")
-    lane_bits = LANE_BITS(lane_bits, "lane_bits", "split_block_fpr")
-    if n == 0:
-        return 0.0
-    j, pmf, tail = _loads(n, B, lane_bits)
-    inner = (-np.expm1(j * np.log1p(-1.0 / lane_bits))) ** LANES
-    return float(min(1.0, max(0.0, float(np.dot(pmf, inner)) + tail)))
-
-
-def split_block_fpr_sd(num_keys: int, num_blocks: int, probes: int, lane_bits: int = 64) -> float:
-    """Standard deviation of the false positive rate measured on *one* filter of n keys with
-    ``probes`` never-inserted keys: the binomial sd of the probes combined with the spread of
-    the filter's own rate, the mean over B blocks of ``prod_i c_i / w`` (c_i set bits of lane
-    i). Given a load j the lanes are independent occupancy counts with
-    ``E[c] = w (1 - q)`` and ``E[c^2] = w (w - 1)(1 - 2q + r) + w (1 - q)``,
-    ``q = (1 - 1/w)^j``, ``r = (1 - 2/w)^j``; a block's rate has variance
-    ``sum_j P(j) (E[c^2] / w^2)^8 - f^2``, the mean over B blocks that over B (an upper
-    bound: multinomial loads are negatively correlated).
-
-    Complexity: O(min(sqrt(n / B), w)).
-    """
-    n = check_float(num_keys, "num_keys", "split_block_fpr_sd", lo=0)
-    B = Int(1, 1 << 53)(num_blocks, "num_blocks", "split_block_fpr_sd")
-    lane_bits = LANE_BITS(lane_bits, "lane_bits", "split_block_fpr_sd")
-    probes = Int(1, 1 << 62)(probes, "probes", "split_block_fpr_sd")
-    w = float(lane_bits)
-    if n == 0:
-        return 0.0
-    j, pmf, tail = _loads(n, B, lane_bits)
-    q = np.exp(j * np.log1p(-1.0 / w))
-    r = np.exp(j * np.log1p(-2.0 / w))
-    e1 = 1.0 - q
-    e2 = ((w - 1.0) * (1.0 - 2.0 * q + r) + (1.0 - q)) / w
-    f = float(np.dot(pmf, e1**LANES)) + tail  # a saturated block: e1 = e2 = 1
-    var_block = max(0.0, float(np.dot(pmf, e2**LANES)) + tail - f * f)
-    return math.sqrt(f * (1.0 - f) / probes + var_block / B)
-
-
-def _gap(log_b: float, n: float, rel: float) -> float:
-    """``b (1 + rel)^n - b`` for ``b = exp(log_b)``, without cancelling nearly equal powers and
-    without overflow."""
-    t = n * math.log1p(rel)
-    if t > 700.0:
-        return math.exp(log_b + t) - math.exp(log_b)
-    return math.exp(log_b) * math.expm1(t)
-
-
-def split_block_fill(num_keys: float, num_blocks: int, lane_bits: int = 64) -> tuple[float, float]:
-    """Expected fraction of set bits X / m of a filter of B blocks after n distinct keys, and
-    its standard deviation (what ``info()["overfilled"]`` compares the fill against).
-
-    A key picks a block (1/B) and one bit of each of its 8 lanes of w bits. With q = 1 - 1/w,
-    r = 1 - 2/w, the loads K_b multinomial and their generating function
-    ``E[s_1^K_1 s_2^K_2] = (1 - (1 - s_1)/B - (1 - s_2)/B)^n``:
-
-    * a lane holding j keys has ``E[c] = w (1 - q^j)``, ``Var c = w (w-1) r^j + w q^j - w^2 q^2j``
-      (occupancy), its 8 lanes independent given j; ``g(j) = 8 w (1 - q^j)``;
-    * ``E[X / m] = 1 - E[q^K] = 1 - (1 - x)^n``, x = 1 / (B w);
-    * ``Var X = B (8 E[Var c] + Var g(K)) + B (B - 1) Cov(g(K_1), g(K_2))``, the covariance
-      negative (the loads sum to n).
-
-    Every difference of nearly equal powers is computed as ``a^n expm1(n log1p(.))``
-    (:func:`_gap`).
-
-    Complexity: O(1).
-    """
-    n = check_float(num_keys, "num_keys", "split_block_fill", lo=0)
-    B = Int(1, None)(num_blocks, "num_blocks", "split_block_fill")
-    lane_bits = LANE_BITS(lane_bits, "lane_bits", "split_block_fill")
-    w = float(lane_bits)
-    if n == 0:
-        return 0.0, 0.0
-    x = 1.0 / (B * w)
-    log_q1 = math.log1p(-x)
-    log_r = n * math.log1p(-2.0 * x)  # log E[r^K] = log E[q^K1 q^K2] = n log(1 - 2x)
-    log_q2 = n * math.log1p(-2.0 * x + x / w)  # log E[q^2K]
-    log_qq = 2.0 * n * log_q1  # log E[q^K]^2
-    var_c = (w * w * _gap(log_q2, n, -(x / w) / (1.0 - 2.0 * x + x / w))  # w^2 (E r^K - E q^2K)
-             + w * _gap(log_r, n, x / (1.0 - 2.0 * x)))  # + w (E q^K - E r^K)
-    g2 = (LANES * w) ** 2
-    var_g = g2 * _gap(log_qq, n, (x / w - x * x) / (1.0 - x) ** 2)  # Var q^K
-    cov = g2 * _gap(log_qq, n, -(x * x) / (1.0 - x) ** 2)  # Cov(q^K1, q^K2) < 0
-    var_x = max(0.0, B * (LANES * var_c + var_g) + B * (B - 1.0) * cov)
-    return -math.expm1(n * log_q1), math.sqrt(var_x) / (B * LANES * w)
-
-
-def split_block_num_blocks(capacity: int, fpr: float, lane_bits: int = 64) -> int:
-    """The fewest blocks B with ``split_block_fpr(capacity, B) <= fpr`` (the model is
-    decreasing in B; found by doubling then bisection).
-
-    Complexity: O(log B) evaluations of the model.
-
-    >>> split_block_num_blocks(1_000_000, 0.01) * 512 / 1_000_000  # bits per key for 1%
-    10.099712
-    """
-    owner = "split_block_num_blocks"
-    n = CAPACITY(capacity, "capacity", owner)
-    p = FPR(fpr, "fpr", owner)
-    lane_bits = LANE_BITS(lane_bits, "lane_bits", owner)
-    block_bits = LANES * lane_bits
-    hi = max(1, math.ceil(n * 1.5 * -math.log2(p) / block_bits))
-    while hi <= MAX_BLOCKS and split_block_fpr(n, hi, lane_bits) > p:
-        hi *= 2
-    if hi > MAX_BLOCKS:
-        raise InvalidParameterError(
-            f"The 'fpr' parameter of {owner} needs more than {MAX_BLOCKS} blocks for "
-            f"{n} keys. Got {p!r} instead."
-        )
-    lo = 0  # fpr(lo) > p or lo == 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if split_block_fpr(n, mid, lane_bits) <= p:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-# ---------------------------------------------------------------------------------------------
 # the filter
 
 
-class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Persistable):
+class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappable, Persistable):
     """A split-block Bloom filter: each key sets 8 bits in one block of one cache line.
 
     Parameters
@@ -339,7 +112,6 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Pe
     [True, False]
     """
 
-    _STRUCTURE = "splitblock.SplitBlockBloomFilter"
     _PARAMS: ClassVar[Any] = {
         "mode": Options("native", "parquet"), "num_blocks": NUM_BLOCKS, "capacity": Optional(CAPACITY),
         "fpr": Optional(FPR), "key_types": KEY_TYPES, "physical_type": Optional(Options(*PHYSICAL_TYPES)),
@@ -412,8 +184,6 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Pe
 
         Complexity: O(num_bytes).
         """
-        from .parquet import optimal_num_bytes
-
         owner = f"{cls.__name__}.for_parquet"
         ptype = Options(*PHYSICAL_TYPES)(physical_type, "physical_type", owner)
         tlen = cls._check_type_length(ptype, type_length, owner)
@@ -601,16 +371,12 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Pe
         """(hashes, key tag mask) of a batch (native: bloomkit's h1; Parquet: plain XXH64)."""
         if self.mode == "native":
             return hash_keys(keys, self.seed, owner=type(self).__name__)
-        from .parquet import plain_hashes
-
         return plain_hashes(keys, self.physical_type, self.type_length)
 
     def _batch(self, keys: Any, what: str) -> tuple[Any, Any, int]:
         owner = f"{type(self).__name__}.{what}"
         if self.mode == "native":
             return hash_source(as_keys(keys, "keys", owner), self._hash)
-        from .parquet import plain_source
-
         return plain_source(keys, self.physical_type, self.type_length, name="keys", owner=owner)
 
     def _core_rebind(self) -> None:
@@ -670,20 +436,6 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Pe
         test = self._kernels()[2]
         return query_chunked(src, lambda part: test(hash_chunk(part)))
 
-    def update(self, *others: Any) -> None:
-        """Insert the keys of every argument, or merge filters of the same parameters
-        (``|=``): ``set.update`` semantics. Complexity: O(n) per batch."""
-        for other in others:
-            if isinstance(other, SplitBlockBloomFilter):
-                self |= other
-            else:
-                self.add_many(other)
-
-    def clear(self) -> None:
-        """Remove every key (all bits zero, key types forgotten). Complexity: O(B)."""
-        self._words.fill(0)
-        self._key_mask = 0
-
     # -- folding ------------------------------------------------------------------------------
     def _folded_words(self, factor: int) -> np.ndarray:
         f = Int(2, None)(factor, "factor", f"{type(self).__name__}.fold")
@@ -715,100 +467,30 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Pe
         """A copy folded by ``factor`` (:meth:`fold`); this filter is unchanged."""
         return self._like(self._folded_words(factor))
 
-    # -- set algebra --------------------------------------------------------------------------
-    def _key(self) -> tuple[Any, ...]:
+    # -- set algebra (bloomkit._membership.WordSetAlgebra) ---------------------------------------
+    _COMPAT_FIELDS = "(mode, num_blocks, seed, hash, physical_type, type_length)"
+
+    def _compat_key(self) -> tuple[Any, ...]:
         return (self.mode, self.num_blocks, self.seed, self._hash_id, self.physical_type, self.type_length)
 
-    def _compatible(self, other: Any, op: str) -> None:
-        if plain_type(other) is not plain_type(self):
-            raise IncompatibleFiltersError(f"cannot {op} a {type(self).__name__} with a {type(other).__name__}")
-        if self._key() != other._key():
-            raise IncompatibleFiltersError(
-                f"cannot {op} filters with different (mode, num_blocks, seed, hash, physical_type, "
-                f"type_length): {self._key()} and {other._key()}"
-            )
+    @property
+    def _store(self) -> np.ndarray:
+        return self._words
 
-    def _like(self, words: np.ndarray, key_mask: int | None = None) -> Self:
-        """A filter with this one's parameters over ``words`` (shared, not copied)."""
-        cls = plain_type(self)
-        out: Self = cls.__new__(cls)
-        out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_bk_lock", "_mapping")})
-        out._set_storage(words)
-        if key_mask is not None:
-            out._key_mask = key_mask
-        return out
+    def _word_array(self) -> np.ndarray:
+        return self._words
 
-    def union(self, other: SplitBlockBloomFilter) -> Self:
-        """Filter of the union of both sets (bitwise OR). Complexity: O(B)."""
-        self._compatible(other, "union")
-        return self._like(np.bitwise_or(self._words, other._words, out=aligned_copy(self._words)),
-                          self._key_mask | other._key_mask)
+    def _store_from_words(self, words: np.ndarray) -> np.ndarray:
+        return words
 
-    def intersection(self, other: SplitBlockBloomFilter) -> Self:
-        """Bitwise AND: holds every key of both sets. Complexity: O(B)."""
-        self._compatible(other, "intersect")
-        return self._like(np.bitwise_and(self._words, other._words, out=aligned_copy(self._words)),
-                          self._key_mask & other._key_mask)
+    def _copy_store(self) -> np.ndarray:
+        return aligned_copy(self._words)
 
-    def __or__(self, other: SplitBlockBloomFilter) -> Self:
-        return self.union(other)
+    def _clear_store(self) -> None:
+        self._words.fill(0)
 
-    def __and__(self, other: SplitBlockBloomFilter) -> Self:
-        return self.intersection(other)
-
-    def __ior__(self, other: SplitBlockBloomFilter) -> Self:
-        self._compatible(other, "union")
-        K.or_into(self._words, other._words)
-        self._note_keys(other._key_mask)
-        return self
-
-    def __iand__(self, other: SplitBlockBloomFilter) -> Self:
-        self._compatible(other, "intersect")
-        np.bitwise_and(self._words, other._words, out=self._words)
-        return self
-
-    def intersection_update(self, other: SplitBlockBloomFilter) -> None:
-        """``self &= other``."""
-        self &= other
-
-    def issubset(self, other: SplitBlockBloomFilter) -> bool:
-        """True if every set bit of this filter is set in ``other``. Complexity: O(B)."""
-        self._compatible(other, "compare")
-        return bool(np.array_equal(self._words & other._words, self._words))
-
-    def issuperset(self, other: SplitBlockBloomFilter) -> bool:
-        """``other.issubset(self)``."""
-        self._compatible(other, "compare")
-        return other.issubset(self)
-
-    def __le__(self, other: SplitBlockBloomFilter) -> bool:
-        return self.issubset(other)
-
-    def __ge__(self, other: SplitBlockBloomFilter) -> bool:
-        return self.issuperset(other)
-
-    def __lt__(self, other: SplitBlockBloomFilter) -> bool:
-        return self.issubset(other) and self != other
-
-    def __gt__(self, other: SplitBlockBloomFilter) -> bool:
-        return self.issuperset(other) and self != other
-
-    def __eq__(self, other: object) -> bool:
-        """Same parameters and the same bits (key types are not compared)."""
-        if plain_type(other) is not plain_type(self):
-            return NotImplemented
-        assert isinstance(other, SplitBlockBloomFilter)
-        return self._key() == other._key() and bool(np.array_equal(self._words, other._words))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __bool__(self) -> bool:
-        """False for a filter with nothing set."""
-        return bool(self._words.any())
-
-    def copy(self) -> Self:
-        """An independent copy. Complexity: O(B)."""
-        return self._like(aligned_copy(self._words))
+    def _same_store(self, other: Any) -> bool:
+        return bool(np.array_equal(self._words, other._words))
 
     # -- statistics ---------------------------------------------------------------------------
     def fill_ratio(self) -> float:
@@ -895,16 +577,24 @@ class SplitBlockBloomFilter(FilterCore, KeyTypesMixin, FilterWatch, Mappable, Pe
         """Assert the invariants (storage shape, mode / hash / type consistency)."""
         w = self._words
         wpb = _WORDS_PER_BLOCK[self.mode]
-        assert w.dtype == np.uint64 and w.ndim == 1 and len(w) >= wpb and len(w) % wpb == 0
-        assert self.num_blocks == len(w) // wpb
+        if not (w.dtype == np.uint64 and w.ndim == 1 and len(w) >= wpb and len(w) % wpb == 0):
+            raise InvariantError("w.dtype == np.uint64 and w.ndim == 1 and len(w) >= wpb and len(w) % wpb == 0")
+        if not (self.num_blocks == len(w) // wpb):
+            raise InvariantError("self.num_blocks == len(w) // wpb")
         if self.mode == "native":
-            assert self._hash_id == HASH_XXH64 and self.physical_type is None and self.type_length is None
-            assert self.num_blocks <= MAX_BLOCKS
+            if not (self._hash_id == HASH_XXH64 and self.physical_type is None and self.type_length is None):
+                raise InvariantError("self._hash_id == HASH_XXH64 and self.physical_type is None and self.type_length is None")
+            if not (self.num_blocks <= MAX_BLOCKS):
+                raise InvariantError("self.num_blocks <= MAX_BLOCKS")
         else:
-            assert self._hash_id == HASH_PARQUET and self.seed == 0 and self.physical_type in PHYSICAL_TYPES
-            assert (self.type_length is not None) == (self.physical_type == "FIXED_LEN_BYTE_ARRAY")
-            assert self.num_blocks <= MAX_PARQUET_BLOCKS
-        assert key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0
+            if not (self._hash_id == HASH_PARQUET and self.seed == 0 and self.physical_type in PHYSICAL_TYPES):
+                raise InvariantError("self._hash_id == HASH_PARQUET and self.seed == 0 and self.physical_type in PHYSICAL_TYPES")
+            if not ((self.type_length is not None) == (self.physical_type == "FIXED_LEN_BYTE_ARRAY")):
+                raise InvariantError('(self.type_length is not None) == (self.physical_type == "FIXED_LEN_BYTE_ARRAY")')
+            if not (self.num_blocks <= MAX_PARQUET_BLOCKS):
+                raise InvariantError("self.num_blocks <= MAX_PARQUET_BLOCKS")
+        if not (key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0):
+            raise InvariantError("key_type_mask(key_type_names(self._key_mask)) & ~self._key_mask == 0")
 
     # -- persistence --------------------------------------------------------------------------
     def _to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
