@@ -343,7 +343,13 @@ DIGIT_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode("asci
 """The ASCII digits of 00 .. 99 (two decimal digits per division in :func:`int_key_hashes`)."""
 
 
-@jit_inline
+@jit_read
+def _bytes_hash(buf: np.ndarray, start: int, length: int, seed: np.uint64) -> np.uint64:
+    """:func:`xxh64` behind a call (its inlined body compiles once, here)."""
+    return xxh64(buf, start, length, seed)
+
+
+@jit_read
 def _int_key_hash(buf: np.ndarray, p: int, v: int, seed: np.uint64, pairs: np.ndarray) -> np.uint64:
     """XXH64 with ``seed`` of ``buf[:p]`` (the prefix, already there) followed by the decimal
     text of ``v``, written into ``buf`` from ``p`` on (``buf`` has room for 21 more bytes)."""
@@ -376,7 +382,7 @@ def _int_key_hash(buf: np.ndarray, p: int, v: int, seed: np.uint64, pairs: np.nd
         buf[i - 1] = pairs[2 * r + 1]
     else:
         buf[i - 1] = np.uint8(48 + np.int64(u))
-    return xxh64(buf, 0, end, seed)
+    return _bytes_hash(buf, 0, end, seed)
 
 
 @jit_read
@@ -921,12 +927,33 @@ NCLASS = 64
 
 
 @jit_read
+def _order_by(rows: np.ndarray, key: np.ndarray) -> None:
+    """Sort ``rows`` in place by ``key[rows]`` (Shell sort, gaps 3h + 1: a few dozen rows per
+    query; no library sort to compile)."""
+    n = rows.shape[0]
+    gap = 1
+    while gap < n // 3:
+        gap = 3 * gap + 1
+    while gap >= 1:
+        for i in range(gap, n):
+            r = rows[i]
+            kr = key[r]
+            j = i
+            while j >= gap and key[rows[j - gap]] > kr:
+                rows[j] = rows[j - gap]
+                j -= gap
+            rows[j] = r
+        gap //= 3
+
+
+@jit_read
 def query_positions(spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray, seed: np.uint64, m: np.uint64,
                     pairs: np.ndarray) -> np.ndarray:
     """The distinct positions BF(query) sets, sorted: what :meth:`Layout.positions` gives a
     record batch of the query (its keys: a text's ``"name:text"`` with k positions; a numeric
     ``[a, b]``'s groups ``g(a) .. g(b) + r``, s positions each, the last one ``last``), hashed
-    in this one call (``seed``: the str tag seed). Complexity: O(keys x s + positions log)."""
+    in this one call (``seed``: the str tag seed); repeats removed through a bitmap of m bits.
+    Complexity: O(keys x s + m / 64)."""
     na = spec.shape[0]
     total = 0
     maxp = 0
@@ -946,7 +973,7 @@ def query_positions(spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray, seed
         start = vals[3 * i + 2]
         plen = spec[i, Q_PLEN]
         if spec[i, Q_KIND] == 0:
-            h = xxh64(qbytes, start, plen + vals[3 * i + 1], seed)
+            h = _bytes_hash(qbytes, start, plen + vals[3 * i + 1], seed)
             for j in range(spec[i, Q_K]):
                 pos[t] = np.int64(fastmod(probe(h, j), m, M))
                 t += 1
@@ -963,16 +990,27 @@ def query_positions(spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray, seed
             for j in range(cnt):
                 pos[t] = np.int64(fastmod(probe(h, j), m, M))
                 t += 1
-    pos.sort()
+    seen = np.zeros((np.int64(m) + 63) >> 6, dtype=np.uint64)
     n = 0
     for j in range(total):
-        if n == 0 or pos[j] != pos[n - 1]:
-            pos[n] = pos[j]
+        w = pos[j] >> 6
+        bit = np.uint64(1) << np.uint64(pos[j] & 63)
+        if seen[w] & bit == 0:
+            seen[w] |= bit
             n += 1
-    return pos[:n].copy()
+    out = np.empty(n, dtype=np.int64)
+    n = 0
+    for w in range(seen.shape[0]):
+        word = seen[w]
+        while word != np.uint64(0):
+            low = word & (~word + np.uint64(1))
+            out[n] = w * 64 + popcount64(low - np.uint64(1))
+            word ^= low
+            n += 1
+    return out
 
 
-@jit_inline
+@jit_read
 def _record_ok(slot: int, spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray, present: np.ndarray, lo: np.ndarray,
                hi: np.ndarray, tstart: np.ndarray, tlen: np.ndarray, text: np.ndarray, intersect: bool) -> bool:
     """The record of ``slot`` satisfies the compiled query exactly (RecordStore.matches): every
@@ -1002,7 +1040,7 @@ def _record_ok(slot: int, spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray
     return True
 
 
-@jit_inline
+@jit_read
 def _append(out: np.ndarray, n: int, v: int) -> np.ndarray:
     if n == out.shape[0]:
         bigger = np.empty(2 * n, dtype=np.int64)
@@ -1027,7 +1065,7 @@ def compiled_search(slices: np.ndarray, active: np.ndarray, nslots: int, density
     ``block`` words stops once all zero) + O(candidates x query attributes)."""
     m = np.uint64(slices.shape[0])
     rows = query_positions(spec, vals, qbytes, seed, m, pairs)
-    rows = rows[np.argsort(density[rows], kind="mergesort")]
+    _order_by(rows, density)
     nr = rows.shape[0]
     nwords = min(active.shape[0], (nslots + 63) >> 6)
     out = np.empty(64, dtype=np.int64)
@@ -1069,10 +1107,10 @@ FENCE = 64
 binary searches start in: at 10^6 entries 16 KiB per column, in cache, where the keys are not)."""
 
 
-@jit_inline
-def _lower(keys: np.ndarray, fences: np.ndarray, i0: int, i1: int, x: int) -> int:
-    """First index in keys[i0:i1] (sorted) whose key is >= x: first among the fences
-    (``fences[j] = keys[j FENCE]``), then within the run of FENCE keys it leaves."""
+@jit_read
+def _lower(entries: np.ndarray, fences: np.ndarray, i0: int, i1: int, x: int) -> int:
+    """First index in keys[i0:i1] (sorted; ``keys = entries[0]``) whose key is >= x: first among
+    the fences (``fences[j] = keys[j FENCE]``), then within the run of FENCE keys it leaves."""
     f0 = (i0 + FENCE - 1) // FENCE
     f1 = (i1 - 1) // FENCE + 1
     while f0 < f1:
@@ -1085,14 +1123,14 @@ def _lower(keys: np.ndarray, fences: np.ndarray, i0: int, i1: int, x: int) -> in
     lo = max(i0, hi - FENCE)  # keys[(f0 - 1) FENCE] < x (or before the segment)
     while lo < hi:
         mid = (lo + hi) >> 1
-        if keys[mid] < x:
+        if entries[0, mid] < x:
             lo = mid + 1
         else:
             hi = mid
     return lo
 
 
-@jit_inline
+@jit_read
 def _fence_rank(fences: np.ndarray, i0: int, i1: int, x: int) -> int:
     """The fences of keys[i0:i1] below x (the rank of x to within FENCE keys)."""
     f0 = (i0 + FENCE - 1) // FENCE
@@ -1106,16 +1144,16 @@ def _fence_rank(fences: np.ndarray, i0: int, i1: int, x: int) -> int:
     return f0
 
 
-@jit_inline
-def _class_bounds(segs: np.ndarray, maxw: np.ndarray, c: int, cl: int, a: int, b: int,
-                  intersect: bool) -> tuple[int, int, int, int]:
+@jit_read
+def _class_bounds(classes: np.ndarray, c: int, cl: int, a: int, b: int, intersect: bool) -> tuple[int, int, int, int]:
     """(segment start, end, lowest, highest lower end) of the entries of width class ``cl`` of
     interval column ``c`` that can satisfy the query ``[a, b]`` (relative to the base): subset
     ``b - W <= lo <= a`` (W the class's widest range), intersect ``a - W <= lo <= b``; an empty
-    segment when none can."""
-    s0 = segs[c, cl]
-    s1 = segs[c, cl + 1]
-    W = maxw[c, cl]
+    segment when none can. ``classes[c, :NCLASS + 1]`` are the segment starts of the classes,
+    ``classes[c, NCLASS + 1 + cl]`` the widest range of class ``cl``."""
+    s0 = classes[c, cl]
+    s1 = classes[c, cl + 1]
+    W = classes[c, NCLASS + 1 + cl]
     if s0 == s1 or (not intersect and b - a > W):
         return 0, 0, 0, 0
     if intersect:
@@ -1123,26 +1161,26 @@ def _class_bounds(segs: np.ndarray, maxw: np.ndarray, c: int, cl: int, a: int, b
     return s0, s1, b - W, a
 
 
-@jit_inline
-def _class_span(keys: np.ndarray, fences: np.ndarray, segs: np.ndarray, maxw: np.ndarray, c: int, cl: int, a: int,
-                b: int, intersect: bool) -> tuple[int, int]:
+@jit_read
+def _class_span(entries: np.ndarray, fences: np.ndarray, classes: np.ndarray, c: int, cl: int, a: int, b: int,
+                intersect: bool) -> tuple[int, int]:
     """The run of entries of :func:`_class_bounds`, by binary search."""
-    s0, s1, x0, x1 = _class_bounds(segs, maxw, c, cl, a, b, intersect)
+    s0, s1, x0, x1 = _class_bounds(classes, c, cl, a, b, intersect)
     if s0 == s1:
         return 0, 0
-    return _lower(keys, fences, s0, s1, x0), _lower(keys, fences, s0, s1, x1 + 1)
+    return _lower(entries, fences, s0, s1, x0), _lower(entries, fences, s0, s1, x1 + 1)
 
 
 @jit_read
-def interval_search(keys: np.ndarray, fences: np.ndarray, perm: np.ndarray, segs: np.ndarray, maxw: np.ndarray, built: int,
+def interval_search(entries: np.ndarray, fences: np.ndarray, classes: np.ndarray, built: int,
                     active: np.ndarray, nslots: int, spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray,
                     present: np.ndarray, lo: np.ndarray, hi: np.ndarray, tstart: np.ndarray, tlen: np.ndarray,
                     text: np.ndarray, intersect: bool, limit: int) -> tuple[np.ndarray, bool]:
     """The verified search through the interval index of a ProfileIndex's records (built over
     slots ``0 .. built - 1``): for each numeric query attribute, the entries whose lower end
-    can satisfy it are counted (two binary searches per width class; ``keys`` are the lower
-    ends minus the attribute's base, sorted within each class segment ``segs[c, cl] ..
-    segs[c, cl + 1]``, ``perm`` their slots, ``maxw`` each class's widest range), the attribute
+    can satisfy it are counted (binary searches per width class; ``entries[0]`` are the lower
+    ends minus the attribute's base, sorted within each class segment of numeric record column
+    ``c`` (:func:`_class_bounds`), ``entries[1]`` their slots), the attribute
     with the fewest is taken and only those entries (plus the slots added since the build,
     ``built .. nslots - 1``) are checked: active, and the record satisfies the query
     (:func:`_record_ok`). ``(ids sorted, True)``, or ``(empty, False)`` when no numeric
@@ -1160,7 +1198,7 @@ def interval_search(keys: np.ndarray, fences: np.ndarray, perm: np.ndarray, segs
         b = vals[3 * i + 1] - spec[i, Q_BASE]
         count = 0  # to within FENCE entries per class, from the fences alone (in cache)
         for cl in range(NCLASS):
-            s0, s1, x0, x1 = _class_bounds(segs, maxw, c, cl, a, b, intersect)
+            s0, s1, x0, x1 = _class_bounds(classes, c, cl, a, b, intersect)
             if s0 != s1:
                 count += _fence_rank(fences, s0, s1, x1 + 1) - _fence_rank(fences, s0, s1, x0)
         if best < 0 or count < best_count:
@@ -1173,7 +1211,7 @@ def interval_search(keys: np.ndarray, fences: np.ndarray, perm: np.ndarray, segs
     b = vals[3 * best + 1] - spec[best, Q_BASE]
     best_count = 0
     for cl in range(NCLASS):
-        i0, i1 = _class_span(keys, fences, segs, maxw, c, cl, a, b, intersect)
+        i0, i1 = _class_span(entries, fences, classes, c, cl, a, b, intersect)
         best_count += i1 - i0
     tail = max(nslots - built, 0)
     if best_count + tail > limit:
@@ -1182,9 +1220,9 @@ def interval_search(keys: np.ndarray, fences: np.ndarray, perm: np.ndarray, segs
     n = 0
     one = np.uint64(1)
     for cl in range(NCLASS):
-        i0, i1 = _class_span(keys, fences, segs, maxw, c, cl, a, b, intersect)
+        i0, i1 = _class_span(entries, fences, classes, c, cl, a, b, intersect)
         for j in range(i0, i1):
-            slot = np.int64(perm[j])
+            slot = np.int64(entries[1, j])
             if slot >= nslots or (active[slot >> 6] >> np.uint64(slot & 63)) & one == 0:
                 continue
             if _record_ok(slot, spec, vals, qbytes, present, lo, hi, tstart, tlen, text, intersect):

@@ -519,7 +519,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         """
         owner = "ProfileIndex.search"
         how = MODE(mode, "mode", owner)
-        if Bool()(verify, "verify", owner) and not self.store_records:
+        if (verify if type(verify) is bool else Bool()(verify, "verify", owner)) and not self.store_records:
             raise InvalidParameterError("search(verify=True) needs an index built with store_records=True")
         st = self._st  # one consistent snapshot of the arrays
         if isinstance(query, RangeBloomFilter):
@@ -539,8 +539,8 @@ class ProfileIndex(LayoutProperties, Persistable):
             ids = ids[st.records.matches(ids, batch, how)]
         return ids
 
-    def _compiled_query(self, st: _State, query: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """``(spec, vals, qbytes)`` of a query of plain values (as :meth:`add` takes them:
+    def _compiled_query(self, st: _State, query: Any) -> tuple[_Compiled, np.ndarray, np.ndarray] | None:
+        """``(compiled attribute set, vals, qbytes)`` of a query of plain values (as :meth:`add` takes them:
         :meth:`Layout.plain_entries`) for the kernels of :mod:`._kernels` (see ``Q_KIND``): the
         spec of its attribute set is compiled once and cached; per query only its values and
         key bytes are filled in. None for anything else (the record path answers, or refuses
@@ -559,7 +559,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         if not cq.texts:
             for (_, _, e), at in zip(entries, cq.starts, strict=True):
                 vals += (e[0], e[1], at)
-            return cq.spec, np.array(vals, dtype=np.int64), cq.blob
+            return cq, np.array(vals, dtype=np.int64), cq.blob
         parts: list[bytes] = []
         at = 0
         for (_, _, e), prefix in zip(entries, cq.prefixes, strict=True):
@@ -572,21 +572,22 @@ class ProfileIndex(LayoutProperties, Persistable):
             else:
                 vals += (e[0], e[1], at)
                 at += len(prefix)
-        return cq.spec, np.array(vals, dtype=np.int64), np.frombuffer(bytearray(b"".join(parts)), dtype=np.uint8)
+        return cq, np.array(vals, dtype=np.int64), np.frombuffer(bytearray(b"".join(parts)), dtype=np.uint8)
 
-    def _fast_search(self, st: _State, compiled: tuple[np.ndarray, np.ndarray, np.ndarray], how: str,
+    def _fast_search(self, st: _State, compiled: tuple[_Compiled, np.ndarray, np.ndarray], how: str,
                      verify: bool) -> np.ndarray | None:
         """:meth:`search` of a compiled query in one kernel call: with ``verify`` on an index of
         at least :data:`_INTERVAL_MIN` profiles, through the interval index when one numeric
         attribute leaves at most 1/:data:`_INTERVAL_PRUNE` of them to check; else (subset) the
         bit-sliced AND with hashing and verification in the same kernel. None: the record path
         (intersect mode without a selective numeric attribute)."""
-        spec, vals, qbytes = compiled
+        cq, vals, qbytes = compiled
+        spec = cq.spec
         rec = st.records
         nslots = min(self._next, st.active.shape[0] * 64)
-        if verify and rec is not None and self._count >= _INTERVAL_MIN and spec[:, K.Q_KIND].any():
+        if verify and rec is not None and self._count >= _INTERVAL_MIN and cq.numeric:
             iv = self._interval_index(st, nslots)
-            ids, ok = K.interval_search(iv.keys, iv.fences, iv.perm, iv.segs, iv.maxw, iv.built, st.active, nslots, spec, vals,
+            ids, ok = K.interval_search(iv.entries, iv.fences, iv.classes, iv.built, st.active, nslots, spec, vals,
                                         qbytes, rec.present, rec.lo, rec.hi, rec.tstart, rec.tlen, rec.text,
                                         how == "intersect", max(64, self._count // _INTERVAL_PRUNE))
             if ok:
@@ -882,7 +883,7 @@ class _Compiled:
     ``"name:"`` and, for a query without texts, the key bytes (the prefixes) and where each
     starts (fixed). Read-only once built."""
 
-    __slots__ = ("blob", "prefixes", "spec", "starts", "texts")
+    __slots__ = ("blob", "numeric", "prefixes", "spec", "starts", "texts")
 
     def __init__(self, layout: Layout, records: RecordStore | None, names: tuple[str, ...]) -> None:
         spec = np.zeros((len(names), K.Q_FIELDS), dtype=np.int64)
@@ -894,6 +895,7 @@ class _Compiled:
                        len(self.prefixes[i]))
         self.spec = spec  # (writeable: numba takes read-only arrays more slowly)
         self.texts = not all(layout.plans[n].attr.is_numeric for n in names)
+        self.numeric = any(layout.plans[n].attr.is_numeric for n in names)
         self.starts = np.concatenate([[0], np.cumsum([len(p) for p in self.prefixes])]).astype(int).tolist()[:-1]
         self.blob = np.frombuffer(bytearray(b"".join(self.prefixes) or b"\0"), dtype=np.uint8)  # writeable
 
@@ -901,23 +903,24 @@ class _Compiled:
 class _Intervals:
     """The interval index of a ProfileIndex's numeric records, built over slots ``0 .. built -
     1``: per numeric record column ``c`` and width class ``cl`` (ranges whose ``hi - lo`` has bit
-    length ``cl``; points are class 0), the lower ends ``lo - base`` sorted (``keys[segs[c, cl]
-    : segs[c, cl + 1]]``), their slots (``perm``) and the class's widest range (``maxw``). A
-    query range ``[a, b]`` then has its candidates in one contiguous run per class: ``b - W <=
-    lo <= a`` (subset), ``a - W <= lo <= b`` (intersect); :func:`._kernels.interval_search`.
-    Kept beside the bit slices (never saved); int32 arrays when slots and scopes fit.
+    length ``cl``; points are class 0), the lower ends ``lo - base`` sorted (``entries[0]``),
+    their slots (``entries[1]``), each class's segment and widest range (``classes``: see
+    :func:`._kernels._class_bounds`) and every FENCE-th key (``fences``). A query range ``[a, b]``
+    has its candidates in one contiguous run per class: ``b - W <= lo <= a`` (subset), ``a - W
+    <= lo <= b`` (intersect); :func:`._kernels.interval_search`. Kept beside the bit slices
+    (never saved; the bit slices stay the published form); int32 when slots and scopes fit.
 
     Memory: 2 x 4 (or 8) bytes per numeric value stored. Build: O(N log N) per numeric column."""
 
-    __slots__ = ("built", "changes", "count", "fences", "keys", "maxw", "perm", "segs")
+    __slots__ = ("built", "changes", "classes", "count", "entries", "fences")
 
     def __init__(self, schema: Schema, records: RecordStore, built: int, changes: int, count: int) -> None:
         self.built, self.changes, self.count = built, changes, count
         numeric = [a for a in schema if isinstance(a, Numeric)]
         narrow = built < 1 << 31 and all(a.scaled_hi - a.scaled_lo < 1 << 31 for a in numeric)
         dt = np.int32 if narrow else np.int64
-        self.segs = np.zeros((max(len(numeric), 1), K.NCLASS + 1), dtype=np.int64)
-        self.maxw = np.zeros((max(len(numeric), 1), K.NCLASS), dtype=np.int64)
+        nc = K.NCLASS
+        self.classes = np.zeros((max(len(numeric), 1), 2 * nc + 1), dtype=np.int64)
         keys, perm = [], []
         at = 0
         for attr in numeric:
@@ -927,22 +930,21 @@ class _Intervals:
             width = hi - lo
             cls = np.zeros(slots.size, dtype=np.int64)
             nz = width > 0
-            cls[nz] = np.frexp(width[nz].astype(np.float64))[1]  # the bit length, but for widths near 2^53+
-            order = np.lexsort((lo, cls))
+            cls[nz] = np.frexp(width[nz].astype(np.float64))[1]  # the bit length (a class off by one
+            order = np.lexsort((lo, cls))  # near 2^53 only loosens its bound: W is the true widest)
             cls = cls[order]
             keys.append((lo[order] - attr.scaled_lo).astype(dt))
             perm.append(slots[order].astype(dt))
-            self.segs[c] = at + np.searchsorted(cls, np.arange(K.NCLASS + 1), side="left")
+            self.classes[c, : nc + 1] = at + np.searchsorted(cls, np.arange(nc + 1), side="left")
             if slots.size:
-                np.maximum.at(self.maxw[c], cls, width[order])
+                np.maximum.at(self.classes[c, nc + 1 :], cls, width[order])
             at += slots.size
-        self.keys = np.concatenate(keys) if keys else np.zeros(0, dt)
-        self.perm = np.concatenate(perm) if perm else np.zeros(0, dt)
-        self.fences = self.keys[:: K.FENCE].copy()
+        self.entries = np.stack([np.concatenate(keys or [np.zeros(0, dt)]), np.concatenate(perm or [np.zeros(0, dt)])])
+        self.fences = self.entries[0, :: K.FENCE].copy()
 
     @property
     def nbytes(self) -> int:
-        return int(self.keys.nbytes + self.perm.nbytes + self.fences.nbytes + self.segs.nbytes + self.maxw.nbytes)
+        return int(self.entries.nbytes + self.fences.nbytes + self.classes.nbytes)
 
 
 _NEGLIGIBLE = 1e-12  # a profile's chance of passing below which the model stops looking at it
