@@ -11,7 +11,15 @@ import numpy as np
 import pytest
 
 from bloomkit.errors import InvalidParameterError
-from bloomkit.ranges import Decimal, Integer, ProfileIndex, RangeBloomFilter, RangeConfig, Schema, Text
+from bloomkit.ranges import (
+    Decimal,
+    Integer,
+    ProfileIndex,
+    RangeBloomFilter,
+    RangeConfig,
+    Schema,
+    Text,
+)
 from bloomkit.ranges import index as ranges_index
 
 SCHEMA = Schema([Text("City"), Integer("Age", 0, 120), Integer("X", -5000, 4999), Decimal("Lon", -180, 180, 2)])
