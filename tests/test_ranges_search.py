@@ -100,21 +100,20 @@ def _record_path(idx: ProfileIndex, q: dict[str, Any], mode: str, verify: bool) 
     return ids.tolist()
 
 
-@pytest.mark.parametrize("interval_min", [0, 1 << 62], ids=["interval-index", "bit-slices"])
-def test_search_equals_the_brute_force_model_and_the_record_path(monkeypatch, interval_min: int) -> None:
+def _brute_force_run(monkeypatch, interval_min: int, n: int, steps: int, seed: int) -> None:
     monkeypatch.setattr(ranges_index, "_INTERVAL_MIN", interval_min)
     monkeypatch.setattr(ranges_index, "_INTERVAL_PRUNE", 1)  # the interval index answers whenever it can
-    rng = np.random.default_rng(28 + interval_min % 7)
-    profiles = [_profile(rng) for _ in range(500)]
+    rng = np.random.default_rng(seed)
+    profiles = [_profile(rng) for _ in range(n)]
     idx = ProfileIndex(SCHEMA, 192, CFG, store_records=True, capacity=64)
-    idx.add_many(profiles[:400])
-    live = dict(enumerate(profiles[:400]))
-    for step in range(160):
-        if step == 60:  # adds after the interval index was built: checked one by one, then rebuilt
-            for p in profiles[400:]:
+    idx.add_many(profiles[: n * 4 // 5])
+    live = dict(enumerate(profiles[: n * 4 // 5]))
+    for step in range(steps):
+        if step == steps * 3 // 8:  # adds after the interval index was built: checked one by one, then rebuilt
+            for p in profiles[n * 4 // 5 :]:
                 live[idx.add(p)] = p
-        if step == 100:
-            for pid in rng.choice(sorted(live), 60, replace=False).tolist():
+        if step == steps * 5 // 8:
+            for pid in rng.choice(sorted(live), n // 8, replace=False).tolist():
                 idx.remove(pid)
                 del live[pid]
         q = _query(rng, profiles)
@@ -127,6 +126,18 @@ def test_search_equals_the_brute_force_model_and_the_record_path(monkeypatch, in
         assert cand.tolist() == _record_path(idx, q, "subset", False)
         assert {i for i, p in live.items() if _matches(p, q, "subset")} <= set(cand.tolist())  # no false negative
     idx._check()
+
+
+@pytest.mark.parametrize("interval_min", [0, 1 << 62], ids=["interval-index", "bit-slices"])
+def test_search_equals_the_brute_force_model_and_the_record_path(monkeypatch, interval_min: int) -> None:
+    _brute_force_run(monkeypatch, interval_min, 300, 80, 28)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("interval_min", [0, 1 << 62], ids=["interval-index", "bit-slices"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_search_equals_the_brute_force_model_at_scale(monkeypatch, interval_min: int, seed: int) -> None:
+    _brute_force_run(monkeypatch, interval_min, 3000, 600, seed)
 
 
 def test_the_candidates_are_the_filters_that_contain_the_query() -> None:

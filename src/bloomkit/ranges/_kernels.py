@@ -1108,29 +1108,6 @@ binary searches start in: at 10^6 entries 16 KiB per column, in cache, where the
 
 
 @jit_read
-def _lower(entries: np.ndarray, fences: np.ndarray, i0: int, i1: int, x: int) -> int:
-    """First index in keys[i0:i1] (sorted; ``keys = entries[0]``) whose key is >= x: first among
-    the fences (``fences[j] = keys[j FENCE]``), then within the run of FENCE keys it leaves."""
-    f0 = (i0 + FENCE - 1) // FENCE
-    f1 = (i1 - 1) // FENCE + 1
-    while f0 < f1:
-        mid = (f0 + f1) >> 1
-        if fences[mid] < x:
-            f0 = mid + 1
-        else:
-            f1 = mid
-    hi = min(i1, f0 * FENCE)  # keys[f0 FENCE] >= x (or past the segment)
-    lo = max(i0, hi - FENCE)  # keys[(f0 - 1) FENCE] < x (or before the segment)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if entries[0, mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@jit_read
 def _fence_rank(fences: np.ndarray, i0: int, i1: int, x: int) -> int:
     """The fences of keys[i0:i1] below x (the rank of x to within FENCE keys)."""
     f0 = (i0 + FENCE - 1) // FENCE
@@ -1142,6 +1119,22 @@ def _fence_rank(fences: np.ndarray, i0: int, i1: int, x: int) -> int:
         else:
             f1 = mid
     return f0
+
+
+@jit_read
+def _lower(entries: np.ndarray, fences: np.ndarray, i0: int, i1: int, x: int) -> int:
+    """First index in keys[i0:i1] (sorted; ``keys = entries[0]``) whose key is >= x: first among
+    the fences (``fences[j] = keys[j FENCE]``), then within the run of FENCE keys it leaves."""
+    f0 = _fence_rank(fences, i0, i1, x)
+    hi = min(i1, f0 * FENCE)  # keys[f0 FENCE] >= x (or past the segment)
+    lo = max(i0, hi - FENCE)  # keys[(f0 - 1) FENCE] < x (or before the segment)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if entries[0, mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @jit_read
