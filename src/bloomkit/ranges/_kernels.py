@@ -1206,10 +1206,9 @@ def interval_search(entries: np.ndarray, fences: np.ndarray, classes: np.ndarray
     for cl in range(NCLASS):
         i0, i1 = _class_span(entries, fences, classes, c, cl, a, b, intersect)
         best_count += i1 - i0
-    tail = max(nslots - built, 0)
-    if best_count + tail > limit:
+    if best_count > limit:
         return np.zeros(0, dtype=np.int64), False
-    out = np.empty(best_count + tail, dtype=np.int64)
+    out = np.empty(best_count + max(nslots - built, 0), dtype=np.int64)
     n = 0
     one = np.uint64(1)
     for cl in range(NCLASS):

@@ -601,11 +601,12 @@ class ProfileIndex(LayoutProperties, Persistable):
 
     def _interval_index(self, st: _State, nslots: int) -> _Intervals:
         """The interval index of the records (built over the slots so far; rebuilt once the
-        adds + removes since reach 1/16 of the profiles: until then the slots added since are
-        checked one by one and removed ones are skipped by their active bit)."""
+        adds + removes since reach 1/16 of the profiles or the adds 1/64: until then the slots
+        added since are checked one by one and removed ones are skipped by their active bit)."""
         changes = 2 * self._next - self._count
         iv = self._intervals
-        if iv is None or abs(changes - iv.changes) * _RECOUNT > max(iv.count, 1024) or iv.built > nslots:
+        if (iv is None or iv.built > nslots or abs(changes - iv.changes) * _RECOUNT > max(iv.count, 1024)
+                or (nslots - iv.built) * 64 > max(iv.count, 1024)):
             assert st.records is not None
             self._intervals = iv = _Intervals(self._layout.schema, st.records, nslots, changes, self._count)
         return iv
