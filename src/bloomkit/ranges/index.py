@@ -513,9 +513,17 @@ class ProfileIndex(LayoutProperties, Persistable):
         records (text equal; subset: query range inside the profile's; intersect: the ranges
         overlap), which removes Bloom false positives.
 
+        A query of plain values (numbers, ``(lo, hi)`` pairs, strings) is answered in one
+        compiled call (its attribute set compiled once and cached; hashing, the AND and the
+        verification in one kernel); with ``verify=True`` on an index of at least 16,384
+        profiles an interval index of the records answers selective queries without the scan
+        (docs/ranges.md, "The compiled search").
+
         Complexity: O(|rows of BF(query)| * N / 64) word ANDs in the worst case; with filters
         about half full each block of 512 profiles stops after ~log2(512) + 1 rows
         unless it holds a match. Intersect: that times the number of groups of the ranges.
+        Verified through the interval index: O(numeric attributes x log N + candidates of the
+        most selective numeric attribute), used when those are at most N / 256.
         """
         owner = "ProfileIndex.search"
         how = MODE(mode, "mode", owner)
