@@ -14,9 +14,17 @@
    file size, memory.
 5. ``add_filters`` of 20,000 real filters replicated to N, and a numpy row-major scan of every
    profile filter as the baseline of the search.
+6. The peer of the matching search (issue 28): SQLite's R*Tree (the standard library's
+   ``sqlite3``, an ``rtree_i32`` virtual table holding the same profiles' five numeric ranges,
+   scaled to integers) against ``ProfileIndex.search(verify=True)`` on the same 4-attribute
+   queries (a point and three small ranges), at N = 10^5 and 10^6: time per query (median of
+   the repeats; both give exact answers, compared id for id), and memory (the index's arrays:
+   bit slices, records, interval index; SQLite's database pages). The bit-sliced scan (the
+   interval index off) and the unverified search are timed beside them.
 
     python benchmarks/bench_ranges.py            # N = 1,000,000, add loop over 100,000
     python benchmarks/bench_ranges.py --quick    # N = 200,000, add loop over 20,000
+    python benchmarks/bench_ranges.py --only rtree --rtree-sizes 100000,1000000
 
 Timings are wall-clock (``time.perf_counter``); on a shared machine they are noisy, so the
 bulk rows also give the CPU time of the process (``time.process_time``).
@@ -27,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import sqlite3
 import tempfile
 import time
 from typing import Any
@@ -49,6 +58,7 @@ from bloomkit.ranges import (
     optimize_multi_grid,
     optimize_single,
 )
+from bloomkit.ranges import index as ranges_index
 
 TEXTS = [n for n, *_ in TABLE1[:5]]
 SCHEMA = Schema([Text(n) for n in TEXTS] + [
@@ -312,23 +322,135 @@ def bench_scan_baseline(n_profiles: int, cfg: RangeConfig, repeats: int) -> list
     ]
 
 
+NUMERIC = (("Age", 1), ("Year", 1), ("Income", 1), ("Longitude", 10_000), ("Latitude", 10_000))
+RTREE_SQL = ("SELECT id FROM profiles WHERE age_lo <= ? AND age_hi >= ? AND income_lo <= ? AND income_hi >= ? "
+             "AND longitude_lo <= ? AND longitude_hi >= ? AND latitude_lo <= ? AND latitude_hi >= ?")
+
+
+def _scaled(v: float, scale: int) -> int:
+    return int(round(v * scale))
+
+
+def rtree_params(q: dict[str, Any]) -> tuple[int, ...]:
+    """The R*Tree query of a :func:`query4_for` query: each scaled query range [a, b] inside the
+    profile's [lo, hi] (lo <= a and hi >= b), as the subset search asks."""
+    out: list[int] = []
+    for name, scale in NUMERIC:
+        if name in q:
+            v = q[name]
+            a, b = (v, v) if not isinstance(v, tuple) else v
+            out += [_scaled(a, scale), _scaled(b, scale)]
+    return tuple(out)
+
+
+def _db_bytes(con: sqlite3.Connection) -> int:
+    """The pages of an (in-memory) SQLite database."""
+    return int(con.execute("PRAGMA page_count").fetchone()[0] * con.execute("PRAGMA page_size").fetchone()[0])
+
+
+def build_rtree(df: pd.DataFrame) -> sqlite3.Connection:
+    """An in-memory SQLite database with an ``rtree_i32`` table of the profiles' numeric ranges
+    (id = the profile's row, as the index's ids)."""
+    con = sqlite3.connect(":memory:")
+    cols = ", ".join(f"{n.lower()}_lo, {n.lower()}_hi" for n, _ in NUMERIC)
+    con.execute(f"CREATE VIRTUAL TABLE profiles USING rtree_i32(id, {cols})")
+    arrays = [np.arange(len(df), dtype=np.int64)]
+    for name, scale in NUMERIC:
+        for end in ("lo", "hi"):
+            arrays.append(np.round(df[f"{name}.{end}"].to_numpy() * scale).astype(np.int64))
+    rows = zip(*(a.tolist() for a in arrays), strict=True)
+    with con:
+        con.executemany(f"INSERT INTO profiles VALUES ({', '.join('?' * 11)})", rows)
+    return con
+
+
+def bench_rtree(n_profiles: int, cfg: RangeConfig, n_queries: int, repeats: int) -> list[dict[str, Any]]:
+    """``ProfileIndex.search(verify=True)`` against SQLite's R*Tree on the same profiles and
+    4-attribute queries (issue 28): time per query and memory, as ratios; answers compared."""
+    rng = np.random.default_rng(28)
+    df = table1_frame(rng, n_profiles)
+    rss0 = _rss_mb()
+    idx = ProfileIndex(SCHEMA, 512, cfg, capacity=n_profiles, store_records=True)
+    _, t_add, _ = _timed(lambda: idx.add_many(df))
+    rss1 = _rss_mb()
+    con, t_rtree, _ = _timed(lambda: build_rtree(df))
+    rss2 = _rss_mb()
+    picks = np.sort(rng.integers(0, n_profiles, n_queries))
+    queries = [query4_for(r) for r in records(df.iloc[picks])]
+    params = [rtree_params(q) for q in queries]
+
+    def ours() -> list[np.ndarray]:
+        return [idx.search(q, verify=True) for q in queries]
+
+    def rtree() -> list[list[int]]:
+        return [sorted(r for (r,) in con.execute(RTREE_SQL, p)) for p in params]
+
+    def scan() -> list[np.ndarray]:
+        keep = ranges_index._INTERVAL_MIN
+        ranges_index._INTERVAL_MIN = 1 << 62  # the bit-sliced AND with verification in the kernel
+        try:
+            return [idx.search(q, verify=True) for q in queries]
+        finally:
+            ranges_index._INTERVAL_MIN = keep
+
+    got, want, scanned = ours(), rtree(), scan()  # warm-up (the interval index is built here), answers compared
+    assert all(g.tolist() == w for g, w in zip(got, want, strict=True)), "ProfileIndex and the R*Tree disagree"
+    assert all(np.array_equal(g, s) for g, s in zip(got, scanned, strict=True))
+    t_rt = measure(rtree, warmup=0, repeats=repeats)["median"] / n_queries
+    t_ours = measure(ours, warmup=0, repeats=repeats)["median"] / n_queries
+    t_scan = measure(scan, warmup=0, repeats=max(1, repeats // 2))["median"] / n_queries
+    t_nover = measure(lambda: [idx.search(q) for q in queries], warmup=1, repeats=max(1, repeats // 2))["median"] / n_queries
+    info = idx.info()["nbytes"]
+    iv = idx._intervals
+    iv_bytes = 0 if iv is None else iv.nbytes
+    ours_bytes = info["filters"] + info["records"] + iv_bytes
+    rt_bytes = _db_bytes(con)
+    with con:  # the same data as the index's records: the profiles' texts too, in a table beside the R*Tree
+        con.execute(f"CREATE TABLE texts (id INTEGER PRIMARY KEY, {', '.join(t.lower() for t in TEXTS)})")
+        con.executemany(f"INSERT INTO texts VALUES ({', '.join('?' * (len(TEXTS) + 1))})",
+                        zip(range(n_profiles), *(df[t].tolist() for t in TEXTS), strict=True))
+    full_bytes = _db_bytes(con)
+    hits = float(np.mean([g.size for g in got]))
+    case = f"N={n_profiles}, 4-attribute query (point + 3 ranges), {n_queries} queries"
+    return [
+        {"benchmark": "rtree", "case": f"SQLite R*Tree (rtree_i32, 5 numeric ranges), {case}", "us_per_query": 1e6 * t_rt,
+         "ratio_to_rtree": 1.0, "memory_mb": rt_bytes / 2**20, "memory_ratio_to_rtree": 1.0, "build_s": t_rtree,
+         "memory_mb_with_texts_table": full_bytes / 2**20,
+         "rss_growth_mb": rss2 - rss1, "hits_mean": hits},
+        {"benchmark": "rtree", "case": f"ProfileIndex.search(verify=True), {case}", "us_per_query": 1e6 * t_ours,
+         "ratio_to_rtree": t_ours / t_rt, "target_ratio": 2.0, "memory_mb": ours_bytes / 2**20,
+         "memory_ratio_to_rtree": ours_bytes / rt_bytes, "target_memory_ratio": 0.6, "build_s": t_add,
+         "memory_ratio_to_rtree_with_texts_table": ours_bytes / full_bytes,
+         "rss_growth_mb": rss1 - rss0, "filters_mb": info["filters"] / 2**20, "records_mb": info["records"] / 2**20,
+         "interval_index_mb": iv_bytes / 2**20},
+        {"benchmark": "rtree", "case": "ProfileIndex.search(verify=True), bit-sliced AND only (interval index off)",
+         "us_per_query": 1e6 * t_scan, "ratio_to_rtree": t_scan / t_rt},
+        {"benchmark": "rtree", "case": "ProfileIndex.search(verify=False) (Bloom candidates, no records read)",
+         "us_per_query": 1e6 * t_nover, "ratio_to_rtree": t_nover / t_rt},
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=("optimizers", "filter", "bulk", "service", "index"), action="append")
+    ap.add_argument("--only", choices=("optimizers", "filter", "bulk", "service", "index", "rtree"), action="append")
+    ap.add_argument("--rtree-sizes", default=None, help="profile counts of the R*Tree comparison (default 100000,1000000;"
+                                                           " --quick: 100000)")
     args = ap.parse_args()
     n = 200_000 if args.quick else 1_000_000
     n_loop = 20_000 if args.quick else 100_000
     reps = 3 if args.quick else 7
     cfg = RangeConfig.from_result(optimize_multi(TABLE1, 512))
+    sizes = [int(x) for x in (args.rtree_sizes or ("100000" if args.quick else "100000,1000000")).split(",")]
     parts = {
         "optimizers": lambda: bench_optimizers(reps), "filter": lambda: bench_filter(reps),
         "bulk": lambda: bench_bulk(n_loop, cfg), "service": lambda: bench_service(n, cfg, 200 if args.quick else 1000),
         "index": lambda: bench_scan_baseline(n, cfg, reps),
+        "rtree": lambda: [row for size in sizes for row in bench_rtree(size, cfg, 200 if args.quick else 1000, reps)],
     }
     rows = [row for name, run in parts.items() if not args.only or name in args.only for row in run()]
     meta = {"quick": args.quick, "profiles": n, "add_loop_profiles": n_loop, "load_average": os.getloadavg(),
-            "versions": versions(["numpy", "numba", "pandas", "pyarrow", "rbloom"])}
+            "sqlite": sqlite3.sqlite_version, "versions": versions(["numpy", "numba", "pandas", "pyarrow", "rbloom"])}
     write_results("bench_ranges", rows, meta)
     print(markdown_table(rows))
 

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .._jit import jit_inline, jit_mut, jit_read
-from .._kernels import fastmod, popcount_words, probe, reducer, xxh64
+from .._kernels import fastmod, popcount64, popcount_words, probe, reducer, xxh64
 
 
 @jit_read
@@ -344,6 +344,48 @@ DIGIT_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode("asci
 
 
 @jit_read
+def _bytes_hash(buf: np.ndarray, start: int, length: int, seed: np.uint64) -> np.uint64:
+    """:func:`xxh64` behind a call (its inlined body compiles once, here)."""
+    return xxh64(buf, start, length, seed)
+
+
+@jit_read
+def _int_key_hash(buf: np.ndarray, p: int, v: int, seed: np.uint64, pairs: np.ndarray) -> np.uint64:
+    """XXH64 with ``seed`` of ``buf[:p]`` (the prefix, already there) followed by the decimal
+    text of ``v``, written into ``buf`` from ``p`` on (``buf`` has room for 21 more bytes)."""
+    ten = np.uint64(10)
+    hundred = np.uint64(100)
+    length = p
+    if v < 0:
+        buf[length] = 45  # "-"
+        length += 1
+        u = np.uint64(-v)
+    else:
+        u = np.uint64(v)
+    nd = 1
+    t = u
+    while t >= ten:
+        t //= ten
+        nd += 1
+    end = length + nd
+    i = end
+    while u >= hundred:
+        q = u // hundred
+        r = np.int64(u - q * hundred)
+        u = q
+        i -= 2
+        buf[i] = pairs[2 * r]
+        buf[i + 1] = pairs[2 * r + 1]
+    if u >= ten:
+        r = np.int64(u)
+        buf[i - 2] = pairs[2 * r]
+        buf[i - 1] = pairs[2 * r + 1]
+    else:
+        buf[i - 1] = np.uint8(48 + np.int64(u))
+    return _bytes_hash(buf, 0, end, seed)
+
+
+@jit_read
 def int_key_hashes(prefix: np.ndarray, values: np.ndarray, seed: np.uint64, pairs: np.ndarray) -> np.ndarray:
     """XXH64 with ``seed`` of the UTF-8 keys ``prefix + decimal(value)`` of int64 values: with
     the str tag seed, the hash bloomkit gives the str key ``f"{name}:{value}"`` (tested equal),
@@ -353,38 +395,8 @@ def int_key_hashes(prefix: np.ndarray, values: np.ndarray, seed: np.uint64, pair
     buf = np.empty(p + 21, dtype=np.uint8)
     buf[:p] = prefix
     out = np.empty(n, dtype=np.uint64)
-    ten = np.uint64(10)
-    hundred = np.uint64(100)
     for j in range(n):
-        v = values[j]
-        length = p
-        if v < 0:
-            buf[length] = 45  # "-"
-            length += 1
-            u = np.uint64(-v)
-        else:
-            u = np.uint64(v)
-        nd = 1
-        t = u
-        while t >= ten:
-            t //= ten
-            nd += 1
-        end = length + nd
-        i = end
-        while u >= hundred:
-            q = u // hundred
-            r = np.int64(u - q * hundred)
-            u = q
-            i -= 2
-            buf[i] = pairs[2 * r]
-            buf[i + 1] = pairs[2 * r + 1]
-        if u >= ten:
-            r = np.int64(u)
-            buf[i - 2] = pairs[2 * r]
-            buf[i - 1] = pairs[2 * r + 1]
-        else:
-            buf[i - 1] = np.uint8(48 + np.int64(u))
-        out[j] = xxh64(buf, 0, end, seed)
+        out[j] = _int_key_hash(buf, p, values[j], seed, pairs)
     return out
 
 
@@ -897,3 +909,323 @@ def false_candidates(active: np.ndarray, nslots: int, fills: np.ndarray, present
             var += p * (1.0 - p)
             sq += p * p
     return total, var, sq, nonmatch, visited
+
+
+# ---------------------------------------------------------------------------------------------
+# the compiled search of ProfileIndex: one kernel call per query (hashing, the AND, verification)
+
+Q_KIND, Q_PCOL, Q_RCOL, Q_K, Q_BASE, Q_D, Q_S, Q_R, Q_LAST, Q_PLEN = range(10)
+"""Columns of a compiled query's ``spec`` (one int64 row per query attribute): kind (0 text, 1
+numeric), its column of the records' ``present`` and of ``lo`` / ``hi`` (numeric) or ``tstart`` /
+``tlen`` (text), k, and the plan's base, d, s, r, last = k - r s, and the length of its key
+prefix ``"name:"`` in bytes. The values of one query are ``vals``: three int64 per attribute,
+``(a, b, start)``: a numeric's scaled ends ``a <= b``, or a text's ``(0, length in bytes)``, and
+where its key bytes (the prefix, then the text) start in ``qbytes``."""
+Q_FIELDS = 10
+NCLASS = 64
+"""Width classes of the interval index: class c holds ranges of width (hi - lo) of bit length c."""
+
+
+@jit_read
+def _order_by(rows: np.ndarray, key: np.ndarray) -> None:
+    """Sort ``rows`` in place by ``key[rows]`` (Shell sort, gaps 3h + 1: a few dozen rows per
+    query; no library sort to compile)."""
+    n = rows.shape[0]
+    gap = 1
+    while gap < n // 3:
+        gap = 3 * gap + 1
+    while gap >= 1:
+        for i in range(gap, n):
+            r = rows[i]
+            kr = key[r]
+            j = i
+            while j >= gap and key[rows[j - gap]] > kr:
+                rows[j] = rows[j - gap]
+                j -= gap
+            rows[j] = r
+        gap //= 3
+
+
+@jit_read
+def query_positions(spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray, seed: np.uint64, m: np.uint64,
+                    pairs: np.ndarray) -> np.ndarray:
+    """The distinct positions BF(query) sets, sorted: what :meth:`Layout.positions` gives a
+    record batch of the query (its keys: a text's ``"name:text"`` with k positions; a numeric
+    ``[a, b]``'s groups ``g(a) .. g(b) + r``, s positions each, the last one ``last``), hashed
+    in this one call (``seed``: the str tag seed); repeats removed through a bitmap of m bits.
+    Complexity: O(keys x s + m / 64)."""
+    na = spec.shape[0]
+    total = 0
+    maxp = 0
+    for i in range(na):
+        maxp = max(maxp, spec[i, Q_PLEN])
+        if spec[i, Q_KIND] == 0:
+            total += spec[i, Q_K]
+        else:
+            ga = (vals[3 * i] - spec[i, Q_BASE]) // spec[i, Q_D]
+            gb = (vals[3 * i + 1] - spec[i, Q_BASE]) // spec[i, Q_D]
+            total += (gb - ga + spec[i, Q_R]) * spec[i, Q_S] + spec[i, Q_LAST]
+    pos = np.empty(total, dtype=np.int64)
+    buf = np.empty(maxp + 21, dtype=np.uint8)
+    M = reducer(m)
+    t = 0
+    for i in range(na):
+        start = vals[3 * i + 2]
+        plen = spec[i, Q_PLEN]
+        if spec[i, Q_KIND] == 0:
+            h = _bytes_hash(qbytes, start, plen + vals[3 * i + 1], seed)
+            for j in range(spec[i, Q_K]):
+                pos[t] = np.int64(fastmod(probe(h, j), m, M))
+                t += 1
+            continue
+        base = spec[i, Q_BASE]
+        d = spec[i, Q_D]
+        ga = (vals[3 * i] - base) // d
+        gz = (vals[3 * i + 1] - base) // d + spec[i, Q_R]
+        for j in range(plen):
+            buf[j] = qbytes[start + j]
+        for g in range(ga, gz + 1):
+            h = _int_key_hash(buf, plen, base + g * d, seed, pairs)
+            cnt = spec[i, Q_LAST] if g == gz else spec[i, Q_S]
+            for j in range(cnt):
+                pos[t] = np.int64(fastmod(probe(h, j), m, M))
+                t += 1
+    seen = np.zeros((np.int64(m) + 63) >> 6, dtype=np.uint64)
+    n = 0
+    for j in range(total):
+        w = pos[j] >> 6
+        bit = np.uint64(1) << np.uint64(pos[j] & 63)
+        if seen[w] & bit == 0:
+            seen[w] |= bit
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    n = 0
+    for w in range(seen.shape[0]):
+        word = seen[w]
+        while word != np.uint64(0):
+            low = word & (~word + np.uint64(1))
+            out[n] = w * 64 + popcount64(low - np.uint64(1))
+            word ^= low
+            n += 1
+    return out
+
+
+@jit_read
+def _record_ok(slot: int, spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray, present: np.ndarray, lo: np.ndarray,
+               hi: np.ndarray, tstart: np.ndarray, tlen: np.ndarray, text: np.ndarray, intersect: bool) -> bool:
+    """The record of ``slot`` satisfies the compiled query exactly (RecordStore.matches): every
+    attribute present; texts equal; numeric: the query range inside the record's (subset) or
+    overlapping it (``intersect``)."""
+    for i in range(spec.shape[0]):
+        if not present[slot, spec[i, Q_PCOL]]:
+            return False
+        c = spec[i, Q_RCOL]
+        if spec[i, Q_KIND] == 0:
+            n = vals[3 * i + 1]
+            if tlen[slot, c] != n:
+                return False
+            s0 = tstart[slot, c]
+            q0 = vals[3 * i + 2] + spec[i, Q_PLEN]
+            for j in range(n):
+                if text[s0 + j] != qbytes[q0 + j]:
+                    return False
+            continue
+        a = vals[3 * i]
+        b = vals[3 * i + 1]
+        if intersect:
+            if lo[slot, c] > b or a > hi[slot, c]:
+                return False
+        elif lo[slot, c] > a or b > hi[slot, c]:
+            return False
+    return True
+
+
+@jit_read
+def _append(out: np.ndarray, n: int, v: int) -> np.ndarray:
+    if n == out.shape[0]:
+        bigger = np.empty(2 * n, dtype=np.int64)
+        bigger[:n] = out
+        out = bigger
+    out[n] = v
+    return out
+
+
+@jit_read
+def compiled_search(slices: np.ndarray, active: np.ndarray, nslots: int, density: np.ndarray, spec: np.ndarray,
+                    vals: np.ndarray, qbytes: np.ndarray, seed: np.uint64, pairs: np.ndarray, block: int,
+                    verify: bool, present: np.ndarray, lo: np.ndarray, hi: np.ndarray, tstart: np.ndarray,
+                    tlen: np.ndarray, text: np.ndarray) -> np.ndarray:
+    """The subset search of a ProfileIndex in one call: the rows of BF(query)
+    (:func:`query_positions`), sparsest first (``density``: set bits per row), ANDed with
+    ``active`` block by block with early exits (:func:`sliced_and_blocks`), each candidate's id
+    read off its block and, with ``verify``, its record checked (:func:`_record_ok`) before it
+    is kept. No array of N / 64 words is allocated. Returns the sorted ids.
+
+    Complexity: O(positions) hashing + O(rows x N / 64) word ANDs in the worst case (a block of
+    ``block`` words stops once all zero) + O(candidates x query attributes)."""
+    m = np.uint64(slices.shape[0])
+    rows = query_positions(spec, vals, qbytes, seed, m, pairs)
+    _order_by(rows, density)
+    nr = rows.shape[0]
+    nwords = min(active.shape[0], (nslots + 63) >> 6)
+    out = np.empty(64, dtype=np.int64)
+    n = 0
+    acc = np.empty(block, dtype=np.uint64)
+    zero = np.uint64(0)
+    for start in range(0, nwords, block):
+        width = min(block, nwords - start)
+        anyv = zero
+        for w in range(width):
+            acc[w] = active[start + w]
+            anyv |= acc[w]
+        t = 0
+        while anyv != zero and t < nr:
+            row = rows[t]
+            anyv = zero
+            for w in range(width):
+                v = acc[w] & slices[row, start + w]
+                acc[w] = v
+                anyv |= v
+            t += 1
+        if anyv == zero:
+            continue
+        for w in range(width):
+            word = acc[w]
+            while word != zero:
+                low = word & (~word + np.uint64(1))
+                slot = (start + w) * 64 + popcount64(low - np.uint64(1))
+                word ^= low
+                if verify and not _record_ok(slot, spec, vals, qbytes, present, lo, hi, tstart, tlen, text, False):
+                    continue
+                out = _append(out, n, slot)
+                n += 1
+    return out[:n].copy()
+
+
+FENCE = 64
+"""Every FENCE-th key of the interval index is copied into its ``fences`` (a small array the
+binary searches start in: at 10^6 entries 16 KiB per column, in cache, where the keys are not)."""
+
+
+@jit_read
+def _fence_rank(fences: np.ndarray, i0: int, i1: int, x: int) -> int:
+    """The fences of keys[i0:i1] below x (the rank of x to within FENCE keys)."""
+    f0 = (i0 + FENCE - 1) // FENCE
+    f1 = (i1 - 1) // FENCE + 1
+    while f0 < f1:
+        mid = (f0 + f1) >> 1
+        if fences[mid] < x:
+            f0 = mid + 1
+        else:
+            f1 = mid
+    return f0
+
+
+@jit_read
+def _lower(entries: np.ndarray, fences: np.ndarray, i0: int, i1: int, x: int) -> int:
+    """First index in keys[i0:i1] (sorted; ``keys = entries[0]``) whose key is >= x: first among
+    the fences (``fences[j] = keys[j FENCE]``), then within the run of FENCE keys it leaves."""
+    f0 = _fence_rank(fences, i0, i1, x)
+    hi = min(i1, f0 * FENCE)  # keys[f0 FENCE] >= x (or past the segment)
+    lo = max(i0, hi - FENCE)  # keys[(f0 - 1) FENCE] < x (or before the segment)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if entries[0, mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@jit_read
+def _class_bounds(classes: np.ndarray, c: int, cl: int, a: int, b: int, intersect: bool) -> tuple[int, int, int, int]:
+    """(segment start, end, lowest, highest lower end) of the entries of width class ``cl`` of
+    interval column ``c`` that can satisfy the query ``[a, b]`` (relative to the base): subset
+    ``b - W <= lo <= a`` (W the class's widest range), intersect ``a - W <= lo <= b``; an empty
+    segment when none can. ``classes[c, :NCLASS + 1]`` are the segment starts of the classes,
+    ``classes[c, NCLASS + 1 + cl]`` the widest range of class ``cl``."""
+    s0 = classes[c, cl]
+    s1 = classes[c, cl + 1]
+    W = classes[c, NCLASS + 1 + cl]
+    if s0 == s1 or (not intersect and b - a > W):
+        return 0, 0, 0, 0
+    if intersect:
+        return s0, s1, a - W, b
+    return s0, s1, b - W, a
+
+
+@jit_read
+def _class_span(entries: np.ndarray, fences: np.ndarray, classes: np.ndarray, c: int, cl: int, a: int, b: int,
+                intersect: bool) -> tuple[int, int]:
+    """The run of entries of :func:`_class_bounds`, by binary search."""
+    s0, s1, x0, x1 = _class_bounds(classes, c, cl, a, b, intersect)
+    if s0 == s1:
+        return 0, 0
+    return _lower(entries, fences, s0, s1, x0), _lower(entries, fences, s0, s1, x1 + 1)
+
+
+@jit_read
+def interval_search(entries: np.ndarray, fences: np.ndarray, classes: np.ndarray, built: int,
+                    active: np.ndarray, nslots: int, spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray,
+                    present: np.ndarray, lo: np.ndarray, hi: np.ndarray, tstart: np.ndarray, tlen: np.ndarray,
+                    text: np.ndarray, intersect: bool, limit: int) -> tuple[np.ndarray, bool]:
+    """The verified search through the interval index of a ProfileIndex's records (built over
+    slots ``0 .. built - 1``): for each numeric query attribute, the entries whose lower end
+    can satisfy it are counted (binary searches per width class; ``entries[0]`` are the lower
+    ends minus the attribute's base, sorted within each class segment of numeric record column
+    ``c`` (:func:`_class_bounds`), ``entries[1]`` their slots), the attribute
+    with the fewest is taken and only those entries (plus the slots added since the build,
+    ``built .. nslots - 1``) are checked: active, and the record satisfies the query
+    (:func:`_record_ok`). ``(ids sorted, True)``, or ``(empty, False)`` when no numeric
+    attribute prunes to at most ``limit`` candidates (the caller scans the bit slices). The
+    attribute is chosen by its count to within FENCE entries per class (from the fences).
+
+    Complexity: O(numeric query attributes x classes x log N) + O(candidates x attributes)."""
+    best = -1
+    best_count = 0
+    for i in range(spec.shape[0]):
+        if spec[i, Q_KIND] == 0:
+            continue
+        c = spec[i, Q_RCOL]
+        a = vals[3 * i] - spec[i, Q_BASE]
+        b = vals[3 * i + 1] - spec[i, Q_BASE]
+        count = 0  # to within FENCE entries per class, from the fences alone (in cache)
+        for cl in range(NCLASS):
+            s0, s1, x0, x1 = _class_bounds(classes, c, cl, a, b, intersect)
+            if s0 != s1:
+                count += _fence_rank(fences, s0, s1, x1 + 1) - _fence_rank(fences, s0, s1, x0)
+        if best < 0 or count < best_count:
+            best = i
+            best_count = count
+    if best < 0:
+        return np.zeros(0, dtype=np.int64), False
+    c = spec[best, Q_RCOL]
+    a = vals[3 * best] - spec[best, Q_BASE]
+    b = vals[3 * best + 1] - spec[best, Q_BASE]
+    best_count = 0
+    for cl in range(NCLASS):
+        i0, i1 = _class_span(entries, fences, classes, c, cl, a, b, intersect)
+        best_count += i1 - i0
+    if best_count > limit:
+        return np.zeros(0, dtype=np.int64), False
+    out = np.empty(best_count + max(nslots - built, 0), dtype=np.int64)
+    n = 0
+    one = np.uint64(1)
+    for cl in range(NCLASS):
+        i0, i1 = _class_span(entries, fences, classes, c, cl, a, b, intersect)
+        for j in range(i0, i1):
+            slot = np.int64(entries[1, j])
+            if slot >= nslots or (active[slot >> 6] >> np.uint64(slot & 63)) & one == 0:
+                continue
+            if _record_ok(slot, spec, vals, qbytes, present, lo, hi, tstart, tlen, text, intersect):
+                out[n] = slot
+                n += 1
+    for slot in range(built, nslots):
+        if (active[slot >> 6] >> np.uint64(slot & 63)) & one == 0:
+            continue
+        if _record_ok(slot, spec, vals, qbytes, present, lo, hi, tstart, tlen, text, intersect):
+            out[n] = slot
+            n += 1
+    res = out[:n].copy()
+    res.sort()
+    return res, True

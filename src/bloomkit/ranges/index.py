@@ -23,6 +23,7 @@ from typing import Any, ClassVar, NamedTuple, Self
 import numpy as np
 
 from .._format import ArraySpec, Persistable
+from .._hashing import TAG_STR, tag_seed
 from .._lazy import kernels as core
 from .._search_mode import SEARCH_MODES
 from .._storage import aligned_zeros
@@ -42,6 +43,11 @@ __all__ = ["FalseCandidates", "ProfileIndex"]
 
 _BLOCK = 8  # words per early-exit block (512 profiles); measured best of 4..256 at N = 1e6
 _RECOUNT = 16  # the row densities are counted again once adds + removes reach 1/16 of the profiles
+_INTERVAL_MIN = 1 << 14  # live profiles from which a verified search may take the interval index
+_INTERVAL_PRUNE = 256  # ... when it leaves at most 1/256 of the live profiles (at least 64) to check
+_MAX_COMPILED = 256  # compiled queries (attribute sets) an index keeps
+_NO_RECORDS = (np.zeros((0, 0), np.bool_), np.zeros((0, 0), np.int64), np.zeros((0, 0), np.int64),
+               np.zeros((0, 0), np.int64), np.zeros((0, 0), np.int64), np.zeros(0, np.uint8))
 MAX_PROFILES = 1 << 36
 MODEL_MAX_BITS = 1 << 16
 """Largest m for which :meth:`ProfileIndex.expected_false_candidates` prices a query (its tables
@@ -169,12 +175,15 @@ class ProfileIndex(LayoutProperties, Persistable):
     def _init(self, layout: Layout, store_records: bool, state: _State, next_id: int = 0, count: int = 0,
               inserted: Mapping[str, list[float]] | None = None, set_bits: int = 0) -> None:
         self._layout = layout
+        self._str_seed = np.uint64(tag_seed(layout.seed, TAG_STR))  # the seed of the keys "name:value"
         self.store_records = store_records
         self._st = state
         self._next = next_id  # ids are slot numbers, never reused
         self._count = count
         self._set_bits = set_bits  # bits set in all live columns (the observed fill)
         self._density: tuple[int, int, np.ndarray] | None = None  # (changes, count, set bits per row): _sparse_first
+        self._queries: dict[tuple[str, ...], _Compiled] = {}  # compiled queries per attribute set (_compiled_query)
+        self._intervals: _Intervals | None = None  # the interval index of the records (_interval_index)
         # per attribute: [profiles that gave it, values, expected hashed positions], over the profiles added
         self._inserted = {a.name: list((inserted or {}).get(a.name, [0.0, 0.0, 0.0])) for a in layout.schema}
 
@@ -503,13 +512,21 @@ class ProfileIndex(LayoutProperties, Persistable):
         records (text equal; subset: query range inside the profile's; intersect: the ranges
         overlap), which removes Bloom false positives.
 
+        A query of plain values (numbers, ``(lo, hi)`` pairs, strings) is answered in one
+        compiled call (its attribute set compiled once and cached; hashing, the AND and the
+        verification in one kernel); with ``verify=True`` on an index of at least 16,384
+        profiles an interval index of the records answers selective queries without the scan
+        (docs/ranges.md, "The compiled search").
+
         Complexity: O(|rows of BF(query)| * N / 64) word ANDs in the worst case; with filters
         about half full each block of 512 profiles stops after ~log2(512) + 1 rows
         unless it holds a match. Intersect: that times the number of groups of the ranges.
+        Verified through the interval index: O(numeric attributes x log N + candidates of the
+        most selective numeric attribute), used when those are at most N / 256.
         """
         owner = "ProfileIndex.search"
         how = MODE(mode, "mode", owner)
-        if Bool()(verify, "verify", owner) and not self.store_records:
+        if (verify if type(verify) is bool else Bool()(verify, "verify", owner)) and not self.store_records:
             raise InvalidParameterError("search(verify=True) needs an index built with store_records=True")
         st = self._st  # one consistent snapshot of the arrays
         if isinstance(query, RangeBloomFilter):
@@ -517,12 +534,89 @@ class ProfileIndex(LayoutProperties, Persistable):
                 raise InvalidParameterError(f"search({'verify=True' if verify else 'mode=intersect'}) needs a query record, not a filter")
             words = K.sliced_and_blocks(st.slices, self._sparse_first(st, self.query_rows(query)), st.active, _BLOCK)
             return _unpack_ids(words)
+        compiled = self._compiled_query(st, query)
+        if compiled is not None:
+            found = self._fast_search(st, compiled, how, bool(verify))
+            if found is not None:
+                return found
         batch = self._query_batch(query, owner)
         ids = self._candidates(st, batch, how)
         if verify and ids.size:
             assert st.records is not None
             ids = ids[st.records.matches(ids, batch, how)]
         return ids
+
+    def _compiled_query(self, st: _State, query: Any) -> tuple[_Compiled, np.ndarray, np.ndarray] | None:
+        """``(compiled attribute set, vals, qbytes)`` of a query of plain values (as :meth:`add` takes them:
+        :meth:`Layout.plain_entries`) for the kernels of :mod:`._kernels` (see ``Q_KIND``): the
+        spec of its attribute set is compiled once and cached; per query only its values and
+        key bytes are filled in. None for anything else (the record path answers, or refuses
+        with the record path's message: NaN, wrong types, values out of scope, sha512)."""
+        entries = self._layout.plain_entries(query)
+        if entries is None:
+            return None
+        names = tuple(query)
+        cq = self._queries.get(names)
+        if cq is None:
+            cq = _Compiled(self._layout, st.records, names)
+            if len(self._queries) >= _MAX_COMPILED:
+                self._queries.clear()
+            self._queries[names] = cq
+        vals: list[int] = []
+        if not cq.texts:
+            for (_, _, e), at in zip(entries, cq.starts, strict=True):
+                vals += (e[0], e[1], at)
+            return cq, np.array(vals, dtype=np.int64), cq.blob
+        parts: list[bytes] = []
+        at = 0
+        for (_, _, e), prefix in zip(entries, cq.prefixes, strict=True):
+            parts.append(prefix)
+            if type(e) is str:
+                data = e.encode("utf-8")
+                parts.append(data)
+                vals += (0, len(data), at)
+                at += len(prefix) + len(data)
+            else:
+                vals += (e[0], e[1], at)
+                at += len(prefix)
+        return cq, np.array(vals, dtype=np.int64), np.frombuffer(bytearray(b"".join(parts)), dtype=np.uint8)
+
+    def _fast_search(self, st: _State, compiled: tuple[_Compiled, np.ndarray, np.ndarray], how: str,
+                     verify: bool) -> np.ndarray | None:
+        """:meth:`search` of a compiled query in one kernel call: with ``verify`` on an index of
+        at least :data:`_INTERVAL_MIN` profiles, through the interval index when one numeric
+        attribute leaves at most 1/:data:`_INTERVAL_PRUNE` of them to check; else (subset) the
+        bit-sliced AND with hashing and verification in the same kernel. None: the record path
+        (intersect mode without a selective numeric attribute)."""
+        cq, vals, qbytes = compiled
+        spec = cq.spec
+        rec = st.records
+        nslots = min(self._next, st.active.shape[0] * 64)
+        if verify and rec is not None and self._count >= _INTERVAL_MIN and cq.numeric:
+            iv = self._interval_index(st, nslots)
+            ids, ok = K.interval_search(iv.entries, iv.fences, iv.classes, iv.built, st.active, nslots, spec, vals,
+                                        qbytes, rec.present, rec.lo, rec.hi, rec.tstart, rec.tlen, rec.text,
+                                        how == "intersect", max(64, self._count // _INTERVAL_PRUNE))
+            if ok:
+                return ids
+        if how != "subset":
+            return None
+        arrays = _NO_RECORDS if rec is None else (rec.present, rec.lo, rec.hi, rec.tstart, rec.tlen, rec.text)
+        ids = K.compiled_search(st.slices, st.active, nslots, self._row_density(st), spec, vals, qbytes,
+                                self._str_seed, K.DIGIT_PAIRS, _BLOCK, verify, *arrays)
+        return ids
+
+    def _interval_index(self, st: _State, nslots: int) -> _Intervals:
+        """The interval index of the records (built over the slots so far; rebuilt once the
+        adds + removes since reach 1/16 of the profiles or the adds 1/64: until then the slots
+        added since are checked one by one and removed ones are skipped by their active bit)."""
+        changes = 2 * self._next - self._count
+        iv = self._intervals
+        if (iv is None or iv.built > nslots or abs(changes - iv.changes) * _RECOUNT > max(iv.count, 1024)
+                or (nslots - iv.built) * 64 > max(iv.count, 1024)):
+            assert st.records is not None
+            self._intervals = iv = _Intervals(self._layout.schema, st.records, nslots, changes, self._count)
+        return iv
 
     def search_candidates(self, query: Mapping[str, Any], *, mode: str = "subset") -> tuple[np.ndarray, np.ndarray]:
         """``(candidates, matches)``: what ``search(query, mode=mode)`` and ``search(query,
@@ -569,14 +663,18 @@ class ProfileIndex(LayoutProperties, Persistable):
         removes), by whichever search finds them stale.
 
         Complexity: O(len(rows) log len(rows)), plus the occasional count."""
+        out: np.ndarray = rows[np.argsort(self._row_density(st)[rows], kind="stable")]
+        return out
+
+    def _row_density(self, st: _State) -> np.ndarray:
+        """The set bits of every row (counted again at most once per 1/16 change of the profiles)."""
         changes = 2 * self._next - self._count  # adds + removes since the last clear
         dens = self._density
         if dens is None or abs(changes - dens[0]) * _RECOUNT > max(dens[1], 1024):
             nw = min(st.slices.shape[1], (self._next + 63) // 64)
             counts = np.array([core.popcount_words(st.slices[j, :nw]) for j in range(st.slices.shape[0])], dtype=np.int64)
             self._density = dens = (changes, self._count, counts)
-        out: np.ndarray = rows[np.argsort(dens[2][rows], kind="stable")]
-        return out
+        return dens[2]
 
     # -- model ------------------------------------------------------------------------------------
     def fill_ratio(self) -> float:
@@ -788,6 +886,76 @@ class ProfileIndex(LayoutProperties, Persistable):
         obj._init(layout, store, _State(slices, active, records), nxt, cnt, params["inserted"],
                   int(core.popcount_words(slices.reshape(-1))))
         return obj
+
+
+class _Compiled:
+    """The compiled form of a query's attribute set (:meth:`ProfileIndex._compiled_query`):
+    the ``spec`` rows of :mod:`._kernels` (``Q_KIND`` ...), each attribute's key prefix
+    ``"name:"`` and, for a query without texts, the key bytes (the prefixes) and where each
+    starts (fixed). Read-only once built."""
+
+    __slots__ = ("blob", "numeric", "prefixes", "spec", "starts", "texts")
+
+    def __init__(self, layout: Layout, records: RecordStore | None, names: tuple[str, ...]) -> None:
+        spec = np.zeros((len(names), K.Q_FIELDS), dtype=np.int64)
+        self.prefixes = [(n + ":").encode("utf-8") for n in names]
+        for i, name in enumerate(names):
+            plan = layout.plans[name]
+            pcol, rcol = records.columns(name) if records is not None else (layout.schema.index(name), 0)
+            spec[i] = (int(plan.attr.is_numeric), pcol, rcol, plan.k, plan.base, plan.d, plan.s, plan.r, plan.last,
+                       len(self.prefixes[i]))
+        self.spec = spec  # (writeable: numba takes read-only arrays more slowly)
+        self.texts = not all(layout.plans[n].attr.is_numeric for n in names)
+        self.numeric = any(layout.plans[n].attr.is_numeric for n in names)
+        self.starts = np.concatenate([[0], np.cumsum([len(p) for p in self.prefixes])]).astype(int).tolist()[:-1]
+        self.blob = np.frombuffer(bytearray(b"".join(self.prefixes) or b"\0"), dtype=np.uint8)  # writeable
+
+
+class _Intervals:
+    """The interval index of a ProfileIndex's numeric records, built over slots ``0 .. built -
+    1``: per numeric record column ``c`` and width class ``cl`` (ranges whose ``hi - lo`` has bit
+    length ``cl``; points are class 0), the lower ends ``lo - base`` sorted (``entries[0]``),
+    their slots (``entries[1]``), each class's segment and widest range (``classes``: see
+    :func:`._kernels._class_bounds`) and every FENCE-th key (``fences``). A query range ``[a, b]``
+    has its candidates in one contiguous run per class: ``b - W <= lo <= a`` (subset), ``a - W
+    <= lo <= b`` (intersect); :func:`._kernels.interval_search`. Kept beside the bit slices
+    (never saved; the bit slices stay the published form); int32 when slots and scopes fit.
+
+    Memory: 2 x 4 (or 8) bytes per numeric value stored. Build: O(N log N) per numeric column."""
+
+    __slots__ = ("built", "changes", "classes", "count", "entries", "fences")
+
+    def __init__(self, schema: Schema, records: RecordStore, built: int, changes: int, count: int) -> None:
+        self.built, self.changes, self.count = built, changes, count
+        numeric = [a for a in schema if isinstance(a, Numeric)]
+        narrow = built < 1 << 31 and all(a.scaled_hi - a.scaled_lo < 1 << 31 for a in numeric)
+        dt = np.int32 if narrow else np.int64
+        nc = K.NCLASS
+        self.classes = np.zeros((max(len(numeric), 1), 2 * nc + 1), dtype=np.int64)
+        keys, perm = [], []
+        at = 0
+        for attr in numeric:
+            j, c = records.columns(attr.name)
+            slots = np.flatnonzero(records.present[:built, j])
+            lo, hi = records.lo[slots, c], records.hi[slots, c]
+            width = hi - lo
+            cls = np.zeros(slots.size, dtype=np.int64)
+            nz = width > 0
+            cls[nz] = np.frexp(width[nz].astype(np.float64))[1]  # the bit length (a class off by one
+            order = np.lexsort((lo, cls))  # near 2^53 only loosens its bound: W is the true widest)
+            cls = cls[order]
+            keys.append((lo[order] - attr.scaled_lo).astype(dt))
+            perm.append(slots[order].astype(dt))
+            self.classes[c, : nc + 1] = at + np.searchsorted(cls, np.arange(nc + 1), side="left")
+            if slots.size:
+                np.maximum.at(self.classes[c, nc + 1 :], cls, width[order])
+            at += slots.size
+        self.entries = np.stack([np.concatenate(keys or [np.zeros(0, dt)]), np.concatenate(perm or [np.zeros(0, dt)])])
+        self.fences = self.entries[0, :: K.FENCE].copy()
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.entries.nbytes + self.fences.nbytes + self.classes.nbytes)
 
 
 _NEGLIGIBLE = 1e-12  # a profile's chance of passing below which the model stops looking at it
