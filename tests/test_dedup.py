@@ -13,7 +13,7 @@ import pytest
 
 from bloomkit import InvalidParameterError
 from bloomkit.similarity import JaccardMLBFStar, MinHasher
-from bloomkit.similarity.dedup import dedup, dedup_parquet, make_filter
+from bloomkit.similarity.dedup import dedup, dedup_parquet, make_filter, make_index
 
 _RNG = np.random.default_rng(24)
 _VOCAB = [f"{a}{b}" for a in ("ka", "lo", "mi", "nu", "pe", "ro", "su", "ti") for b in ("ban", "dor", "fel", "gim", "hut")]
@@ -54,15 +54,20 @@ def test_dedup_with_a_given_filter_and_levels() -> None:
     assert len(f) == 22
     with pytest.raises(InvalidParameterError, match="size a new filter"):
         dedup(BASE, filter=f, fnr=0.1)
-    with pytest.raises(InvalidParameterError, match="JaccardLSBF, JaccardMLBF or JaccardMLBFStar"):
+    with pytest.raises(InvalidParameterError, match="BBitIndex, JaccardLSBF, JaccardMLBF or JaccardMLBFStar"):
         dedup(BASE, filter=object())  # type: ignore[arg-type]
+    idx = make_index(0.8, 100, seed=4)
+    with pytest.raises(InvalidParameterError, match="must be 0 for a BBitIndex"):
+        dedup(BASE, filter=idx, level=1)
     g = make_filter(0.8, 1000, seed=4)
     assert (g.rows_by_level, g.bands) == ((10,), 7)
 
 
 @pytest.mark.parametrize("bad, match", [
-    ({"threshold": 1.0}, "thresholds"), ({"threshold": 0}, "thresholds"), ({"threshold": float("nan")}, "thresholds"),
-    ({"nulls": "skip"}, "nulls"), ({"batch_size": 0}, "batch_size"),
+    ({"threshold": 1.0}, "threshold"), ({"threshold": 0}, "threshold"), ({"threshold": float("nan")}, "threshold"),
+    ({"threshold": 1.0, "verify": False}, "thresholds"), ({"nulls": "skip"}, "nulls"), ({"batch_size": 0}, "batch_size"),
+    ({"verify": 1}, "verify"), ({"method": "oph"}, "pass verify=False"), ({"verify_perm": 8, "verify": False}, "verify_perm"),
+    ({"far_gap": 0.0, "fpr": 1e-9}, "cannot reach"), ({"bits": 3}, "bits"),
 ])
 def test_dedup_parameters(bad: dict[str, object], match: str) -> None:
     with pytest.raises(InvalidParameterError, match=match):
