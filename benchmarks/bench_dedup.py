@@ -19,7 +19,8 @@ threshold - 0.2, over the texts that are not near-duplicates). datasketch: ``Min
 with ``update_batch`` of the same shingles, ``MinHashLSH(threshold, 128)``, query then insert.
 bloomkit: ``dedup(texts, threshold)`` on one thread and on the default threads (the default
 BBitIndex: bands from select_bbit_parameters, FNR <= 0.05 at t + 0.1 and FPR <= 0.05 at
-t - 0.05 on the verified curve S(s) A(s), candidates verified by 128 MinHash values of 4 bits),
+t - 0.05 on the verified curve S(s) A(s), candidates verified by 256 MinHash values of 2 bits
+with the acceptance count of bbit_cut),
 and ``verify=False`` (the LSBF of select_jaccard_parameters' defaults: FNR <= 0.05 at t + 0.1,
 FPR <= 0.05 at t - 0.2); on request (``--methods``) the LSBF with ``far_gap=0.1`` and with
 one-permutation hashing (``method="oph"``). The ground truth is kept in ``--cache`` (a digest of

@@ -114,8 +114,26 @@ def test_cli_writes_the_kept_rows(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["dedup", str(tmp_path / "in.txt"), "-o", str(tmp_path / "kept.txt")]) == 0
     assert (tmp_path / "kept.txt").read_text().splitlines() == [t for t, d in zip(texts[:20], dedup(texts[:20]),
                                                                                    strict=True) if not d]
+    assert main(["dedup", str(tmp_path / "in.txt"), "--no-verify", "-o", str(tmp_path / "lsbf.txt")]) == 0
+    assert (tmp_path / "lsbf.txt").read_text().splitlines() == [
+        t for t, d in zip(texts[:20], dedup(texts[:20], verify=False), strict=True) if not d]
     assert main(["dedup", str(tmp_path / "in.parquet")]) == 2
     assert "--column" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         main(["dedup", str(tmp_path / "in.parquet"), "--column", "text", "--threshold", "1.5"])
     assert e.value.code == 2 and "threshold" in capsys.readouterr().err
+
+
+def test_verified_dedup_rejects_candidates_below_the_threshold() -> None:
+    """Texts at Jaccard ~0.7 of a stored one: the LSBF of the same stream reports some of them,
+    the verified default (S(s) A(s) ~ 0.002 at 0.7) almost none; copies at ~0.95 are found by both."""
+    def near(i: int, keep: int) -> set[str]:  # 80 tokens, ``keep`` of them shared with stored text i
+        return {f"t{i}-{j}" for j in range(keep)} | {f"u{i}-{keep}-{j}" for j in range(80 - keep)}
+
+    sets = [near(i, 80) for i in range(300)] + [near(i, 66) for i in range(300)] + [near(i, 78) for i in range(300)]
+    # J = 66 / 94 = 0.702 and 78 / 82 = 0.951
+    verified = dedup(sets, seed=2)
+    plain = dedup(sets, seed=2, verify=False)
+    assert not verified[:300].any() and plain[:300].mean() < 0.05  # the LSBF: its Bloom verification rate
+    assert verified[600:].mean() > 0.95 and plain[600:].mean() > 0.95
+    assert verified[300:600].sum() <= 5 < plain[300:600].sum()  # model: S A(0.7) 0.002 vs S(0.7) ~0.1

@@ -273,6 +273,7 @@ from bloomkit.similarity.minhash_bbit import (  # noqa: E402
     BBitIndex,
     bbit_accept_probability,
     bbit_collision_probability,
+    bbit_cut,
     bbit_estimate,
     bbit_min_matches,
     select_bbit_parameters,
@@ -330,14 +331,20 @@ def test_bbit_model_functions() -> None:
     assert float(bbit_accept_probability(1.0, 128, 4, 0.99)) == pytest.approx(1.0)
     assert float(verified_report_probability(0.0, 2, 4, 64, 2, 0.6)) == 0.0
     r, b = select_bbit_parameters(0.8)
-    p = verified_report_probability(np.array([0.75, 0.9]), r, b, 128, 4, 0.8)
-    assert p[0] <= 0.05 and p[1] >= 0.95
+    m = bbit_cut(256, 2, 0.8)
+    assert m >= bbit_min_matches(256, 2, 0.8) and float(bbit_accept_probability(0.75, 256, 2, 0.8, m)) <= 0.05
+    assert float(bbit_accept_probability(0.75, 256, 2, 0.8, m - 1)) > 0.05 or m == bbit_min_matches(256, 2, 0.8)
+    p = verified_report_probability(np.array([0.6, 0.75, 0.9]), r, b, 256, 2, 0.8, m)
+    assert p[1] <= 0.05 and p[2] >= 0.95 and float(theory.s_curve(0.6, r, b)) <= 0.05
+    assert BBitIndex.for_threshold(0.8, 10).min_matches == m
     for bad, match in [(lambda: bbit_collision_probability(1.5, 4), "similarity"),
                        (lambda: bbit_collision_probability(0.5, 3), "bits"),
                        (lambda: bbit_min_matches(0, 4, 0.5), "num_values"),
                        (lambda: bbit_min_matches(8, 4, 1.0), "threshold"),
                        (lambda: bbit_estimate(9, 8, 4), "matches"),
                        (lambda: select_bbit_parameters(0.8, far_gap=0.0, fpr=1e-9), "cannot reach"),
+                       (lambda: bbit_cut(64, 2, 0.8, fpr=0.0), "fpr"),
+                       (lambda: bbit_accept_probability(0.5, 8, 2, 0.5, 9), "min_matches"),
                        (lambda: select_bbit_parameters(float("nan")), "threshold")]:
         with pytest.raises(InvalidParameterError, match=match):
             bad()
@@ -364,9 +371,10 @@ def test_bbit_index_grows_merges_and_pickles() -> None:
     assert both.nbytes > 0 and "BBitIndex(threshold=0.8" in repr(both)
     with pytest.raises(InvalidParameterError, match="equal parameters"):
         idx | BBitIndex(0.8, rows=4, bands=6, seed=4)
-    with pytest.raises(InvalidParameterError, match=r"\(n, 152\) uint64"):
+    with pytest.raises(InvalidParameterError, match=r"\(n, 280\) uint64"):
         idx.seen_signatures(np.zeros((2, 3), np.uint64))
     for kw, match in [({"threshold": 1.0}, "threshold"), ({"rows": 0}, "rows"), ({"bits": 64}, "bits"),
-                      ({"verify_perm": 0}, "verify_perm"), ({"capacity": 0}, "capacity")]:
+                      ({"verify_perm": 0}, "verify_perm"), ({"capacity": 0}, "capacity"),
+                      ({"min_matches": 300}, "min_matches")]:
         with pytest.raises(InvalidParameterError, match=match):
             BBitIndex(**kw)  # type: ignore[arg-type]

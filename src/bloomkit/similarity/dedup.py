@@ -6,9 +6,9 @@ similarity of its shingle sets around ``threshold`` or above) of a text earlier 
 every text is then stored, so a chain A ~ B ~ C reports B and C.
 
 By default (``verify=True``) the structure is a :class:`~bloomkit.similarity.minhash_bbit.BBitIndex`:
-MinHash bands find the candidates and b-bit minwise hashing (K_v = 128 values of 4 bits per
-stored text) checks each candidate's estimated Jaccard against the threshold, so texts just
-below it are rarely reported (the verified curve S(s) A(s) of
+MinHash bands find the candidates and b-bit minwise hashing (K_v = 256 values of 2 bits per
+stored text) checks each candidate's agreement count against a cut at the threshold, so texts
+just below it are rarely reported (the verified curve S(s) A(s) of
 :func:`~bloomkit.similarity.minhash_bbit.verified_report_probability`). ``verify=False`` uses
 this family's LSBF (:class:`~bloomkit.similarity.JaccardLSBF`, LSHBloom) sized by
 :func:`~bloomkit.similarity.select_jaccard_parameters`: a Bloom filter alone, smaller, but its
@@ -323,7 +323,7 @@ def cli_run(args: Any) -> int:
 
     t0 = time.perf_counter()
     kw = dict(threshold=args.threshold, nulls=args.nulls, progress=True, seed=args.seed, shingle=args.shingle,
-              ngram=args.ngram, fnr=args.fnr, fpr=args.fpr)
+              ngram=args.ngram, fnr=args.fnr, fpr=args.fpr, verify=not args.no_verify)
     path = check_path(args.input, "FILE", "bloomkit dedup")
     is_parquet = path.endswith(".parquet") or path.endswith(".pq")
     if is_parquet:
