@@ -195,18 +195,6 @@ def shingle_hashes(data: np.ndarray, offsets: np.ndarray, mode: int, n: int, see
 # so the table can be rebuilt at any B <= 32 from its entries alone.
 
 SLOT_EMPTY = U64(0xFFFFFFFFFFFFFFFF)
-_M1 = U64(0x5555555555555555)
-_M2 = U64(0x3333333333333333)
-_M4 = U64(0x0F0F0F0F0F0F0F0F)
-_H01 = U64(0x0101010101010101)
-
-
-@jit_inline
-def _popcount(x: np.uint64) -> int:
-    x = x - ((x >> U64(1)) & _M1)
-    x = (x & _M2) + ((x >> U64(2)) & _M2)
-    x = (x + (x >> U64(4))) & _M4
-    return int((x * _H01) >> U64(56))
 
 
 @jit_inline
@@ -226,7 +214,7 @@ def _mismatches(sk: np.ndarray, a: int, b: np.int64, bits: int, low: np.uint64, 
         y = x
         for s in range(1, bits):
             y |= x >> U64(s)
-        n += _popcount(y & low)
+        n += K.popcount64(y & low)
         if n > stop:
             break
     return n
