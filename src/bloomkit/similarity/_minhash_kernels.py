@@ -214,7 +214,7 @@ def _mismatches(sk: np.ndarray, a: int, b: np.int64, bits: int, low: np.uint64, 
         y = x
         for s in range(1, bits):
             y |= x >> U64(s)
-        n += K.popcount64(y & low)
+        n += int(K.popcount64(y & low))
         if n > stop:
             break
     return n

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import Int, Options, Real, check_float, check_int, check_reals, safe_repr
+from .._validation import Int, Options, Real, check_float, check_int, check_reals
 from ..errors import InvalidParameterError
 from .minhash import MinHasher
 
@@ -347,16 +347,6 @@ class BBitIndex:
             self.count = int(count)
         return out
 
-    def _signatures(self, sig: Any, owner: str) -> np.ndarray:
-        K = self.hasher.num_perm
-        if not isinstance(sig, np.ndarray) or sig.dtype != np.uint64 or sig.ndim != 2 or sig.shape[1] != K:
-            got = (f"{sig.dtype} of shape {sig.shape}" if isinstance(sig, np.ndarray)
-                   else f"{safe_repr(sig, 80)} ({type(sig).__name__})")
-            raise InvalidParameterError(
-                f"The 'signatures' parameter of {owner} must be an (n, {K}) uint64 numpy array (this index's "
-                f"hasher.signatures(texts)). Got {got} instead.")
-        return np.ascontiguousarray(sig)
-
     def add_many(self, texts: Any) -> None:
         """Store every text (as :meth:`MinHasher.signatures` reads them; texts without shingles are
         not stored). Complexity: O(shingles K + n b r)."""
@@ -376,7 +366,7 @@ class BBitIndex:
 
     def seen_signatures(self, signatures: Any) -> np.ndarray:
         """:meth:`seen_many` for precomputed ``hasher.signatures``. Complexity: O(n b (r + c K_v bits / 64))."""
-        return self._run(self._signatures(signatures, "BBitIndex.seen_signatures"), True, True)
+        return self._run(self.hasher.check_signatures(signatures, "BBitIndex.seen_signatures", "index"), True, True)
 
     def __len__(self) -> int:
         return self.count
