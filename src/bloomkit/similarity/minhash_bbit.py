@@ -254,9 +254,10 @@ class BBitIndex:
 
     Notes
     -----
-    Thread safety: the methods that store (``add_many``, ``seen_many``) hold a lock; queries
-    may run in several threads while nothing is stored. Not persisted (no ``save``): it is the
-    engine of :func:`~bloomkit.similarity.dedup.dedup`.
+    Thread safety: safe from several threads. Signatures are computed outside the lock (on the
+    threads of :mod:`bloomkit._parallel`); the table pass of every method holds one lock (a
+    query writes its sketch into a scratch row). Not persisted (no ``save``): it is the engine
+    of :func:`~bloomkit.similarity.dedup.dedup`.
 
     >>> idx = BBitIndex(0.8, rows=10, bands=7)
     >>> idx.seen_many(["the quick brown fox jumps over the lazy dog near the river bank",
