@@ -85,6 +85,7 @@ MODULES = (
     "bloomkit.static.model",
     "bloomkit.similarity",
     "bloomkit.similarity.theory",
+    "bloomkit.similarity.minhash_bbit",
     "bloomkit.folding",
     "bloomkit.multiattr",
     "bloomkit.multiattr.model",

@@ -13,7 +13,7 @@ import pytest
 
 from bloomkit import InvalidParameterError
 from bloomkit.similarity import JaccardMLBFStar, MinHasher
-from bloomkit.similarity.dedup import dedup, dedup_parquet, make_filter
+from bloomkit.similarity.dedup import dedup, dedup_parquet, make_filter, make_index
 
 _RNG = np.random.default_rng(24)
 _VOCAB = [f"{a}{b}" for a in ("ka", "lo", "mi", "nu", "pe", "ro", "su", "ti") for b in ("ban", "dor", "fel", "gim", "hut")]
@@ -54,15 +54,20 @@ def test_dedup_with_a_given_filter_and_levels() -> None:
     assert len(f) == 22
     with pytest.raises(InvalidParameterError, match="size a new filter"):
         dedup(BASE, filter=f, fnr=0.1)
-    with pytest.raises(InvalidParameterError, match="JaccardLSBF, JaccardMLBF or JaccardMLBFStar"):
+    with pytest.raises(InvalidParameterError, match="BBitIndex, JaccardLSBF, JaccardMLBF or JaccardMLBFStar"):
         dedup(BASE, filter=object())  # type: ignore[arg-type]
+    idx = make_index(0.8, 100, seed=4)
+    with pytest.raises(InvalidParameterError, match="must be 0 for a BBitIndex"):
+        dedup(BASE, filter=idx, level=1)
     g = make_filter(0.8, 1000, seed=4)
     assert (g.rows_by_level, g.bands) == ((10,), 7)
 
 
 @pytest.mark.parametrize("bad, match", [
-    ({"threshold": 1.0}, "thresholds"), ({"threshold": 0}, "thresholds"), ({"threshold": float("nan")}, "thresholds"),
-    ({"nulls": "skip"}, "nulls"), ({"batch_size": 0}, "batch_size"),
+    ({"threshold": 1.0}, "threshold"), ({"threshold": 0}, "threshold"), ({"threshold": float("nan")}, "threshold"),
+    ({"threshold": 1.0, "verify": False}, "thresholds"), ({"nulls": "skip"}, "nulls"), ({"batch_size": 0}, "batch_size"),
+    ({"verify": 1}, "verify"), ({"method": "oph"}, "pass verify=False"), ({"verify_perm": 8, "verify": False}, "verify_perm"),
+    ({"far_gap": 0.0, "fpr": 1e-9}, "cannot reach"), ({"bits": 3}, "bits"),
 ])
 def test_dedup_parameters(bad: dict[str, object], match: str) -> None:
     with pytest.raises(InvalidParameterError, match=match):
@@ -109,8 +114,26 @@ def test_cli_writes_the_kept_rows(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["dedup", str(tmp_path / "in.txt"), "-o", str(tmp_path / "kept.txt")]) == 0
     assert (tmp_path / "kept.txt").read_text().splitlines() == [t for t, d in zip(texts[:20], dedup(texts[:20]),
                                                                                    strict=True) if not d]
+    assert main(["dedup", str(tmp_path / "in.txt"), "--no-verify", "-o", str(tmp_path / "lsbf.txt")]) == 0
+    assert (tmp_path / "lsbf.txt").read_text().splitlines() == [
+        t for t, d in zip(texts[:20], dedup(texts[:20], verify=False), strict=True) if not d]
     assert main(["dedup", str(tmp_path / "in.parquet")]) == 2
     assert "--column" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         main(["dedup", str(tmp_path / "in.parquet"), "--column", "text", "--threshold", "1.5"])
     assert e.value.code == 2 and "threshold" in capsys.readouterr().err
+
+
+def test_verified_dedup_rejects_candidates_below_the_threshold() -> None:
+    """Texts at Jaccard ~0.7 of a stored one: the LSBF of the same stream reports some of them,
+    the verified default (S(s) A(s) ~ 0.002 at 0.7) almost none; copies at ~0.95 are found by both."""
+    def near(i: int, keep: int) -> set[str]:  # 80 tokens, ``keep`` of them shared with stored text i
+        return {f"t{i}-{j}" for j in range(keep)} | {f"u{i}-{keep}-{j}" for j in range(80 - keep)}
+
+    sets = [near(i, 80) for i in range(300)] + [near(i, 66) for i in range(300)] + [near(i, 78) for i in range(300)]
+    # J = 66 / 94 = 0.702 and 78 / 82 = 0.951
+    verified = dedup(sets, seed=2)
+    plain = dedup(sets, seed=2, verify=False)
+    assert not verified[:300].any() and plain[:300].mean() < 0.05  # the LSBF: its Bloom verification rate
+    assert verified[600:].mean() > 0.95 and plain[600:].mean() > 0.95
+    assert verified[300:600].sum() <= 5 < plain[300:600].sum()  # model: S A(0.7) 0.002 vs S(0.7) ~0.1

@@ -265,3 +265,116 @@ def test_verify_false_needs_a_bmlbf() -> None:
     assert f.and_pass_many(TEXTS[:2], 1).all()
     with pytest.raises(InvalidParameterError, match="no BMLBF"):
         MAKERS["star"]().query_many(TEXTS, 0, verify=False)
+
+
+# -- b-bit verification (minhash_bbit) ---------------------------------------------------------------
+
+from bloomkit.similarity.minhash_bbit import (  # noqa: E402
+    BBitIndex,
+    bbit_accept_probability,
+    bbit_collision_probability,
+    bbit_cut,
+    bbit_estimate,
+    bbit_min_matches,
+    select_bbit_parameters,
+    verified_report_probability,
+)
+
+
+@pytest.mark.parametrize("bits", [1, 2, 4])
+def test_bbit_fields_agree_with_probability_p_b(bits: int) -> None:
+    """Li & Koenig with C = 2^-b: the lowest b bits of two texts' MinHash values agree with
+    probability 2^-b + (1 - 2^-b) s (200 pairs x 128 values per similarity, 5-sigma band)."""
+    mh = MinHasher(128, seed=7)
+    for s in (0.3, 0.8):
+        A, B, J = pair_sets(s, 200, base=700 + bits)
+        low = np.uint64((1 << bits) - 1)
+        eq = int(((mh.signatures(A) & low) == (mh.signatures(B) & low)).sum())
+        assert band(eq, 200 * 128, float(bbit_collision_probability(J, bits))), (bits, s, eq)
+
+
+def _verified_points(levels: tuple[float, ...], n: int, seed: int) -> list[tuple[float, int, int, float, float]]:
+    """(s, hits, trials, predicted S(s) A(s), plain S(s)): one stored text per query, the
+    stored texts pairwise disjoint, so each query has one candidate of similarity s."""
+    out = []
+    for i, s in enumerate(levels):
+        idx = BBitIndex(0.6, rows=2, bands=4, verify_perm=64, bits=2, capacity=n, seed=seed + i)
+        A, B, J = pair_sets(s, n, base=5000 + 100 * seed + i)
+        idx.add_many(A)
+        hits = int(idx.query_many(B).sum())
+        assert len(idx) == n
+        out.append((J, hits, n, float(idx.predicted_report_probability(J)), float(theory.s_curve(J, 2, 4))))
+    idx._check()
+    return out
+
+
+def test_verified_curve_within_the_binomial_band() -> None:
+    """Ten similarity levels: the reported fraction of BBitIndex.query_many lies in the 5-sigma
+    binomial band of S(s) A(s); near the threshold the plain S-curve is rejected (the test can fail)."""
+    pts = _verified_points(tuple(np.linspace(0.05, 0.95, 10)), 600, seed=1)
+    bad = [p for p in pts if not band(p[1], p[2], p[3])]
+    assert not bad, bad
+    near = [p for p in pts if 0.5 < p[0] < 0.7]
+    assert near and all(not band(p[1], p[2], p[4]) for p in near)
+
+
+@pytest.mark.slow
+def test_verified_curve_within_the_binomial_band_many_trials() -> None:
+    pts = _verified_points(tuple(np.linspace(0.05, 0.95, 10)), 6000, seed=2)
+    bad = [p for p in pts if not band(p[1], p[2], p[3])]
+    assert not bad, bad
+
+
+def test_bbit_model_functions() -> None:
+    assert bbit_min_matches(128, 4, 0.8) == 104
+    assert float(bbit_estimate(bbit_min_matches(64, 1, 0.5), 64, 1)) == pytest.approx(0.5)
+    assert float(bbit_accept_probability(1.0, 128, 4, 0.99)) == pytest.approx(1.0)
+    assert float(verified_report_probability(0.0, 2, 4, 64, 2, 0.6)) == 0.0
+    r, b = select_bbit_parameters(0.8)
+    m = bbit_cut(256, 2, 0.8)
+    assert m >= bbit_min_matches(256, 2, 0.8) and float(bbit_accept_probability(0.75, 256, 2, 0.8, m)) <= 0.05
+    assert float(bbit_accept_probability(0.75, 256, 2, 0.8, m - 1)) > 0.05 or m == bbit_min_matches(256, 2, 0.8)
+    p = verified_report_probability(np.array([0.6, 0.75, 0.9]), r, b, 256, 2, 0.8, m)
+    assert p[1] <= 0.05 and p[2] >= 0.95 and float(theory.s_curve(0.6, r, b)) <= 0.05
+    assert BBitIndex.for_threshold(0.8, 10).min_matches == m
+    for bad, match in [(lambda: bbit_collision_probability(1.5, 4), "similarity"),
+                       (lambda: bbit_collision_probability(0.5, 3), "bits"),
+                       (lambda: bbit_min_matches(0, 4, 0.5), "num_values"),
+                       (lambda: bbit_min_matches(8, 4, 1.0), "threshold"),
+                       (lambda: bbit_estimate(9, 8, 4), "matches"),
+                       (lambda: select_bbit_parameters(0.8, far_gap=0.0, fpr=1e-9), "cannot reach"),
+                       (lambda: bbit_cut(64, 2, 0.8, fpr=0.0), "fpr"),
+                       (lambda: bbit_accept_probability(0.5, 8, 2, 0.5, 9), "min_matches"),
+                       (lambda: select_bbit_parameters(float("nan")), "threshold")]:
+        with pytest.raises(InvalidParameterError, match=match):
+            bad()
+
+
+def test_bbit_index_grows_merges_and_pickles() -> None:
+    import pickle
+
+    texts = [f"text number {i} with some words {i * 7919 % 1000}" for i in range(400)]
+    idx = BBitIndex(0.8, rows=4, bands=6, capacity=2, seed=3)
+    assert not idx.seen_many(texts[:200]).any()
+    idx._check()
+    assert idx.query_many(texts[:200]).all() and len(idx) == 200  # queries store nothing
+    assert idx.seen_many(texts[:5] + ["", "   "]).tolist() == [True] * 5 + [False, False]
+    other = idx.empty_like()
+    other.add_many(texts[200:])
+    both = idx | other
+    both._check()
+    assert len(both) == len(idx) + 200 and both.query_many(texts).all()
+    assert not both.query_many(["nothing like the others at all here"]).any()
+    back = pickle.loads(pickle.dumps(both))
+    back._check()
+    assert back.query_many(texts[195:205]).all()
+    assert both.nbytes > 0 and "BBitIndex(threshold=0.8" in repr(both)
+    with pytest.raises(InvalidParameterError, match="equal parameters"):
+        idx | BBitIndex(0.8, rows=4, bands=6, seed=4)
+    with pytest.raises(InvalidParameterError, match=r"\(n, 280\) uint64"):
+        idx.seen_signatures(np.zeros((2, 3), np.uint64))
+    for kw, match in [({"threshold": 1.0}, "threshold"), ({"rows": 0}, "rows"), ({"bits": 64}, "bits"),
+                      ({"verify_perm": 0}, "verify_perm"), ({"capacity": 0}, "capacity"),
+                      ({"min_matches": 300}, "min_matches")]:
+        with pytest.raises(InvalidParameterError, match=match):
+            BBitIndex(**kw)  # type: ignore[arg-type]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import inspect
 import json
 import math
 import mmap
@@ -267,6 +268,12 @@ class Mappable:
         if getattr(cls, "_STRUCTURE", None) not in MAPPABLE:
             raise InvalidParameterError(f"{owner}: only {', '.join(t.partition('.')[2] for t in MAPPABLE)} are built into files")
         p = check_path(path, "path", owner)
+        try:  # the constructor's arguments, checked before any file exists
+            inspect.signature(cls).bind(*args, **kwargs)
+        except TypeError as e:
+            raise InvalidParameterError(
+                f"The arguments after 'path' of {owner} must be {cls.__name__}'s. Got {len(args)} positional and "
+                f"{sorted(kwargs)} instead ({e}).") from None
         if os.path.lexists(p):
             st = os.stat(p)
             if not stat.S_ISREG(st.st_mode):

@@ -269,7 +269,7 @@ def _parser() -> argparse.ArgumentParser:
     pin = pqs.add_parser("info", help="the Bloom filter of every column chunk")
     pin.add_argument("file", help="a Parquet file")
     pin.add_argument("--json", action="store_true", help="JSON output")
-    dd = sub.add_parser("dedup", help="drop near-duplicate texts (MinHash + Bloom filter; issue 24)")
+    dd = sub.add_parser("dedup", help="drop near-duplicate texts (MinHash bands + b-bit verification; issue 24)")
     dd.add_argument("input", help="a Parquet file (with --column) or a text file, one text per line")
     dd.add_argument("--column", default=None, help="the text column of a Parquet file")
     dd.add_argument("--threshold", type=_rate, default=0.8, help="Jaccard threshold in (0, 1) (default 0.8)")
@@ -277,7 +277,10 @@ def _parser() -> argparse.ArgumentParser:
     dd.add_argument("--shingle", choices=["char", "word"], default="char", help="shingles (default: char)")
     dd.add_argument("--ngram", type=_positive_int, default=None, help="shingle size (default: 5 chars, 3 words)")
     dd.add_argument("--fnr", type=_rate, default=0.05, help="missed rate at threshold + 0.1 (default 0.05)")
-    dd.add_argument("--fpr", type=_rate, default=0.05, help="reported rate at threshold - 0.2 (default 0.05)")
+    dd.add_argument("--fpr", type=_rate, default=0.05,
+                    help="reported rate at threshold - 0.05 (--no-verify: - 0.2) (default 0.05)")
+    dd.add_argument("--no-verify", action="store_true",
+                    help="the Bloom filter alone (JaccardLSBF): smaller, more false duplicates near the threshold")
     dd.add_argument("--nulls", choices=["error", "empty"], default="error", help="null texts: error or empty")
     dd.add_argument("--seed", type=int, default=0, help="hash seed (default 0)")
     # argparse only: FastAPI and uvicorn load when `serve` runs

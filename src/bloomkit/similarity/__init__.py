@@ -8,7 +8,9 @@
 * :class:`JaccardMLBF`, :class:`JaccardMLBFStar`, :class:`JaccardLSBF` -- the same structures
   with the MinHash family (issue 24): near-duplicate texts at one or several Jaccard thresholds;
   :class:`MinHasher` -- batch MinHash signatures (:mod:`bloomkit.similarity.minhash`);
-  :mod:`bloomkit.similarity.jaccard`; :func:`select_jaccard_parameters`.
+  :mod:`bloomkit.similarity.jaccard`; :func:`select_jaccard_parameters`; :class:`BBitIndex` --
+  band candidates verified by b-bit MinHash (:mod:`bloomkit.similarity.minhash_bbit`), the
+  default of :func:`bloomkit.similarity.dedup.dedup`; :func:`select_bbit_parameters`.
 * :mod:`bloomkit.similarity.theory` -- Theorems 1-12; :mod:`bloomkit.similarity.params` --
   parameter selection of Section 6.4; :mod:`bloomkit.similarity.lsh` -- the alignable LSH;
   :mod:`bloomkit.similarity.spec` -- the parameters as constraints (constructors and loader).
@@ -26,6 +28,7 @@ from .jaccard import JaccardLSBF, JaccardMLBF, JaccardMLBFStar
 from .lsbf import LSBF
 from .lsh import AlignableLSH
 from .minhash import MinHasher
+from .minhash_bbit import BBitIndex, select_bbit_parameters
 from .mlbf import MLBF, MLBFStar
 from .mvbf import MVBF
 from .params import (
@@ -37,6 +40,7 @@ from .params import (
 )
 
 __all__ = [
+    "BBitIndex",
     "JaccardLSBF",
     "JaccardMLBF",
     "JaccardMLBFStar",
@@ -48,6 +52,7 @@ __all__ = [
     "MLBFStar",
     "MinHasher",
     "SimilarityParameters",
+    "select_bbit_parameters",
     "select_jaccard_parameters",
     "select_parameters",
     "theory",

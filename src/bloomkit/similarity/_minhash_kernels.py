@@ -28,6 +28,7 @@ MinHash values of a shingle hash x:
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from .. import _kernels as K
@@ -183,3 +184,105 @@ def shingle_hashes(data: np.ndarray, offsets: np.ndarray, mode: int, n: int, see
         m += u
         doc_off[d + 1] = m
     return out[:m].copy(), doc_off
+
+
+# -- b-bit verification of candidates (:mod:`bloomkit.similarity.minhash_bbit`) --------------------------
+#
+# The index keeps, per stored document, its ``verify`` MinHash values cut to their lowest
+# ``bits`` bits and packed 64 // bits to a uint64 word (the sketch), and one table of band
+# entries: a band key is h = hash(j, the band's r values); its entry (h >> 32) << 32 | id sits in
+# a linear-probing table of 2^B uint64 slots (EMPTY = all ones) from slot (h >> 32) >> (32 - B),
+# so the table can be rebuilt at any B <= 32 from its entries alone.
+
+SLOT_EMPTY = U64(0xFFFFFFFFFFFFFFFF)
+
+
+@jit_inline
+def _band_key(sig: np.ndarray, d: int, j: int, r: int, seed: np.uint64) -> np.uint64:
+    h = seed ^ (U64(j + 1) * U64(0x9E3779B97F4A7C15))
+    for i in range(r):
+        h = splitmix64(h ^ sig[d, j * r + i])
+    return h
+
+
+@jit_inline
+def _mismatches(sk: np.ndarray, a: int, b: np.int64, bits: int, low: np.uint64, stop: int) -> int:
+    """b-bit fields of sketches a and b that differ (counting stops above ``stop``)."""
+    n = 0
+    for w in range(sk.shape[1]):
+        x = sk[a, w] ^ sk[b, w]
+        y = x
+        for s in range(1, bits):
+            y |= x >> U64(s)
+        n += int(K.popcount64(y & low))
+        if n > stop:
+            break
+    return n
+
+
+@jit_inline
+def _table_put(table: np.ndarray, shift: int, entry: np.uint64) -> None:
+    mask = np.int64(table.shape[0] - 1)
+    s = np.int64((entry >> U64(32)) >> U64(shift)) if shift < 32 else np.int64(0)
+    while table[s] != SLOT_EMPTY:
+        s = (s + 1) & mask
+    table[s] = entry
+
+
+@numba.njit(cache=True)
+def bbit_rehash(old: np.ndarray, table: np.ndarray, shift: int, offset: int) -> None:
+    """Put every entry of ``old`` into ``table`` (2^B slots, shift = 32 - B), its id plus ``offset``."""
+    for i in range(old.shape[0]):
+        if old[i] != SLOT_EMPTY:
+            _table_put(table, shift, old[i] + U64(offset))
+
+
+@numba.njit(cache=True)
+def bbit_seen(sig: np.ndarray, rows: int, bands: int, bits: int, seed: np.uint64, table: np.ndarray,
+              shift: int, sketches: np.ndarray, count: int, max_mismatch: int, query: bool, store: bool,
+              out: np.ndarray) -> int:
+    """For each document d in order: out[d] = some stored document shares a band with d and its
+    sketch differs from d's in at most ``max_mismatch`` fields (when ``query``); then d is
+    stored (when ``store``) as id ``count`` (its sketch row, its ``bands`` entries). Columns
+    0..rows*bands-1 of ``sig`` are the band values, the rest the verification values. Documents
+    without shingles: False, not stored. Returns the new count."""
+    mask = np.int64(table.shape[0] - 1)
+    vcol = rows * bands
+    nver = sig.shape[1] - vcol
+    per = 64 // bits
+    bmask = (U64(1) << U64(bits)) - U64(1)
+    low = U64(0)
+    for f in range(per):
+        low |= U64(1) << U64(f * bits)
+    for d in range(sig.shape[0]):
+        out[d] = False
+        if sig[d, 0] == EMPTY:
+            continue
+        row = count
+        for w in range(sketches.shape[1]):
+            sketches[row, w] = U64(0)
+        for i in range(nver):
+            sketches[row, i // per] |= (sig[d, vcol + i] & bmask) << U64((i % per) * bits)
+        if query:
+            found = False
+            for j in range(bands):
+                h = _band_key(sig, d, j, rows, seed)
+                fp = h >> U64(32)
+                s = np.int64(fp >> U64(shift)) if shift < 32 else np.int64(0)
+                while table[s] != SLOT_EMPTY:
+                    e = table[s]
+                    if (e >> U64(32)) == fp:
+                        c = np.int64(e & U64(0xFFFFFFFF))
+                        if _mismatches(sketches, row, c, bits, low, max_mismatch) <= max_mismatch:
+                            found = True
+                            break
+                    s = (s + 1) & mask
+                if found:
+                    break
+            out[d] = found
+        if store:
+            for j in range(bands):
+                h = _band_key(sig, d, j, rows, seed)
+                _table_put(table, shift, ((h >> U64(32)) << U64(32)) | U64(row))
+            count += 1
+    return count

@@ -184,14 +184,7 @@ class _JaccardFilter(LSHFilterBase):
         return self._hasher.signatures([text])
 
     def _signatures(self, sig: Any, owner: str) -> np.ndarray:
-        K = self.and_width * self.or_count
-        if not isinstance(sig, np.ndarray) or sig.dtype != np.uint64 or sig.ndim != 2 or sig.shape[1] != K:
-            got = (f"{sig.dtype} of shape {sig.shape}" if isinstance(sig, np.ndarray)
-                   else f"{safe_repr(sig, 80)} ({type(sig).__name__})")
-            raise InvalidParameterError(
-                f"The 'signatures' parameter of {owner} must be an (n, {K}) uint64 numpy array (this filter's "
-                f"hasher.signatures(texts)). Got {got} instead.")
-        return np.ascontiguousarray(sig)
+        return self._hasher.check_signatures(sig, owner)
 
     # -- building -----------------------------------------------------------------------------------
     def add(self, text: Any) -> None:

@@ -192,6 +192,19 @@ class MinHasher:
                    ranges(sig.shape[0], _MIN_PER_THREAD))
         return sig
 
+    def check_signatures(self, sig: Any, owner: str, holder: str = "filter") -> np.ndarray:
+        """``sig`` as a C-contiguous (n, K) uint64 array of this hasher's signatures, or
+        InvalidParameterError naming ``owner`` and the expected shape. Complexity: O(1) (a copy
+        when not contiguous)."""
+        K = self.num_perm
+        if not isinstance(sig, np.ndarray) or sig.dtype != np.uint64 or sig.ndim != 2 or sig.shape[1] != K:
+            got = (f"{sig.dtype} of shape {sig.shape}" if isinstance(sig, np.ndarray)
+                   else f"{safe_repr(sig, 80)} ({type(sig).__name__})")
+            raise InvalidParameterError(
+                f"The 'signatures' parameter of {owner} must be an (n, {K}) uint64 numpy array (this {holder}'s "
+                f"hasher.signatures(texts)). Got {got} instead.")
+        return np.ascontiguousarray(sig)
+
     def _token_hashes(self, docs: Any, owner: str) -> tuple[np.ndarray, np.ndarray]:
         """XXH64 (seed0) of every token of pre-tokenized documents, and the document offsets: the
         tokens go into one pyarrow list array (one Python step per document, none per token) and
