@@ -232,6 +232,8 @@ def rb_build_bumped(
                         bv[nbumped + q] = tv[q]
                 nbumped += end
                 break
+    sh = np.empty(0, dtype=np.uint64)  # the sorted keys are done with: freed before Z is made
+    sv = np.empty(0, dtype=np.uint64)
     return _back_substitute(C, R, m, c), thr, bh[:nbumped].copy(), bv[:nbumped].copy() if nv else bv, 0
 
 
@@ -265,16 +267,19 @@ def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int)
                                ((sv[t] if nv else U64(0)) ^ rb_fp(h, c)) & cmask)
             if got == -2:
                 return np.zeros(0, dtype=np.uint64), 1
+    sh = np.empty(0, dtype=np.uint64)  # freed before Z is made
+    sv = np.empty(0, dtype=np.uint64)
     return _back_substitute(C, R, m, c), 0
 
 
 @jit_read
 def rb_query(
     h1s: np.ndarray, Z: np.ndarray, zoff: np.ndarray, thr: np.ndarray, toff: np.ndarray, ms: np.ndarray,
-    salts: np.ndarray, c: int, out: np.ndarray,
+    salts: np.ndarray, c: int, vbits: int, miss: int, out: np.ndarray,
 ) -> None:
     """out[i] = XOR of key i's row with its layer's Z, XOR fp: its value if stored (0 for a
-    filter's key). Layer l holds slots ``ms[l]``, words ``Z[zoff[l]:zoff[l + 1]]`` and, when
+    filter's key), replaced by ``miss`` when it has a bit at ``vbits`` or above (an absent key:
+    retrieval passes V and 0, a filter 0 and 1). Layer l holds slots ``ms[l]``, words ``Z[zoff[l]:zoff[l + 1]]`` and, when
     bumped, one threshold byte per bucket ``thr[toff[l]:toff[l + 1]]``; a key whose offset is
     below its bucket's threshold asks the next layer. The first layer's blocks of key
     i + PREFETCH are prefetched while key i is answered."""
@@ -306,5 +311,6 @@ def rb_query(
             g = U64(0)
             for j in range(c):
                 g |= U64(popcount64((Z[b0 + j] & lo) ^ (Z[b1 + j] & hi)) & 1) << U64(j)
-            out[k] = g ^ rb_fp(h, c)
+            g ^= rb_fp(h, c)
+            out[k] = g if g >> U64(vbits) == U64(0) else U64(miss)
             break

@@ -366,8 +366,7 @@ class RibbonRetrieval(StaticLookup):
     # ------------------------------------------------------------------ queries
     def _query(self, h1: np.ndarray) -> np.ndarray:
         out = np.empty(len(h1), dtype=np.uint64)
-        RK.rb_query(h1, *self._kargs, self._c, out)
-        out[out >> np.uint64(self.value_bits) != 0] = 0
+        RK.rb_query(h1, *self._kargs, self._c, self.value_bits, 0, out)
         return out
 
     def clear(self) -> None:

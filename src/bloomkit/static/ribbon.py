@@ -131,7 +131,7 @@ class RibbonFilter(StaticFilter):
     # ------------------------------------------------------------------ queries
     def _test(self, h1: np.ndarray) -> np.ndarray:
         out = np.empty(len(h1), dtype=np.uint64)
-        RK.rb_query(h1, *self._kargs, self.fingerprint_bits, out)
+        RK.rb_query(h1, *self._kargs, self.fingerprint_bits, 0, 1, out)
         hit: np.ndarray = out == 0
         return hit
 
