@@ -28,9 +28,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from .._jit import GOLDEN, U64, jit_inline, jit_read, mulhi64, prefetch
-from .._kernels import popcount64
 from ._kernels import fmix64
 
 RB_SALT = U64(0x8EBC6AF09C88C6E3)
@@ -55,7 +57,32 @@ def rb_fp(h: np.uint64, c: Any) -> np.uint64:
     return ((h * FP_MUL) >> U64(63 - c)) >> U64(1)
 
 
-PREFETCH = 16
+# numba's stubs type a call of an @intrinsic with its code generator's signature (typingctx
+# first): call sites in compiled code carry `type: ignore[call-arg]`.
+@intrinsic
+def ctpop64(typingctx, a):  # type: ignore[no-untyped-def]
+    """``llvm.ctpop.i64``: set bits of a uint64 (measured 2x faster in the query loop than the
+    SWAR popcount, which LLVM did not turn into the intrinsic there)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@intrinsic
+def cttz64(typingctx, a):  # type: ignore[no-untyped-def]
+    """``llvm.cttz.i64`` of a non-zero uint64: its trailing zero bits (one tzcnt)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return sig, codegen
+
+
+PREFETCH = 8
 """Keys ahead whose first-layer blocks a query prefetches (each block is c words: c / 8 cache lines)."""
 
 
@@ -72,7 +99,7 @@ def _band_insert(C: np.ndarray, R: np.ndarray, slot: Any, cf: np.uint64, r: np.u
         r ^= R[slot]
         if cf == U64(0):
             return np.int64(-1) if r == U64(0) else np.int64(-2)
-        tz = np.int64(popcount64((cf & (~cf + U64(1))) - U64(1)))  # trailing zeros of cf
+        tz = np.int64(cttz64(cf))  # type: ignore[call-arg]
         cf >>= U64(tz)
         slot += tz
 
@@ -92,7 +119,7 @@ def _back_substitute(C: np.ndarray, R: np.ndarray, m: Any, c: Any) -> np.ndarray
             ri = R[base + i]
             for j in range(c):
                 st = state[j] << U64(1)
-                state[j] = st | (U64(popcount64(st & ci)) ^ (ri >> U64(j))) & U64(1)
+                state[j] = st | (ctpop64(st & ci) ^ (ri >> U64(j))) & U64(1)  # type: ignore[call-arg]
         for j in range(c):
             Z[b * c + j] = state[j]
     return Z
@@ -115,12 +142,12 @@ def _by_bucket(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tu
     sh = np.empty(n, dtype=np.uint64)
     sv = np.empty(n if nv else 0, dtype=np.uint64)
     for i in range(n):
-        b = np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) >> 6  # type: ignore[call-arg]
-        q = pos[b]
+        blk = np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) >> 6  # type: ignore[call-arg]
+        q = pos[blk]
         sh[q] = h1s[i]
         if nv:
             sv[q] = vals[i]
-        pos[b] = q + 1
+        pos[blk] = q + 1
     pos[nb] = 0  # pos[b] = end of block b; pos[-1] = start of block 0
     return sh, sv, pos
 
@@ -140,19 +167,19 @@ def _bucket_order(sh: np.ndarray, sv: np.ndarray, lo: Any, hi: Any, salt: np.uin
         cnt[q + 1] += cnt[q]
     for t in range(lo, hi):
         o = np.int64(mulhi64(rb_hash(sh[t], salt), starts)) & 63  # type: ignore[call-arg]
-        q = cnt[o]
-        th[q] = sh[t]
-        tv[q] = sv[t] if nv else U64(0)
-        cnt[o] = q + 1
+        at = cnt[o]
+        th[at] = sh[t]
+        tv[at] = sv[t] if nv else U64(0)
+        cnt[o] = at + 1
     dups = 0
     first = 0
-    for o in range(64):
-        for q in range(first + 1, cnt[o]):
-            for p in range(first, q):
-                if th[p] == th[q]:
+    for g in range(64):
+        for k in range(first + 1, cnt[g]):
+            for p in range(first, k):
+                if th[p] == th[k]:
                     dups += 1
                     break
-        first = cnt[o]
+        first = cnt[g]
     return dups
 
 
@@ -310,7 +337,7 @@ def rb_query(
             b1 = min(b0 + c, zoff[lay] + (m // 64 - 1) * c)
             g = U64(0)
             for j in range(c):
-                g |= U64(popcount64((Z[b0 + j] & lo) ^ (Z[b1 + j] & hi)) & 1) << U64(j)
+                g |= (ctpop64((Z[b0 + j] & lo) ^ (Z[b1 + j] & hi)) & U64(1)) << U64(j)
             g ^= rb_fp(h, c)
             out[k] = g if g >> U64(vbits) == U64(0) else U64(miss)
             break
