@@ -183,6 +183,22 @@ def _bucket_order(sh: np.ndarray, sv: np.ndarray, lo: Any, hi: Any, salt: np.uin
     return dups
 
 
+@jit_inline
+def _setup(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What both builds start from: the keys sorted by block (:func:`_by_bucket`), buffers for
+    the largest block and 65 offset counters (:func:`_bucket_order`), rows C[m] and right-hand
+    sides R[m]."""
+    sh, sv, pos = _by_bucket(h1s, vals, salt, m)
+    big = 1
+    for b in range(m // 64):
+        big = max(big, pos[b] - pos[b - 1])
+    th = np.empty(big, dtype=np.uint64)
+    tv = np.empty(big, dtype=np.uint64)
+    cnt = np.zeros(65, dtype=np.int64)
+    return sh, sv, pos, th, tv, cnt, np.zeros(m, dtype=np.uint64), np.zeros(m, dtype=np.uint64)
+
+
 @jit_read
 def rb_build_bumped(
     h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int
@@ -203,15 +219,7 @@ def rb_build_bumped(
     nb = m // 64
     starts = U64(m - 63)
     cmask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    sh, sv, pos = _by_bucket(h1s, vals, salt, m)
-    big = 1
-    for b in range(nb):
-        big = max(big, pos[b] - pos[b - 1])
-    th = np.empty(big, dtype=np.uint64)
-    tv = np.empty(big, dtype=np.uint64)
-    cnt = np.zeros(65, dtype=np.int64)
-    C = np.zeros(m, dtype=np.uint64)
-    R = np.zeros(m, dtype=np.uint64)
+    sh, sv, pos, th, tv, cnt, C, R = _setup(h1s, vals, salt, m)
     thr = np.zeros(nb, dtype=np.uint8)
     cap = h1s.shape[0] // 8 + 64
     bh = np.empty(cap, dtype=np.uint64)
@@ -274,15 +282,7 @@ def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int)
     nb = m // 64
     starts = U64(m - 63)
     cmask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    sh, sv, pos = _by_bucket(h1s, vals, salt, m)
-    big = 1
-    for b in range(nb):
-        big = max(big, pos[b] - pos[b - 1])
-    th = np.empty(big, dtype=np.uint64)
-    tv = np.empty(big, dtype=np.uint64)
-    cnt = np.zeros(65, dtype=np.int64)
-    C = np.zeros(m, dtype=np.uint64)
-    R = np.zeros(m, dtype=np.uint64)
+    sh, sv, pos, th, tv, cnt, C, R = _setup(h1s, vals, salt, m)
     for b in range(nb):
         lo = pos[b - 1]
         hi = pos[b]
