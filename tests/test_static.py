@@ -171,6 +171,37 @@ def test_bumped_ribbon_near_the_bound_and_its_layers_persist():
     assert s.build_stats()["layers"] == 1 and s.bits_per_key() > t.bits_per_key()
 
 
+@pytest.mark.parametrize("bumped", [True, False])
+def test_rows_implied_by_others_are_solved_without_a_restart(bumped):
+    """Few check bits make rows that reduce to 0 = 0 common (a quarter of the dependent rows at
+    c = 2): each is solved as it is, the build never starts again, and every stored key reads
+    its exact value (or is found by the filter)."""
+    keys = KEYS[:6000]
+    for r in (1, 2):
+        f = RibbonFilter.build(keys, fingerprint_bits=r, bumped=bumped)
+        st = f.build_stats()
+        assert st["attempts"] == st["layers"] and f.contains_many(keys).all() and len(f) == len(keys)
+    for v, e in ((1, 1), (2, 1), (3, 2)):
+        vals = RNG.integers(1, 2**v, len(keys))
+        t = RibbonRetrieval.build(keys, vals, value_bits=v, error_bits=e, bumped=bumped)
+        t._check()
+        st = t.build_stats()
+        assert st["attempts"] <= st["layers"] + (0 if bumped else 2) and st["duplicates"] == 0
+        assert (t.get_many(keys) == vals).all()
+
+
+def test_repeated_keys_in_a_bumped_build():
+    keys = np.concatenate([KEYS[:4000], KEYS[100:110], KEYS[:1]])
+    vals = np.concatenate([VALUES[:4000], VALUES[100:110], VALUES[:1]])
+    t = RibbonRetrieval.build(keys, vals, value_bits=16, on_duplicate="last")
+    assert len(t) == 4000 and t.build_stats()["duplicates"] == 11 and t.build_stats()["bumped_layers"] >= 1
+    assert (t.get_many(KEYS[:4000]) == VALUES[:4000]).all()
+    with pytest.raises(InvalidParameterError, match="must not repeat a key"):
+        RibbonRetrieval.build(keys, vals, value_bits=16)
+    f = RibbonFilter.build(keys, fingerprint_bits=7)
+    assert len(f) == 4000 and f.contains_many(keys).all()
+
+
 def test_ribbon_that_cannot_be_solved_names_the_slack():
     with pytest.raises(BloomkitError, match=r"no solution in 2 attempts; raise overhead"):
         RibbonFilter.build(KEYS, overhead=0.0, max_attempts=2, bumped=False)

@@ -11,10 +11,12 @@ XORed back: v(x) for a stored key, a uniform c-bit word for an absent one.
 Construction is on-the-fly banded Gaussian elimination (the paper's Algorithm "insert"): rows
 are kept in per-slot arrays C[m] (uint64: the row normalised to start at its pivot slot) and
 R[m] (its right-hand side); a new row is XORed with the row at its pivot until it finds an
-empty pivot, or becomes 0 (0 = 0: a redundant key, e.g. the same key and value twice; 0 = r:
+empty pivot, or becomes 0 (0 = 0: a row implied by the rows before it, solved as it is; 0 = r:
 the system has no solution, the attempt fails). Keys are inserted in order of their start (a
-counting sort by 64-slot block) so that the rows touched move through memory. Back-substitution
-runs from slot m-1 down, bit-sliced: one 64-bit window of solution bits per result bit.
+counting sort by 64-slot block, then by offset inside the block) so that the rows touched move
+through memory; a repeated key (equal h1: equal start, equal offset) is found while ordering a
+block and reported, never solved. Back-substitution runs from slot m-1 down, bit-sliced: one
+64-bit window of solution bits per result bit.
 
 Z is stored interleaved column-major (the paper's ICML): block b of 64 slots is c words, word j
 holding result bit j of the block's 64 slots, so a query reads 2 x c words of two adjacent
@@ -26,9 +28,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from .._jit import GOLDEN, U64, jit_inline, jit_read, mulhi64, prefetch
-from .._kernels import popcount64
 from ._kernels import fmix64
 
 RB_SALT = U64(0x8EBC6AF09C88C6E3)
@@ -53,7 +57,32 @@ def rb_fp(h: np.uint64, c: Any) -> np.uint64:
     return ((h * FP_MUL) >> U64(63 - c)) >> U64(1)
 
 
-PREFETCH = 16
+# numba's stubs type a call of an @intrinsic with its code generator's signature (typingctx
+# first): call sites in compiled code carry `type: ignore[call-arg]`.
+@intrinsic
+def ctpop64(typingctx, a):  # type: ignore[no-untyped-def]
+    """``llvm.ctpop.i64``: set bits of a uint64 (measured 2x faster in the query loop than the
+    SWAR popcount, which LLVM did not turn into the intrinsic there)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@intrinsic
+def cttz64(typingctx, a):  # type: ignore[no-untyped-def]
+    """``llvm.cttz.i64`` of a non-zero uint64: its trailing zero bits (one tzcnt)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return sig, codegen
+
+
+PREFETCH = 8
 """Keys ahead whose first-layer blocks a query prefetches (each block is c words: c / 8 cache lines)."""
 
 
@@ -70,7 +99,7 @@ def _band_insert(C: np.ndarray, R: np.ndarray, slot: Any, cf: np.uint64, r: np.u
         r ^= R[slot]
         if cf == U64(0):
             return np.int64(-1) if r == U64(0) else np.int64(-2)
-        tz = np.int64(popcount64((cf & (~cf + U64(1))) - U64(1)))  # trailing zeros of cf
+        tz = np.int64(cttz64(cf))  # type: ignore[call-arg]
         cf >>= U64(tz)
         slot += tz
 
@@ -78,136 +107,206 @@ def _band_insert(C: np.ndarray, R: np.ndarray, slot: Any, cf: np.uint64, r: np.u
 @jit_inline
 def _back_substitute(C: np.ndarray, R: np.ndarray, m: Any, c: Any) -> np.ndarray:
     """Z from the banded rows, bit-sliced, block by block from the last: within a block of 64
-    slots each result bit j runs slot 63 down to 0 with its window of solution bits in a
-    register (empty slots get 0)."""
+    slots, slot 63 down to 0, each result bit j shifts its window of solution bits ``state[j]``
+    by one and appends parity(window & C[slot]) XOR bit j of R[slot] (empty slots get 0). The c
+    windows of one slot are independent (no chain of dependent popcounts)."""
     Z = np.zeros((m // 64) * c, dtype=np.uint64)
     state = np.zeros(c, dtype=np.uint64)
     for b in range(m // 64 - 1, -1, -1):
         base = b * 64
+        for i in range(63, -1, -1):
+            ci = C[base + i]
+            ri = R[base + i]
+            for j in range(c):
+                st = state[j] << U64(1)
+                state[j] = st | (ctpop64(st & ci) ^ (ri >> U64(j))) & U64(1)  # type: ignore[call-arg]
         for j in range(c):
-            st = state[j]
-            for i in range(63, -1, -1):
-                st = (st << U64(1)) | U64((popcount64((st << U64(1)) & C[base + i])
-                                           + np.int64((R[base + i] >> U64(j)) & U64(1))) & 1)
-            state[j] = st
-            Z[b * c + j] = st
+            Z[b * c + j] = state[j]
     return Z
+
+
+@jit_inline
+def _by_bucket(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counting sort of the keys by 64-slot block of their start (nb + 1 counters: the scatter
+    moves through nb write fronts): (h1 sorted, values sorted, ends) with block b's keys at
+    ``[ends[b - 1], ends[b])`` (ends[-1] = 0). ``vals`` may be empty (every value 0: a filter)."""
+    n = h1s.shape[0]
+    nv = vals.shape[0]
+    nb = m // 64
+    starts = U64(m - 63)
+    pos = np.zeros(nb + 1, dtype=np.int64)
+    for i in range(n):
+        pos[(np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) >> 6) + 1] += 1  # type: ignore[call-arg]
+    for b in range(nb):
+        pos[b + 1] += pos[b]
+    sh = np.empty(n, dtype=np.uint64)
+    sv = np.empty(n if nv else 0, dtype=np.uint64)
+    for i in range(n):
+        blk = np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) >> 6  # type: ignore[call-arg]
+        q = pos[blk]
+        sh[q] = h1s[i]
+        if nv:
+            sv[q] = vals[i]
+        pos[blk] = q + 1
+    pos[nb] = 0  # pos[b] = end of block b; pos[-1] = start of block 0
+    return sh, sv, pos
+
+
+@jit_inline
+def _bucket_order(sh: np.ndarray, sv: np.ndarray, lo: Any, hi: Any, salt: np.uint64, starts: np.uint64,
+                  th: np.ndarray, tv: np.ndarray, cnt: np.ndarray) -> int:
+    """One block's keys ``sh[lo:hi]`` ordered by offset (start mod 64, 64 counters) into
+    ``th`` / ``tv``; afterwards ``cnt[o]`` = end of offset o's keys. Returns the number of keys
+    whose h1 equals an earlier key's (a repeated key has the same start, hence the same offset)."""
+    nv = sv.shape[0]
+    for q in range(65):
+        cnt[q] = 0
+    for t in range(lo, hi):
+        cnt[(np.int64(mulhi64(rb_hash(sh[t], salt), starts)) & 63) + 1] += 1  # type: ignore[call-arg]
+    for q in range(64):
+        cnt[q + 1] += cnt[q]
+    for t in range(lo, hi):
+        o = np.int64(mulhi64(rb_hash(sh[t], salt), starts)) & 63  # type: ignore[call-arg]
+        at = cnt[o]
+        th[at] = sh[t]
+        tv[at] = sv[t] if nv else U64(0)
+        cnt[o] = at + 1
+    dups = 0
+    first = 0
+    for g in range(64):
+        for k in range(first + 1, cnt[g]):
+            for p in range(first, k):
+                if th[p] == th[k]:
+                    dups += 1
+                    break
+        first = cnt[g]
+    return dups
+
+
+@jit_inline
+def _setup(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What both builds start from: the keys sorted by block (:func:`_by_bucket`), buffers for
+    the largest block and 65 offset counters (:func:`_bucket_order`), rows C[m] and right-hand
+    sides R[m]."""
+    sh, sv, pos = _by_bucket(h1s, vals, salt, m)
+    big = 1
+    for b in range(m // 64):
+        big = max(big, pos[b] - pos[b - 1])
+    th = np.empty(big, dtype=np.uint64)
+    tv = np.empty(big, dtype=np.uint64)
+    cnt = np.zeros(65, dtype=np.int64)
+    return sh, sv, pos, th, tv, cnt, np.zeros(m, dtype=np.uint64), np.zeros(m, dtype=np.uint64)
 
 
 @jit_read
 def rb_build_bumped(
     h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """One layer of bumped ribbon (BuRR, Dillinger et al. SEA 2022, with a one-byte threshold per
     bucket): buckets of 64 start positions, solved left to right; in each bucket the keys are
     inserted by decreasing offset (start mod 64), and at the first row that cannot be inserted
     every key of the bucket with that offset or a lower one is *bumped* to the next layer (the
     rows of that offset already placed are taken back: an insertion only fills one empty pivot
     slot, so clearing those slots restores the system). ``thr[b]`` = 1 + the bumping offset
-    (0: nothing bumped); a query whose offset is below ``thr[b]`` asks the next layer.
+    (0: nothing bumped); a query whose offset is below ``thr[b]`` asks the next layer. A row
+    that reduces to 0 = 0 (implied by the rows before it) is solved as it is.
 
-    Keys are counting-sorted by start (8 bytes per slot of positions, 16 per key of hashes and
-    key indices). Returns (Z, thresholds, indices of the bumped keys, redundant rows)."""
-    n = h1s.shape[0]
+    Keys are counting-sorted by block (:func:`_by_bucket`), then each block by offset
+    (:func:`_bucket_order`). Returns (Z, thresholds, h1 and values of the bumped keys, repeated
+    keys): when a key's h1 repeats, nothing is solved (Z empty) and the count says how many."""
+    nv = vals.shape[0]
     nb = m // 64
     starts = U64(m - 63)
     cmask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    pos = np.zeros(m + 1, dtype=np.int64)
-    for i in range(n):
-        pos[np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) + 1] += 1  # type: ignore[call-arg]
-    for q in range(m):
-        pos[q + 1] += pos[q]
-    hs = np.empty(n, dtype=np.uint64)
-    ks = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        h = rb_hash(h1s[i], salt)
-        q = np.int64(mulhi64(h, starts))  # type: ignore[call-arg,assignment]
-        hs[pos[q]] = h
-        ks[pos[q]] = i
-        pos[q] += 1
-    # now pos[q] = end of the keys starting at q; bucket b = [pos[64 b - 1], pos[64 b + 63])
-    C = np.zeros(m, dtype=np.uint64)
-    R = np.zeros(m, dtype=np.uint64)
+    sh, sv, pos, th, tv, cnt, C, R = _setup(h1s, vals, salt, m)
     thr = np.zeros(nb, dtype=np.uint8)
-    bumped = np.empty(n, dtype=np.int64)
+    cap = h1s.shape[0] // 8 + 64
+    bh = np.empty(cap, dtype=np.uint64)
+    bv = np.empty(cap if nv else 0, dtype=np.uint64)
     nbumped = 0
-    redundant = 0
     placed = np.empty(64, dtype=np.int64)  # pivots of the current offset's rows (<= 64 distinct)
     for b in range(nb):
-        lo = pos[64 * b - 1] if b > 0 else 0
-        hi = pos[min(64 * b + 63, m - 64)]
+        lo = pos[b - 1]
+        hi = pos[b]
+        if hi == lo:
+            continue
+        dups = _bucket_order(sh, sv, lo, hi, salt, starts, th, tv, cnt)
+        if dups:
+            return np.zeros(0, np.uint64), thr, bh[:0], bv[:0], dups
         cur = -1
-        top = hi - 1
         nplaced = 0
-        for t in range(hi - 1, lo - 1, -1):
-            h = hs[t]
+        for t in range(hi - lo - 1, -1, -1):
+            h = rb_hash(th[t], salt)
             slot = np.int64(mulhi64(h, starts))  # type: ignore[call-arg]
             if slot & 63 != cur:
                 cur = slot & 63
-                top = t
                 nplaced = 0
-            got = _band_insert(C, R, slot, rb_coef(h), (vals[ks[t]] ^ rb_fp(h, c)) & cmask)
+            got = _band_insert(C, R, slot, rb_coef(h), (tv[t] ^ rb_fp(h, c)) & cmask)
             if got >= 0:
                 placed[nplaced] = got
                 nplaced += 1
-            elif got == -1:
-                redundant += 1
-            else:
+            elif got == -2:
                 for q in range(nplaced):
                     C[placed[q]] = U64(0)
                     R[placed[q]] = U64(0)
                 thr[b] = np.uint8(cur + 1)
-                for q in range(lo, top + 1):
-                    bumped[nbumped] = ks[q]
-                    nbumped += 1
+                end = cnt[cur]
+                if nbumped + end > cap:
+                    cap = 2 * cap + end
+                    bh2 = np.empty(cap, dtype=np.uint64)
+                    bh2[:nbumped] = bh[:nbumped]
+                    bh = bh2
+                    if nv:
+                        bv2 = np.empty(cap, dtype=np.uint64)
+                        bv2[:nbumped] = bv[:nbumped]
+                        bv = bv2
+                for q in range(end):
+                    bh[nbumped + q] = th[q]
+                    if nv:
+                        bv[nbumped + q] = tv[q]
+                nbumped += end
                 break
-    return _back_substitute(C, R, m, c), thr, bumped[:nbumped], redundant
+    sh = np.empty(0, dtype=np.uint64)  # the sorted keys are done with: freed before Z is made
+    sv = np.empty(0, dtype=np.uint64)
+    return _back_substitute(C, R, m, c), thr, bh[:nbumped].copy(), bv[:nbumped].copy() if nv else bv, 0
 
 
 @jit_read
-def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int) -> tuple[np.ndarray, int, int]:
-    """Standard ribbon: band every key's row (keys counting-sorted by 64-slot block), then
-    back-substitute. Returns (Z, redundant rows, status): status 0 = solved, 1 = no solution (Z
-    is then empty). ``vals`` are uint64 values (zeros for a filter)."""
-    n = h1s.shape[0]
+def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int) -> tuple[np.ndarray, int]:
+    """Standard ribbon: band every key's row (keys counting-sorted by 64-slot block, each block
+    by offset), then back-substitute. Returns (Z, status): 0 = solved, 1 = no solution (a row
+    reduced to 0 = 1), 2 = a key's h1 repeats (Z empty for 1 and 2). A row that reduces to
+    0 = 0 is solved as it is. ``vals`` are uint64 values (empty: every value 0, a filter)."""
+    nv = vals.shape[0]
     nb = m // 64
     starts = U64(m - 63)
     cmask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    pos = np.zeros(nb + 1, dtype=np.int64)
-    for i in range(n):
-        s = np.int64(mulhi64(rb_hash(h1s[i], salt), starts))  # type: ignore[call-arg]
-        pos[(s >> 6) + 1] += 1
+    sh, sv, pos, th, tv, cnt, C, R = _setup(h1s, vals, salt, m)
     for b in range(nb):
-        pos[b + 1] += pos[b]
-    hs = np.empty(n, dtype=np.uint64)
-    vs = np.empty(n, dtype=np.uint64)
-    for i in range(n):
-        h = rb_hash(h1s[i], salt)
-        b = np.int64(mulhi64(h, starts)) >> 6  # type: ignore[call-arg,assignment]
-        hs[pos[b]] = h
-        vs[pos[b]] = vals[i]
-        pos[b] += 1
-    C = np.zeros(m, dtype=np.uint64)
-    R = np.zeros(m, dtype=np.uint64)
-    redundant = 0
-    for k in range(n):
-        h = hs[k]
-        got = _band_insert(C, R, np.int64(mulhi64(h, starts)), rb_coef(h),  # type: ignore[call-arg]
-                           (vs[k] ^ rb_fp(h, c)) & cmask)
-        if got == -2:
-            return np.zeros(0, dtype=np.uint64), redundant, 1
-        if got == -1:
-            redundant += 1
-    return _back_substitute(C, R, m, c), redundant, 0
+        lo = pos[b - 1]
+        hi = pos[b]
+        if _bucket_order(sh, sv, lo, hi, salt, starts, th, tv, cnt):
+            return np.zeros(0, dtype=np.uint64), 2
+        for t in range(lo, hi):  # in input order inside the block (the order is free: any gives a solution)
+            h = rb_hash(sh[t], salt)
+            got = _band_insert(C, R, np.int64(mulhi64(h, starts)), rb_coef(h),  # type: ignore[call-arg]
+                               ((sv[t] if nv else U64(0)) ^ rb_fp(h, c)) & cmask)
+            if got == -2:
+                return np.zeros(0, dtype=np.uint64), 1
+    sh = np.empty(0, dtype=np.uint64)  # freed before Z is made
+    sv = np.empty(0, dtype=np.uint64)
+    return _back_substitute(C, R, m, c), 0
 
 
 @jit_read
 def rb_query(
     h1s: np.ndarray, Z: np.ndarray, zoff: np.ndarray, thr: np.ndarray, toff: np.ndarray, ms: np.ndarray,
-    salts: np.ndarray, c: int, out: np.ndarray,
+    salts: np.ndarray, c: int, vbits: int, miss: int, out: np.ndarray,
 ) -> None:
     """out[i] = XOR of key i's row with its layer's Z, XOR fp: its value if stored (0 for a
-    filter's key). Layer l holds slots ``ms[l]``, words ``Z[zoff[l]:zoff[l + 1]]`` and, when
+    filter's key), replaced by ``miss`` when it has a bit at ``vbits`` or above (an absent key:
+    retrieval passes V and 0, a filter 0 and 1). Layer l holds slots ``ms[l]``, words ``Z[zoff[l]:zoff[l + 1]]`` and, when
     bumped, one threshold byte per bucket ``thr[toff[l]:toff[l + 1]]``; a key whose offset is
     below its bucket's threshold asks the next layer. The first layer's blocks of key
     i + PREFETCH are prefetched while key i is answered."""
@@ -232,11 +331,13 @@ def rb_query(
                 continue
             cf = rb_coef(h)
             off = U64(s & 63)
+            lo = cf << off  # the band's bits in block b0 ...
+            hi = (cf >> U64(1)) >> (U64(63) - off)  # ... and in block b0 + 1 (none when off = 0)
             b0 = zoff[lay] + (s >> 6) * c
             b1 = min(b0 + c, zoff[lay] + (m // 64 - 1) * c)
             g = U64(0)
             for j in range(c):
-                w = (Z[b0 + j] >> off) | ((Z[b1 + j] << U64(1)) << (U64(63) - off))
-                g |= U64(popcount64(w & cf) & 1) << U64(j)
-            out[k] = g ^ rb_fp(h, c)
+                g |= (ctpop64((Z[b0 + j] & lo) ^ (Z[b1 + j] & hi)) & U64(1)) << U64(j)
+            g ^= rb_fp(h, c)
+            out[k] = g if g >> U64(vbits) == U64(0) else U64(miss)
             break

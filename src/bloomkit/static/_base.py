@@ -7,6 +7,8 @@ empty input refused, repeated keys kept once).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, NoReturn
 
 import numpy as np
@@ -15,10 +17,11 @@ from .._columns import as_keys
 from .._format import Persistable
 from .._hashing import HASH_XXH64, KeyTypesMixin, hash64_tag, hash_keys
 from .._parallel import hash_source, query_chunked
+from .._validation import FPR, param_error
 from .._watch import FilterWatch
 from ..errors import InvalidParameterError, UpdateNotSupportedError
 
-__all__ = ["StaticFilter", "read_keys"]
+__all__ = ["StaticFilter", "fingerprint_bits_of", "read_keys"]
 
 
 def read_keys(keys: Any, owner: str, seed: int) -> tuple[np.ndarray, int]:
@@ -28,6 +31,23 @@ def read_keys(keys: Any, owner: str, seed: int) -> tuple[np.ndarray, int]:
     if len(h1) == 0:
         raise InvalidParameterError(f"The 'keys' parameter of {owner} must not be empty. Got 0 keys instead.")
     return h1, tags
+
+
+def fingerprint_bits_of(fingerprint_bits: int | None, fpr: float | None, owner: str, check: Callable[..., int],
+                        widths: Sequence[int]) -> int:
+    """r of a build: ``fingerprint_bits`` (validated by ``check``), or the smallest of ``widths``
+    with 2^-r <= ``fpr``, or 8; both given, or an fpr below 2^-max(widths): InvalidParameterError."""
+    if fingerprint_bits is not None and fpr is not None:
+        raise param_error("fpr", owner, "None when 'fingerprint_bits' is given", fpr)
+    if fingerprint_bits is not None:
+        return check(fingerprint_bits, "fingerprint_bits", owner)
+    if fpr is None:
+        return 8
+    need = math.log2(1.0 / FPR(fpr, "fpr", owner)) - 1e-9
+    for r in widths:
+        if r >= need:
+            return r
+    raise param_error("fpr", owner, f"at least 2^-{widths[-1]} ({widths[-1]}-bit fingerprints)", fpr)
 
 
 class StaticFilter(KeyTypesMixin, FilterWatch, Persistable):

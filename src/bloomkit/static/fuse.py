@@ -12,7 +12,6 @@ reported by :meth:`BinaryFuseFilter.build_stats`). Sizes and rates: :mod:`bloomk
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -20,10 +19,10 @@ import numpy as np
 from .._format import ArraySpec
 from .._hashing import check_seed, key_type_mask
 from .._storage import aligned_copy, aligned_zeros
-from .._validation import FPR, KEY_TYPES, Int, InvariantError, Options, param_error
+from .._validation import KEY_TYPES, Int, InvariantError, Options
 from ..errors import BloomkitError, FormatError
 from . import _kernels as FK
-from ._base import StaticFilter, read_keys
+from ._base import StaticFilter, fingerprint_bits_of, read_keys
 from .model import MAX_SEGMENT, fuse_bits_per_key, fuse_layout, static_fpr
 
 __all__ = ["BinaryFuseFilter"]
@@ -34,14 +33,6 @@ FINGERPRINT_BITS = Options(8, 16, 32)
 _DTYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 MAX_ATTEMPTS = 1000
 ATTEMPTS = Int(1, MAX_ATTEMPTS)
-
-
-def _bits_for(fpr: float, owner: str) -> int:
-    need = math.log2(1.0 / fpr) - 1e-9
-    for r in (8, 16, 32):
-        if r >= need:
-            return r
-    raise param_error("fpr", owner, "at least 2^-32 (32-bit fingerprints)", fpr)
 
 
 class BinaryFuseFilter(StaticFilter):
@@ -134,12 +125,7 @@ class BinaryFuseFilter(StaticFilter):
         beside the keys' 8-byte hashes.
         """
         owner = f"{_OWNER}.build"
-        if fingerprint_bits is not None and fpr is not None:
-            raise param_error("fpr", owner, "None when 'fingerprint_bits' is given", fpr)
-        if fingerprint_bits is None:
-            r = 8 if fpr is None else _bits_for(FPR(fpr, "fpr", owner), owner)
-        else:
-            r = FINGERPRINT_BITS(fingerprint_bits, "fingerprint_bits", owner)
+        r = fingerprint_bits_of(fingerprint_bits, fpr, owner, FINGERPRINT_BITS, (8, 16, 32))
         a = ARITY(arity, "arity", owner)
         attempts = ATTEMPTS(max_attempts, "max_attempts", owner)
         sd = check_seed(seed, owner)

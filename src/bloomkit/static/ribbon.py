@@ -9,15 +9,14 @@ it needs grows with log n (:func:`bloomkit.lookup.ribbon.default_overhead`).
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from .._format import ArraySpec
 from .._hashing import check_seed, key_type_mask
-from .._storage import aligned_copy, aligned_zeros
-from .._validation import FPR, KEY_TYPES, Int, InvariantError, Optional, param_error
+from .._storage import aligned_zeros
+from .._validation import KEY_TYPES, Int, InvariantError, Optional
 from ..lookup import _ribbon_kernels as RK
 from ..lookup.ribbon import (
     ATTEMPTS,
@@ -28,10 +27,11 @@ from ..lookup.ribbon import (
     OVERHEAD,
     Layers,
     _check_layers,
+    kernel_args,
     read_layers,
     solve,
 )
-from ._base import StaticFilter, read_keys
+from ._base import StaticFilter, fingerprint_bits_of, read_keys
 from .model import static_fpr
 
 __all__ = ["RibbonFilter"]
@@ -70,9 +70,7 @@ class RibbonFilter(StaticFilter):
 
     def _set_layers(self, layers: Layers) -> None:
         self._layers = layers
-        zoff, toff = layers.offsets(self.fingerprint_bits)
-        self._kargs = (layers.Z, zoff, layers.thr, toff, np.array(layers.slots, np.int64),
-                       np.array(layers.salts, np.uint64))
+        self._kargs = kernel_args(layers, self.fingerprint_bits)
 
     @classmethod
     def build(
@@ -112,25 +110,17 @@ class RibbonFilter(StaticFilter):
         Complexity: as :meth:`bloomkit.lookup.RibbonRetrieval.build`.
         """
         owner = f"{_OWNER}.build"
-        if fingerprint_bits is not None and fpr is not None:
-            raise param_error("fpr", owner, "None when 'fingerprint_bits' is given", fpr)
-        if fingerprint_bits is None:
-            r = 8 if fpr is None else max(1, math.ceil(math.log2(1.0 / FPR(fpr, "fpr", owner)) - 1e-12))
-            if r > 64:
-                raise param_error("fpr", owner, "at least 2^-64", fpr)
-        else:
-            r = CHECK_BITS(fingerprint_bits, "fingerprint_bits", owner)
+        r = fingerprint_bits_of(fingerprint_bits, fpr, owner, CHECK_BITS, range(1, 65))
         bump = BUMPED(bumped, "bumped", owner)
         eps = Optional(OVERHEAD)(overhead, "overhead", owner)
         attempts = ATTEMPTS(max_attempts, "max_attempts", owner)
         sd = check_seed(seed, owner)
         h1, tags = read_keys(keys, owner, sd)
 
-        def dedupe(h: np.ndarray, _v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            u = np.unique(h)
-            return u, np.zeros(len(u), np.uint64)
+        def dedupe(h: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return np.unique(h), v  # v: empty (every value 0)
 
-        layers, h1, _ = solve(h1, np.zeros(len(h1), np.uint64), r, eps, attempts, owner, dedupe, bump)
+        layers, h1, _ = solve(h1, np.zeros(0, np.uint64), r, eps, attempts, owner, dedupe, bump)
         f = cls()
         f.seed, f.fingerprint_bits, f._count = sd, r, len(h1)
         f._set_layers(layers)
@@ -140,7 +130,7 @@ class RibbonFilter(StaticFilter):
     # ------------------------------------------------------------------ queries
     def _test(self, h1: np.ndarray) -> np.ndarray:
         out = np.empty(len(h1), dtype=np.uint64)
-        RK.rb_query(h1, *self._kargs, self.fingerprint_bits, out)
+        RK.rb_query(h1, *self._kargs, self.fingerprint_bits, 0, 1, out)
         hit: np.ndarray = out == 0
         return hit
 
@@ -155,9 +145,7 @@ class RibbonFilter(StaticFilter):
         """An independent copy. Complexity: O(m r / 64)."""
         out = type(self).__new__(type(self))
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_bk_lock"})
-        lay = self._layers
-        out._set_layers(Layers(list(lay.slots), list(lay.salts), lay.bumped, aligned_copy(lay.Z), lay.thr.copy(),
-                               lay.attempts))
+        out._set_layers(self._layers.copy())
         return out
 
     # ------------------------------------------------------------------ space and model
