@@ -68,7 +68,7 @@ test: $(VENV)/.installed-test browser
 	$(VENV)/bin/mypy --no-error-summary src/bloomkit
 	$(PY) -c '$(CHECK_PATH)'
 	$(PY) -m pytest -q -n 2 --dist loadfile
-	$(PY) -O -m pytest -q -n 2 -p no:cacheprovider tests/test_conformance.py -k forged_files
+	$(PY) -O -m pytest -q -p no:cacheprovider tests/test_conformance.py -k forged_files_under_optimize
 	$(MAKE) --no-print-directory test-pure
 	$(MAKE) --no-print-directory test-no-compiler
 

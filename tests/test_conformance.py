@@ -110,15 +110,29 @@ def test_forged_files_give_format_error_or_a_valid_object(tag, tmp_path):
     every parameter, arrays of huge declared shape or values, wrong dtype, missing, duplicated;
     loaded in a child process with a 6 GiB address-space limit and a time limit.
 
-    ``make test`` runs this test once more under ``python -O`` (where ``assert`` statements
-    vanish: the loader's checks must not be asserts), on every eighth case (the child runs
-    with -O too). The checks here are explicit: pytest does not rewrite asserts under -O."""
+    ``make test`` runs the suite once more under ``python -O`` (where ``assert`` statements
+    vanish: the loader's checks must not be asserts): :func:`test_forged_files_under_optimize`.
+    The checks here are explicit: pytest does not rewrite asserts under -O."""
+    if sys.flags.optimize:
+        pytest.skip("under -O: test_forged_files_under_optimize (every structure in one child)")
     raw = EXAMPLES[tag].make().to_bytes()
     cases = list(forgeries(raw))
     if len(cases) <= 50:
         pytest.fail(f"only {len(cases)} forged files")
-    if sys.flags.optimize:
-        cases = cases[::8]
+    problems = run_forgeries(cases, tmp_path)
+    if problems:
+        pytest.fail(f"{len(problems)} of {len(cases)} forged files misbehaved:\n" + "\n".join(problems[:15]))
+
+
+def test_forged_files_under_optimize(tmp_path):
+    """The forged-file suite under ``python -O`` (``make test`` runs it so; skipped otherwise):
+    every eighth forgery of every structure, loaded in one child process that runs with -O
+    too, so validation the loader relies on raises instead of asserting. One child for all
+    structures: its start-up (numba's kernels) is paid once."""
+    if not sys.flags.optimize:
+        pytest.skip("runs under python -O (make test)")
+    cases = [(f"{tag}: {desc}", data) for tag in TAGS
+             for desc, data in list(forgeries(EXAMPLES[tag].make().to_bytes()))[::8]]
     problems = run_forgeries(cases, tmp_path)
     if problems:
         pytest.fail(f"{len(problems)} of {len(cases)} forged files misbehaved:\n" + "\n".join(problems[:15]))

@@ -73,14 +73,14 @@ def _check_all(srv: Server, acked: dict[str, tuple[int, str]], deleted: set[str]
 
 @pytest.mark.parametrize("interval", [pytest.param("0", marks=pytest.mark.slow), "0.3"])
 def test_kill9_loses_no_acknowledged_write(tmp_path: Path, interval: str) -> None:
-    """Eight clients publish and delete concurrently; kill -9 mid-flight, three times; after
+    """Eight clients publish and delete concurrently; kill -9 mid-flight, twice; after
     each restart every acknowledged publish is found and every acknowledged delete is gone.
     With interval 0.3 s the restarts load a (stale) snapshot and replay the database."""
     acked: dict[str, tuple[int, str]] = {}
     deleted: set[str] = set()
     lock = threading.Lock()
     sources = []
-    for round_ in range(3):
+    for round_ in range(2):
         srv = Server(tmp_path, "--snapshot-interval", interval).start()
         with srv.client() as c:
             sources.append(c.get("/stats").json()["startup"]["source"])
@@ -101,7 +101,7 @@ def test_kill9_loses_no_acknowledged_write(tmp_path: Path, interval: str) -> Non
         stop.set()
         for t in threads:
             t.join(30)
-    assert len(acked) > 100 and deleted
+    assert len(acked) > 60 and deleted
     srv = Server(tmp_path, "--snapshot-interval", interval).start()
     try:
         _check_all(srv, acked, deleted)
