@@ -375,7 +375,7 @@ def test_an_unwritable_report_directory_is_one_error_line(tmp_path):
 
 @pytest.mark.parametrize(("exp_id", "quantity", "status", "evidence"), [
     ("000-fig13", "traditional: largest n with fpr <= 2^-10", "document erratum", "closed form"),
-    ("002-fig7", "panel b (n'=2000, k'=1): VVBF 0 FPR", "document model approximate", "suffix bits"),
+    ("002-fig7", "panel b (n'=2000, k'=1): VVBF 0 FPR", "consistent within noise", "suffix bits"),
     pytest.param("003-table3", "highly composite numbers < 831600 (excluding 1)", "document erratum",
                  "trial-division", marks=pytest.mark.slow),
     pytest.param("001-table4.1", "N (k=1)", "not comparable", "scale", marks=pytest.mark.slow),
@@ -389,3 +389,19 @@ def test_experiments_name_the_evidence_of_their_causes(exp_id, quantity, status,
     j = judge(c, quick=True)
     assert j.status == status and evidence in j.cause, j
     assert verdict(res, quick=True).status != "deviates"
+
+
+def test_quick_and_full_judge_a_rate_alike():
+    """Issue 27, quick vs full: a rate within the tolerance is reproduced however many sd a large
+    sample puts it off (as for other measures), and a quick sample whose band is wider than the
+    tolerance says it cannot resolve such a difference instead of "reproduced"."""
+    big = Comparison("rate", model=0.1986, measured=Rate(186_696, 1_000_000))  # -6.0 %, about -15 sd
+    assert judge(big).status == "reproduced" and "sd" in judge(big).cause
+    assert judge(big, quick=True).status == "reproduced"  # its band is far narrower than 10 %
+    small = Comparison("rate", paper=0.08, measured=Rate(144, 1_780))  # +1.1 %, band about +-24 %
+    assert judge(small).status == "reproduced"
+    j = judge(small, quick=True)
+    assert j.status == "consistent within noise" and "cannot resolve a difference of this size" in j.cause
+    assert not j.resolved
+    off = Comparison("rate", model=0.1986, measured=Rate(150_000, 1_000_000))  # -24 %: still a difference
+    assert judge(off).status == "deviates"

@@ -25,7 +25,11 @@ that is only approximate.
 
 An agreement that needs the noise band (the values differ by more than the tolerance) is
 marked ``noise``; one whose band is wider than +-50% of the reference cannot tell the value
-from half or 1.5 times it and is marked ``unresolved``.
+from half or 1.5 times it and is marked ``unresolved``; one whose band is wider than the
+tolerance cannot tell a difference of the tolerance's size and is marked ``coarse`` (the quick
+run says so instead of "reproduced"). A value within the relative tolerance agrees whatever its
+band (a large sample resolves a difference of a few percent: that is still "reproduced", with
+the difference and its sd in the cause), for rates as for other measures.
 """
 
 from __future__ import annotations
@@ -261,13 +265,15 @@ def fmt(v: Any) -> str:
 class Agreement:
     """Ours against a reference: ``agrees``, ``how`` (the difference as text), ``noise`` (the
     agreement needs the noise band), ``unresolved`` (the band is wider than +-50% of the
-    reference), ``rel`` (ours / reference - 1, when both are numbers)."""
+    reference), ``rel`` (ours / reference - 1, when both are numbers), ``coarse`` (the band is
+    wider than the relative tolerance)."""
 
     agrees: bool
     how: str
     noise: bool = False
     unresolved: bool = False
     rel: float | None = None
+    coarse: bool = False
 
 
 def _value(v: Any) -> float | None:
@@ -338,7 +344,9 @@ def _rate_vs(ours: Rate, ref: Any, tol: float) -> Agreement:
     rel = _rel(x, p)
     unresolved = p == 0 or band >= RESOLUTION * p
     close = rel is not None and abs(rel) <= tol
-    return Agreement(ok, f"{_pct(rel)}, {how}" if rel is not None else how, ok and not close, unresolved, rel)
+    ok = ok or close
+    return Agreement(ok, f"{_pct(rel)}, {how}" if rel is not None else how, ok and not close, unresolved, rel,
+                     band > tol * p)
 
 
 def _critical(groups: int) -> float:
@@ -356,7 +364,8 @@ def _measure_vs(ours: Measure, ref: float, tol: float) -> Agreement:
         z = (ours.value - ref) / ours.se
         ok = close or abs(z) <= Z_TOLERANCE
         unresolved = ref == 0 or Z_TOLERANCE * ours.se >= RESOLUTION * abs(ref)
-        return Agreement(ok, f"{_pct(rel)}, {z:+.1f} se".lstrip(", "), ok and not close, unresolved, rel)
+        return Agreement(ok, f"{_pct(rel)}, {z:+.1f} se".lstrip(", "), ok and not close, unresolved, rel,
+                         Z_TOLERANCE * ours.se > tol * abs(ref))
     return Agreement(close, _pct(rel) or ("equal" if close else f"{fmt(ours.value)} vs 0"), False, False, rel)
 
 
@@ -399,9 +408,11 @@ def agreement(ours: Any, ref: Any, tolerance: float | None = None) -> Agreement 
             sd = math.sqrt(ours.sd(ref_v) ** 2 + ref.se**2)
             z = (ours.value - ref_v) / sd if sd > 0 else 0.0
             rel = _rel(ours.value, ref_v)
-            ok = abs(z) <= (_critical(ours.groups) if ours.se is not None else Z_TOLERANCE)
+            crit = _critical(ours.groups) if ours.se is not None else Z_TOLERANCE
             close = rel is not None and abs(rel) <= tol
-            return Agreement(ok, f"{_pct(rel)}, {z:+.1f} sd", ok and not close, Z_TOLERANCE * sd >= RESOLUTION * ref_v, rel)
+            ok = close or abs(z) <= crit
+            return Agreement(ok, f"{_pct(rel)}, {z:+.1f} sd", ok and not close, Z_TOLERANCE * sd >= RESOLUTION * ref_v, rel,
+                             crit * sd > tol * abs(ref_v))
         if isinstance(ours, Measure):
             return _measure_vs(Measure(ours.value, math.hypot(ours.se, ref.se)), ref_v, tol)
         x = _value(ours)

@@ -11,7 +11,9 @@ on two axes that are kept apart: ours against the document's value, and our meas
 against our model. Values are compared by :func:`~bloomkit.experiments.evidence.agreement`
 with their real sample sizes (rates carry their counts).
 
-* **reproduced**: every axis agrees within the tolerance;
+* **reproduced**: every axis agrees within the tolerance (or within the noise band, when that
+  is narrower than the tolerance); in quick mode only where the sample resolves a difference
+  of the tolerance's size (otherwise "consistent within noise ... cannot resolve");
 * **consistent within noise**: it agrees only within the noise of the trial counts (ours, the
   spread between rebuilt filters, the document's stated sample); "cannot resolve" when the
   band is wider than +-50% of the value;
@@ -148,14 +150,15 @@ def judge(c: Comparison, quick: bool = False) -> Judgement:
         return Judgement("not judged", "descriptive: no value to check against", "")
     detail = "; ".join(t for t in (a_text, b_text) if t)
     judged = [x for x in (a, b) if x is not None]
-    if any(x.noise or x.unresolved for x in judged):
+    coarse = quick and any(x.coarse for x in judged)
+    if coarse or any(x.noise or x.unresolved for x in judged):
         cannot = any(x.unresolved for x in judged)
         if quick:  # the full run decides what the quick sample leaves open
             tail = "; the quick run's sample cannot resolve " + ("it" if cannot else "a difference of this size")
         else:
             tail = "; the sample cannot resolve it" if cannot else ""
         return Judgement("consistent within noise", f"within the noise of the trial counts ({detail}){tail}", detail,
-                         resolved=not cannot)
+                         resolved=not (cannot or coarse))
     return Judgement("reproduced", f"agrees ({detail})", detail)
 
 
