@@ -436,8 +436,10 @@ def _rules() -> str:
             f"apart. Numbers without sampling noise agree within {TOLERANCE:.0%} ({APPROX_TOLERANCE:.0%} where "
             f"the document says 'about'); rates are compared with their counts (exact binomial tests at "
             f"{Z_TOLERANCE:g} sd, two-sample tests when the document states its sample size, t tests on the "
-            f"spread when filters are rebuilt), other measurements within {Z_TOLERANCE:g} standard errors; a "
-            f"band wider than +-{RESOLUTION:.0%} of the value cannot resolve it. Timings are judged only as "
+            f"spread when filters are rebuilt), other measurements within {Z_TOLERANCE:g} standard errors; any "
+            f"value within {TOLERANCE:.0%} agrees (a large sample's significant few percent included: its sd is "
+            f"in the cause). A band wider than +-{RESOLUTION:.0%} of the value cannot resolve it; in quick mode a "
+            f"band wider than {TOLERANCE:.0%} says it cannot resolve a difference of that size. Timings are judged only as "
             "ratios of one run, by their direction. A difference is a document erratum or an approximate "
             "document model only when an independent derivation (check) agrees with ours and not with the "
             "document; not comparable when the settings differ (said which); otherwise it deviates.")
