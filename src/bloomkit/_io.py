@@ -377,7 +377,7 @@ class KeyInput:
 
     # tables --------------------------------------------------------------------------------
     def _table_chunks(self, column: str | None, extra: list[str], key_type: str | None) -> Iterator[Chunk]:
-        from ._columns import as_keys
+        from ._engine.columns import as_keys
 
         row0 = 0
         for batch in self._record_batches(column, extra, key_type):

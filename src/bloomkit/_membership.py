@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 
-from ._lazy import kernels as K
+from ._engine.lazy import kernels as K
+from ._engine.storage import aligned_copy
 from ._mapped import plain_type
-from ._storage import aligned_copy
 from .errors import IncompatibleFiltersError
 
 __all__ = ["WordSetAlgebra"]

@@ -35,7 +35,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ._columns import sized_items
+from ._engine.columns import sized_items
 from ._validation import Int, check_bytes, check_path
 from .errors import FormatError, InvalidParameterError
 from .splitblock import SplitBlockBloomFilter

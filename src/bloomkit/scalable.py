@@ -23,9 +23,8 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from . import theory
-from ._columns import as_keys
-from ._format import ArraySpec, Persistable
-from ._hashing import (
+from ._engine.columns import as_keys
+from ._engine.hashing import (
     HASH_XXH64,
     KeyTypesMixin,
     check_seed,
@@ -35,8 +34,9 @@ from ._hashing import (
     key_type_mask,
     key_type_names,
 )
-from ._lazy import kernels as K
-from ._parallel import hash_batch, map_ranges, ranges
+from ._engine.lazy import kernels as K
+from ._engine.parallel import hash_batch, map_ranges, ranges
+from ._format import ArraySpec, Persistable
 from ._validation import (
     CAPACITY,
     FPR,

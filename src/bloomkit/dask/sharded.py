@@ -19,9 +19,9 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from .._columns import as_keys, batch_len, take
+from .._engine.columns import as_keys, batch_len, take
+from .._engine.hashing import check_seed, hash64, hash_keys, key_type_mask, key_type_names, probe
 from .._format import ArraySpec, Persistable, loads, read_file, registered_structures
-from .._hashing import check_seed, hash64, hash_keys, key_type_mask, key_type_names, probe
 from .._registry import load_class, with_capability
 from .._validation import FPR, Int, InvariantError, Options, check_path, param_error
 from ..errors import FormatError, InvalidParameterError

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from .._lazy import require
+from .._engine.lazy import require
 from ..bloom import BloomFilter
 from ..similarity import LSBF, MLBF, MVBF, MLBFStar, select_parameters, theory
 from ..theory import false_positive_rate, optimal_num_hashes

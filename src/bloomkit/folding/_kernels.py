@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit_read
+from .._engine.jit import jit_read
 
 __all__ = ["interval_divisor_counts", "log_smooth_sieve"]
 

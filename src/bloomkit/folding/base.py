@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from .. import theory
-from .._hashing import hash64_tag
+from .._engine.hashing import hash64_tag
 from .._validation import (
     CAPACITY,
     FPR,

@@ -7,11 +7,11 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from .._columns import as_keys
+from .._engine.columns import as_keys
+from .._engine.lazy import kernels as K
+from .._engine.parallel import hash_batch
+from .._engine.storage import BitArray, CounterArray
 from .._format import ArraySpec
-from .._lazy import kernels as K
-from .._parallel import hash_batch
-from .._storage import BitArray, CounterArray
 from .._validation import Bool
 from ..bloom import CountingBloomFilter
 from ..errors import FormatError, InvalidParameterError

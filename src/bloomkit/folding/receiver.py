@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import as_keys
-from .._storage import load_budget
+from .._engine.columns import as_keys
+from .._engine.storage import load_budget
 from .._validation import NUM_HASHES, SEED, Int, Optional
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from .foldable import FoldableBloomFilter, FoldableCountingBloomFilter

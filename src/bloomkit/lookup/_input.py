@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import as_keys, as_values, batch_len, take
-from .._hashing import hash_many
+from .._engine.columns import as_keys, as_values, batch_len, take
+from .._engine.hashing import hash_many
 from .._validation import Options, param_error
 from ..errors import InvalidParameterError
 from .codec import ValueCodec

@@ -38,8 +38,8 @@ from __future__ import annotations
 import numpy as np
 
 # prefetch is an @intrinsic: its calls carry type: ignore[call-arg] (numba's stub; see _kernels)
-from .._jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, mulhi64, prefetch
-from .._kernels import second_hash
+from .._engine.jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, mulhi64, prefetch
+from .._engine.kernels import second_hash
 
 FP_SALT = U64(0xD6E8FEB86659FD93)
 BL_SALT = U64(0xA0761D6478BD642F)

@@ -15,10 +15,17 @@ from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 
-from .._columns import as_keys, sized_items
+from .._engine.columns import as_keys, sized_items
+from .._engine.hashing import (
+    HASH_XXH64,
+    KeyTypesMixin,
+    hash64,
+    hash64_tag,
+    hash_many,
+    key_type_mask,
+)
+from .._engine.parallel import hash_batch
 from .._format import ArraySpec, Persistable
-from .._hashing import HASH_XXH64, KeyTypesMixin, hash64, hash64_tag, hash_many, key_type_mask
-from .._parallel import hash_batch
 from .._validation import Int, param_error, safe_repr
 from ..errors import FormatError, InvalidParameterError, UpdateNotSupportedError
 from .codec import ValueCodec

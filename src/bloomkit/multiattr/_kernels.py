@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _kernels as K
-from .._jit import GOLDEN, jit_inline, jit_mut, jit_read, splitmix64
+from .._engine import kernels as K
+from .._engine.jit import GOLDEN, jit_inline, jit_mut, jit_read, splitmix64
 
 U64 = np.uint64
 TABLE_MAX_LOAD = 0.7

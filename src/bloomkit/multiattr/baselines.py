@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .._hashing import TAG_BOOL, TAG_FLOAT, TAG_INT, encode_key
+from .._engine.hashing import TAG_BOOL, TAG_FLOAT, TAG_INT, encode_key
 from .._validation import Bool, check_int, param_error
 from ..bloom import BloomFilter, CountingBloomFilter
 from ..errors import InvalidParameterError

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import as_keys, as_table, sized_items
+from .._engine.columns import as_keys, as_table, sized_items
 from .._validation import Int, ListOf, Str, check_reals, param_error, safe_repr
 from ..errors import InvalidParameterError
 

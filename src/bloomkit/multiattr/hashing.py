@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .._boundary import extension
-from .._columns import as_keys
-from .._hashing import HASH_XXH64, encode_key, hash64_tag, hash_keys, register_hash_id
+from .._engine.boundary import extension
+from .._engine.columns import as_keys
+from .._engine.hashing import HASH_XXH64, encode_key, hash64_tag, hash_keys, register_hash_id
 from . import _kernels as MK
 
 __all__ = [

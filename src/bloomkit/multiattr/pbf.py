@@ -15,10 +15,10 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from .._boundary import COMPILED, KIND_ITEMS, KIND_PYTHON, ItemCore, check_storage
+from .._engine.boundary import COMPILED, KIND_ITEMS, KIND_PYTHON, ItemCore, check_storage
+from .._engine.hashing import key_type_mask, key_type_names
+from .._engine.storage import CounterArray
 from .._format import ArraySpec, Persistable
-from .._hashing import key_type_mask, key_type_names
-from .._storage import CounterArray
 from .._validation import (
     CAPACITY,
     FPR,

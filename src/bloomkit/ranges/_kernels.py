@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from .._jit import jit_inline, jit_mut, jit_read
-from .._kernels import fastmod, popcount64, popcount_words, probe, reducer, xxh64
+from .._engine.jit import jit_inline, jit_mut, jit_read
+from .._engine.kernels import fastmod, popcount64, popcount_words, probe, reducer, xxh64
 
 
 @jit_read

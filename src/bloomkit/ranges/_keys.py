@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._hashing import HASH_XXH64, hash_many, positions, register_hash_id
+from .._engine.hashing import HASH_XXH64, hash_many, positions, register_hash_id
 
 __all__ = [
     "HASHES", "HASH_NAMES", "HASH_SHA512", "HASH_XXH64", "SHA512_MAX_POSITIONS", "key_positions", "key_strings",

@@ -22,11 +22,11 @@ from typing import Any, ClassVar, NamedTuple, Self
 
 import numpy as np
 
+from .._engine.hashing import TAG_STR, tag_seed
+from .._engine.lazy import kernels as core
+from .._engine.storage import aligned_zeros
 from .._format import ArraySpec, Persistable
-from .._hashing import TAG_STR, tag_seed
-from .._lazy import kernels as core
 from .._search_mode import SEARCH_MODES
-from .._storage import aligned_zeros
 from .._validation import Bool, Int, InvariantError, Options, param_error
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as K

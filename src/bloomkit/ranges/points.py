@@ -31,8 +31,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .._boundary import PointTest
-from .._hashing import TAG_STR, hash64, tag_seed
+from .._engine.boundary import PointTest
+from .._engine.hashing import TAG_STR, hash64, tag_seed
 from . import _kernels as K
 from .schema import Decimal, Numeric, Text
 

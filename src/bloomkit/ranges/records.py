@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .._columns import as_table, batch_len, sized_items
+from .._engine.columns import as_table, batch_len, sized_items
 from .._validation import param_error
 from ..errors import InvalidParameterError
 from .schema import Numeric, Schema, Text

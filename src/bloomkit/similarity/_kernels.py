@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _kernels as K
-from .._jit import GOLDEN, jit_inline, jit_mut, jit_read
+from .._engine import kernels as K
+from .._engine.jit import GOLDEN, jit_inline, jit_mut, jit_read
 
 U64 = np.uint64
 

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._columns import as_matrix, sized_items
+from .._engine.columns import as_matrix, sized_items
 from .._format import ArraySpec
 from .._validation import SEED, Bool, Spec, check_params
 from ..errors import FormatError, InvalidParameterError

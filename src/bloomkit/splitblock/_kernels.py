@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, prefetch, splitmix64
-from .._kernels import fastmod, popcount64, reducer
+from .._engine.jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, prefetch, splitmix64
+from .._engine.kernels import fastmod, popcount64, reducer
 
 _RING = 16
 NATIVE_WORDS = 8  # uint64 words per native block (512 bits)

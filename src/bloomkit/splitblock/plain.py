@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import as_keys
-from .._hashing import TAG_BYTES, TAG_FLOAT, TAG_INT, TAG_STR, arrow_buffers
-from .._lazy import kernels as K
+from .._engine.columns import as_keys
+from .._engine.hashing import TAG_BYTES, TAG_FLOAT, TAG_INT, TAG_STR, arrow_buffers
+from .._engine.lazy import kernels as K
 from .._validation import FPR, Int, Optional, Options, safe_repr
 from ..errors import InvalidParameterError
 

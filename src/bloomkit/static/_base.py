@@ -13,10 +13,10 @@ from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 
-from .._columns import as_keys
+from .._engine.columns import as_keys
+from .._engine.hashing import HASH_XXH64, KeyTypesMixin, hash64_tag, hash_keys
+from .._engine.parallel import hash_source, query_chunked
 from .._format import Persistable
-from .._hashing import HASH_XXH64, KeyTypesMixin, hash64_tag, hash_keys
-from .._parallel import hash_source, query_chunked
 from .._validation import FPR, param_error
 from .._watch import FilterWatch
 from ..errors import InvalidParameterError, UpdateNotSupportedError

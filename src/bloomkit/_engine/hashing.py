@@ -49,10 +49,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._boundary import extension
-from ._lazy import kernels as K
-from ._validation import KEY_TYPE_CHOICES, MAX_HASHES, safe_repr
-from .errors import InvalidParameterError
+from .._validation import KEY_TYPE_CHOICES, MAX_HASHES, safe_repr
+from ..errors import InvalidParameterError
+from .boundary import extension
+from .lazy import kernels as K
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -192,7 +192,7 @@ def hash_name(hash_id: int) -> str:
 
 def check_seed(seed: Any, owner: str) -> int:
     """Validate a seed: an integer in [0, 2**64)."""
-    from ._validation import check_int
+    from .._validation import check_int
 
     return check_int(seed, "seed", owner, lo=0, hi=_MASK)
 
@@ -550,7 +550,7 @@ def hash_keys(keys: Any, seed: int = 0, *, name: str = "keys", owner: str | None
 
     Complexity: O(total payload bytes).
     """
-    from ._columns import as_keys
+    from .columns import as_keys
 
     keys = as_keys(keys, name, owner)
     if isinstance(keys, list):

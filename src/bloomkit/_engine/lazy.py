@@ -24,10 +24,10 @@ class _LazyModule:
 
 
 if TYPE_CHECKING:  # type checkers see the module itself, so kernel calls are checked
-    from . import _kernels as kernels
-    from .splitblock import _kernels as splitblock_kernels
+    from ..splitblock import _kernels as splitblock_kernels
+    from . import kernels as kernels
 else:
-    kernels = _LazyModule("bloomkit._kernels")
+    kernels = _LazyModule("bloomkit._engine.kernels")
     splitblock_kernels = _LazyModule("bloomkit.splitblock._kernels")
 
 __all__ = ["extra_hint", "kernels", "require", "splitblock_kernels"]

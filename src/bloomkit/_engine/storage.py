@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ._lazy import kernels as K
-from ._validation import check_choice, check_int
-from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+from .._validation import check_choice, check_int
+from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+from .lazy import kernels as K
 
 __all__ = [
     "ALIGNMENT",

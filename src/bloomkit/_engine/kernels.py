@@ -32,7 +32,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from ._jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, mulhi64, prefetch, splitmix64
+from .jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, mulhi64, prefetch, splitmix64
 
 P1 = U64(11400714785074694791)
 P2 = U64(14029467366897019727)
