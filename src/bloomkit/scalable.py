@@ -147,7 +147,7 @@ def _check_parameters(initial_capacity: int, fpr: float, growth: int, tightening
             f"probes (fpr={fpr!r})", tightening)
 
 
-# the slices, the table the series kernels read them by (bloomkit._kernels.series_test) and
+# the slices, the table the series kernels read them by (bloomkit._engine.kernels.series_test) and
 # the words arrays the table points to: one tuple, replaced whole, so a reader never pairs one
 # slice tuple with another's addresses, and a reader holding it keeps every address valid
 _Series = tuple[tuple[BloomFilter, ...], np.ndarray, tuple[np.ndarray, ...]]
@@ -162,7 +162,7 @@ def _series(slices: tuple[BloomFilter, ...]) -> _Series:
 
 
 def _signed(h1: int) -> int:
-    """The int64 with the bits of the uint64 ``h1`` (what :func:`bloomkit._kernels.series_test_one` takes)."""
+    """The int64 with the bits of the uint64 ``h1`` (what :func:`bloomkit._engine.kernels.series_test_one` takes)."""
     return h1 - (1 << 64) if h1 >> 63 else h1
 
 
@@ -378,7 +378,7 @@ class ScalableBloomFilter(KeyTypesMixin, FilterWatch, Persistable):
     def _insert(self, h: np.ndarray) -> None:
         """Insert hashed keys in order (the caller holds the lock). Only the last slice takes
         keys; the others are full, so a key they report is dropped up front. Then the last
-        slice takes keys until it is full (:func:`bloomkit._kernels.bits_add_new` skips those
+        slice takes keys until it is full (:func:`bloomkit._engine.kernels.bits_add_new` skips those
         whose bits are all set, as :meth:`add` does), the keys left are tested against it, and
         the next slice opens."""
         series = self._series  # replaced only under the lock, which the caller holds

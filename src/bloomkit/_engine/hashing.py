@@ -28,7 +28,7 @@ Hash
 the tag enters through the seed, so batch paths hash the raw buffers of numpy and pyarrow
 arrays without copying. Probe positions are
 ``G_i mod m`` with ``G_i = splitmix64(h1 + (i + 1) * 0x9E3779B97F4A7C15)``, independent of
-``m`` (see :mod:`bloomkit._kernels` for why not double hashing). XXH64 is bit-exact with the reference
+``m`` (see :mod:`bloomkit._engine.kernels` for why not double hashing). XXH64 is bit-exact with the reference
 ``xxhash`` package; nothing depends on ``PYTHONHASHSEED``, the process or the platform.
 
 Batch inputs: Python lists (converted once to one buffer + offsets; lists of ``str`` go
@@ -220,6 +220,9 @@ def encode_key(key: Any, _depth: int = 0) -> tuple[int, bytes]:
     (1, b'ab')
     >>> encode_key(1)
     (4, b'\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00')
+
+    C twin: ``encode`` of ``_speedups.c`` (section "canonical encoding"); kept equal by
+    tests/test_speedups.py::test_single_key_hash_and_encoding_match_python.
     """
     if isinstance(key, str):
         try:
@@ -259,7 +262,7 @@ def encode_key(key: Any, _depth: int = 0) -> tuple[int, bytes]:
 
 
 _C = extension()
-"""The compiled boundary (:mod:`bloomkit._boundary`), or None: single keys and lists of keys are
+"""The compiled boundary (:mod:`bloomkit._engine.boundary`), or None: single keys and lists of keys are
 hashed there when it is active, with the Python :func:`encode_key` for the key types it does
 not encode itself (so both paths share one definition of those)."""
 if _C is not None:
@@ -294,7 +297,11 @@ def hash64(key: Any, seed: int = 0) -> int:
 
 
 def hash64_tag(key: Any, seed: int = 0) -> tuple[int, int]:
-    """(h1, tag) of one key: :func:`hash64` and the key's type tag."""
+    """(h1, tag) of one key: :func:`hash64` and the key's type tag.
+
+    C twin: ``key_hash`` of ``_speedups.c`` (section "canonical encoding"); kept equal by
+    tests/test_speedups.py::test_single_key_hash_and_encoding_match_python.
+    """
     if _C is not None:
         out: tuple[int, int] = _C.hash64_tag(key, seed)
         return out
@@ -457,7 +464,11 @@ def _hash_str_list(keys: Sequence[Any], seed: int) -> np.ndarray | None:
 
 
 def _hash_list(keys: Sequence[Any], seed: int) -> tuple[np.ndarray, int]:
-    """h1 of a list of keys and the mask of their tags."""
+    """h1 of a list of keys and the mask of their tags.
+
+    C twin: ``hash_into`` of ``_speedups.c`` (section "module functions"); kept equal by
+    tests/test_speedups.py::test_list_hashing_matches_python.
+    """
     n = len(keys)
     if n == 0:
         return np.zeros(0, np.uint64), 0
@@ -545,7 +556,7 @@ def key_tags(keys: Any) -> int | None:
 def hash_keys(keys: Any, seed: int = 0, *, name: str = "keys", owner: str | None = None) -> tuple[np.ndarray, int]:
     """h1 of every key of a batch and the mask of their key types (see :func:`key_type_names`).
 
-    The batch goes through the data front door first (:func:`bloomkit._columns.as_keys`:
+    The batch goes through the data front door first (:func:`bloomkit._engine.columns.as_keys`:
     pandas / polars / arrow tables by position, nulls refused naming ``name`` and ``owner``).
 
     Complexity: O(total payload bytes).
@@ -570,7 +581,7 @@ def hash_many(keys: Any, seed: int = 0) -> np.ndarray:
     ----------
     keys : list, tuple, numpy array, pyarrow Array / ChunkedArray, pandas / polars Series, or
         any iterable
-        The keys (through :func:`bloomkit._columns.as_keys`: by position, never by label).
+        The keys (through :func:`bloomkit._engine.columns.as_keys`: by position, never by label).
     seed : int
         The structure's seed.
 

@@ -1,9 +1,9 @@
 """Deferred imports: the numba kernels (so that ``import bloomkit`` does not import numba) and
 the optional dependencies of the extras.
 
-``from ._lazy import kernels as K`` gives an object whose first attribute access imports
-:mod:`bloomkit._kernels` and copies its namespace in; later accesses are plain attribute
-lookups. :func:`require` imports an optional dependency or says which extra installs it.
+``from bloomkit._engine.lazy import kernels as K`` gives an object whose first attribute access
+imports :mod:`bloomkit._engine.kernels` and copies its namespace in; later accesses are plain
+attribute lookups. :func:`require` imports an optional dependency or says which extra installs it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Numba kernels of :mod:`bloomkit.folding` (compiled lazily on first call, cached on disk).
 
 Only the number-theoretic sieves live here (folds are the foundation's BitArray.fold); hashing, bit storage and
-counter storage are the foundation's (:mod:`bloomkit._hashing`, :mod:`bloomkit._storage`).
+counter storage are the foundation's (:mod:`bloomkit._engine.hashing`, :mod:`bloomkit._engine.storage`).
 """
 
 from __future__ import annotations

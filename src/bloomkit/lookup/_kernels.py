@@ -4,7 +4,7 @@ and the Monte Carlo of Algorithms 6 and 7.
 
 Everything is ``np.uint64`` arithmetic; kernels compile on first use and are cached on
 disk (``cache=True``), never at import. Kernels that write a structure's cells (``gf_encode``,
-``gf_write_cell``, ``bl_assign``) are :data:`~bloomkit._jit.jit_mut` (they keep the GIL); the
+``gf_write_cell``, ``bl_assign``) are :data:`~bloomkit._engine.jit.jit_mut` (they keep the GIL); the
 others only read and release it.
 
 Cells of more than 64 bits

@@ -154,7 +154,7 @@ class LookupBase(KeyTypesMixin, Persistable):
         Parameters
         ----------
         keys : list, tuple, numpy, pyarrow, pandas or polars column
-            Through :func:`bloomkit._columns.as_keys` (by position, never by label).
+            Through :func:`bloomkit._engine.columns.as_keys` (by position, never by label).
         default : int or object, optional
             The answer for absent keys: 0 by default (None for str labels). For integer values
             an integer that fits the result's dtype.

@@ -74,7 +74,7 @@ class ParallelBloomFilter(ItemCore, Persistable):
     hash : {"xxh64", "md5"}, keyword-only
         ``"xxh64"`` (default): the package's XXH64 of each attribute value (per-attribute seed)
         and the foundation's probe positions ``G_j mod m`` (q independent SplitMix64 words, as
-        :func:`bloomkit._hashing.positions`); ``"md5"``: the paper's MD5 split into 32-bit
+        :func:`bloomkit._engine.hashing.positions`); ``"md5"``: the paper's MD5 split into 32-bit
         words mod m (Section 6.2). See :mod:`bloomkit.multiattr.hashing`. (``hash_function``
         is the deprecated name.)
     seed : int, keyword-only
@@ -98,7 +98,7 @@ class ParallelBloomFilter(ItemCore, Persistable):
     one GIL-holding kernel for the p*q counters, the table's slots and its counts, and still
     takes the lock: another mutation may be growing the table (its rehash kernel releases the
     GIL) or replacing the contents (``clear``, ``|=``). With the compiled boundary
-    (:mod:`bloomkit._boundary`) a tuple item is hashed, then its counters and table slot are
+    (:mod:`bloomkit._engine.boundary`) a tuple item is hashed, then its counters and table slot are
     updated under the lock in one C call that holds the GIL. Queries take no lock: they release the
     GIL and read the table's slot arrays as one consistent pair, so an item whose add returned
     is always found. ``copy``, ``union``, ``intersection``, ``to_bytes`` and ``save`` read a
@@ -341,7 +341,7 @@ class ParallelBloomFilter(ItemCore, Persistable):
 
     def _core_rebind(self) -> None:
         """Bind the counters and the verification table to the compiled ``add`` / ``in``
-        (:mod:`bloomkit._boundary`): called by them whenever the counter array or the table's
+        (:mod:`bloomkit._engine.boundary`): called by them whenever the counter array or the table's
         arrays are not the ones bound (checked here as the kernels need them)."""
         if not self._one_item:  # MD5 material: the Python methods
             self._item_bind(KIND_PYTHON, None, None, 0, 0, 0, 0, (), None, None, 0, 0.0)

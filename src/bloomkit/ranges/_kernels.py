@@ -412,7 +412,11 @@ def _probes_set(words: np.ndarray, h1: np.uint64, count: int, m: np.uint64, M: n
 
 @jit_read
 def key_in_words(words: np.ndarray, m: int, h1: np.uint64, count: int) -> bool:
-    """A text point query: the first ``count`` (k) probe bits of one key's h1 all set."""
+    """A text point query: the first ``count`` (k) probe bits of one key's h1 all set.
+
+    C twin: ``PointTest.test`` of ``_speedups.c`` (section "PointTest"); kept equal by
+    tests/test_single_items.py::test_point_query_equals_the_record_path.
+    """
     mu = np.uint64(m)
     return _probes_set(words, h1, count, mu, reducer(mu))
 
@@ -422,7 +426,11 @@ def point_in_words(words: np.ndarray, m: int, prefix: np.ndarray, first: int, d:
                    last: int, seed: np.uint64, pairs: np.ndarray) -> bool:
     """A numeric point query (Figures 2-4): the keys ``prefix + decimal(first + t d)`` of the
     groups g .. g + r of the value (``nkeys`` = r + 1), hashed as :func:`int_key_hashes`; key t
-    needs its first s probe bits set, the last key its first ``last`` = k - r s."""
+    needs its first s probe bits set, the last key its first ``last`` = k - r s.
+
+    C twin: ``PointTest.test`` of ``_speedups.c`` (section "PointTest"); kept equal by
+    tests/test_single_items.py::test_point_query_equals_the_record_path.
+    """
     mu = np.uint64(m)
     M = reducer(mu)
     h = int_key_hashes(prefix, first + np.arange(nkeys, dtype=np.int64) * d, seed, pairs)

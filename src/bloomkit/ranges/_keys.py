@@ -1,7 +1,7 @@
 """Hashed positions of "name:value" keys: the shared XXH64 probes or SHA-512 (Section V).
 
 ``HASH_XXH64`` (default): ``h1 = XXH64("name:value")`` of the foundation
-(:mod:`bloomkit._hashing`, UTF-8 string keys) and the foundation's probe positions
+(:mod:`bloomkit._engine.hashing`, UTF-8 string keys) and the foundation's probe positions
 ``G_i mod m`` (SplitMix64 of h1); position ``i`` of a key does not depend on how many positions are drawn, so
 the first ``s`` positions of a key are the same whether s or k are drawn.
 

@@ -6,7 +6,7 @@ Two inputs become one :class:`RecordBatch` (what :meth:`RangeBloomFilter.insert_
 * **records**: an iterable of mappings ``{name: value}`` (a text, a number, a ``(lo, hi)``
   pair or a ``range``); a record may leave attributes out.
 * **a table** (pandas / polars DataFrame, pyarrow Table / RecordBatch, a mapping of columns, a
-  numpy structured array), read **by column name** through :func:`bloomkit._columns.as_table`
+  numpy structured array), read **by column name** through :func:`bloomkit._engine.columns.as_table`
   (never by position or pandas label: a reordered or re-indexed DataFrame gives the same
   answers). A text attribute is a column named after it. A numeric attribute is either one
   column named after it (points, or ``(lo, hi)`` pairs where the column holds Python objects)

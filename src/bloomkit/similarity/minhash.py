@@ -91,7 +91,7 @@ class MinHasher:
     Notes
     -----
     Thread safety: immutable after construction; ``signatures`` runs on the threads of
-    :mod:`bloomkit._parallel` (``BLOOMKIT_NUM_THREADS``) and may be called from several threads.
+    :mod:`bloomkit._engine.parallel` (``BLOOMKIT_NUM_THREADS``) and may be called from several threads.
     """
 
     PARAMS: ClassVar[Spec] = {"num_perm": NUM_PERM, "shingle": SHINGLES, "ngram": NGRAM, "method": METHODS,
@@ -170,7 +170,7 @@ class MinHasher:
         rules). Row i is all :data:`EMPTY` for a text without shingles.
 
         Complexity: O(total bytes + shingles * K) ("kway") or O(total bytes + n K) ("oph"),
-        over the threads of :mod:`bloomkit._parallel`.
+        over the threads of :mod:`bloomkit._engine.parallel`.
         """
         from .._engine.parallel import map_ranges, ranges
         from . import _minhash_kernels as MK

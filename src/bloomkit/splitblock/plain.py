@@ -276,7 +276,7 @@ def plain_source(
     name: str = "values", owner: str = "plain_values",
 ) -> tuple[Any, Callable[[Any], np.ndarray], int]:
     """(PLAIN values, slice -> hashes, key tag mask): the chunked source of a Parquet-mode
-    batch (see :func:`bloomkit._parallel.hash_source`)."""
+    batch (see :func:`bloomkit._engine.parallel.hash_source`)."""
     phys = plain_values(values, physical_type, type_length, arrow_type, name=name, owner=owner)
     return phys, lambda part: _hash_plain(part, physical_type), _tags(values, physical_type)
 

@@ -1,7 +1,7 @@
 """What the static membership filters share: the membership protocol minus every change after
 the build (``add``, ``update``, ``|`` raise :class:`UpdateNotSupportedError`), batch queries
 hashed and tested a chunk at a time on several threads, key types, and the build's front door
-(keys through :func:`bloomkit._columns.as_keys`, hashed by :func:`bloomkit._hashing.hash_keys`,
+(keys through :func:`bloomkit._engine.columns.as_keys`, hashed by :func:`bloomkit._engine.hashing.hash_keys`,
 empty input refused, repeated keys kept once).
 """
 
