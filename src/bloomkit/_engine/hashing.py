@@ -221,8 +221,7 @@ def encode_key(key: Any, _depth: int = 0) -> tuple[int, bytes]:
     >>> encode_key(1)
     (4, b'\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00')
 
-    C twin: ``encode`` of ``_speedups.c`` (section "canonical encoding"); kept equal by
-    tests/test_speedups.py::test_single_key_hash_and_encoding_match_python.
+    C twin: ``encode`` of _speedups.c, section "canonical encoding".
     """
     if isinstance(key, str):
         try:
@@ -299,9 +298,7 @@ def hash64(key: Any, seed: int = 0) -> int:
 def hash64_tag(key: Any, seed: int = 0) -> tuple[int, int]:
     """(h1, tag) of one key: :func:`hash64` and the key's type tag.
 
-    C twin: ``key_hash`` of ``_speedups.c`` (section "canonical encoding"); kept equal by
-    tests/test_speedups.py::test_single_key_hash_and_encoding_match_python.
-    """
+    C twin: ``key_hash`` of _speedups.c, section "canonical encoding"."""
     if _C is not None:
         out: tuple[int, int] = _C.hash64_tag(key, seed)
         return out
@@ -466,9 +463,7 @@ def _hash_str_list(keys: Sequence[Any], seed: int) -> np.ndarray | None:
 def _hash_list(keys: Sequence[Any], seed: int) -> tuple[np.ndarray, int]:
     """h1 of a list of keys and the mask of their tags.
 
-    C twin: ``hash_into`` of ``_speedups.c`` (section "module functions"); kept equal by
-    tests/test_speedups.py::test_list_hashing_matches_python.
-    """
+    C twin: ``hash_into`` of _speedups.c, section "module functions"."""
     n = len(keys)
     if n == 0:
         return np.zeros(0, np.uint64), 0

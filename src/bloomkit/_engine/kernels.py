@@ -700,10 +700,7 @@ def counters_dec_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) 
 def counters_inc_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k: int, m: np.uint64) -> bool:
     """Counting Bloom filter insert of every key; True if any counter saturated.
 
-    C twin: ``core_insert`` of ``_speedups.c`` (section "FilterCore"); kept equal by
-    tests/test_speedups.py::test_single_keys_set_the_bits_of_the_python_path and
-    ::test_counters_saturate_alike.
-    """
+    C twin: ``core_insert`` of _speedups.c, section "FilterCore"."""
     M = reducer(m)
     over = False
     for r in range(h1.shape[0]):
@@ -722,9 +719,7 @@ def counters_inc_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k:
 def counters_test_h1(arr: np.ndarray, width: int, h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
     """True where all k counters of a key are non-zero.
 
-    C twin: ``core_test`` of ``_speedups.c`` (section "FilterCore"); kept equal by
-    tests/test_speedups.py::test_single_keys_set_the_bits_of_the_python_path.
-    """
+    C twin: ``core_test`` of _speedups.c, section "FilterCore"."""
     M = reducer(m)
     n = h1.shape[0]
     out = np.empty(n, dtype=np.bool_)
@@ -833,9 +828,7 @@ def _ascii_hash(key: str, seed: np.uint64) -> np.uint64:
 def bits_add_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64) -> None:
     """Set the k probe bits of one key given its canonical payload and tag seed.
 
-    C twin: ``core_insert`` of ``_speedups.c`` (section "FilterCore"); kept equal by
-    tests/test_speedups.py::test_single_keys_set_the_bits_of_the_python_path.
-    """
+    C twin: ``core_insert`` of _speedups.c, section "FilterCore"."""
     _set_probes(words, xxh64(payload, 0, len(payload), seed), k, m)
 
 
@@ -843,9 +836,7 @@ def bits_add_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: 
 def bits_test_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64) -> bool:
     """True if all k probe bits of one key are set.
 
-    C twin: ``core_test`` of ``_speedups.c`` (section "FilterCore"); kept equal by
-    tests/test_speedups.py::test_single_keys_set_the_bits_of_the_python_path.
-    """
+    C twin: ``core_test`` of _speedups.c, section "FilterCore"."""
     return _test_probes(words, xxh64(payload, 0, len(payload), seed), k, m)
 
 

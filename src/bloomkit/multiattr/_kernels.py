@@ -321,8 +321,7 @@ def pbf_add_item(data: np.ndarray, width: int, maxval: int, h1: np.ndarray, q: i
     Returns -1 with nothing changed when the table is full or must grow first (above
     :data:`TABLE_MAX_LOAD`), else 1 if a counter saturated, else 0.
 
-    C twin: ``item_insert`` of ``_speedups.c`` (section "ItemCore"); kept equal by
-    tests/test_single_items.py::test_single_adds_equal_the_batch_path.
+    C twin: ``item_insert`` of _speedups.c, section "ItemCore".
     """
     if stats[2] >= TABLE_MAX_ITEMS or stats[0] + 1 > TABLE_MAX_LOAD * keys.shape[0]:
         return -1
@@ -355,8 +354,7 @@ def pbf_contains_item(data: np.ndarray, width: int, h1: np.ndarray, q: int, m: i
     """The two-step check of Fig. 3 for one item of p h1 values, in one call: all p*q
     counters non-zero, then V_a with a positive count in the table.
 
-    C twin: ``item_test`` of ``_speedups.c`` (section "ItemCore"); kept equal by
-    tests/test_single_items.py::test_single_adds_equal_the_batch_path.
+    C twin: ``item_test`` of _speedups.c, section "ItemCore".
     """
     mu = U64(m)
     M = K.reducer(mu)

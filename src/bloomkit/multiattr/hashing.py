@@ -145,9 +145,7 @@ def hash_material(columns: Sequence[Any], hash_name: str, seed: int, q: int) -> 
 def _hash_item_into(item: Sequence[Any], seeds: Sequence[int], out: np.ndarray) -> list[int]:
     """:data:`hash_item_into` in Python.
 
-    C twin: ``hash_each`` of ``_speedups.c`` (section "module functions"); kept equal by
-    tests/test_single_items.py::test_single_adds_equal_the_batch_path.
-    """
+    C twin: ``hash_each`` of _speedups.c, section "module functions"."""
     masks = []
     for i, (v, s) in enumerate(zip(item, seeds, strict=True)):
         h, tag = hash64_tag(v, s)

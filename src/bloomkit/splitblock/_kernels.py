@@ -103,9 +103,7 @@ def native_test(words: np.ndarray, h: np.ndarray, B: np.uint64) -> np.ndarray:
 def native_add_one(words: np.ndarray, h: np.uint64, B: np.uint64) -> None:
     """Insert one hash (keeps the GIL).
 
-    C twin: ``core_insert`` of ``_speedups.c`` (section "FilterCore"); kept equal by
-    tests/test_speedups.py::test_single_keys_set_the_bits_of_the_python_path.
-    """
+    C twin: ``core_insert`` of _speedups.c, section "FilterCore"."""
     base = fastmod(h, B, reducer(B)) << U64(3)
     g = splitmix64(h + GOLDEN)
     for i in range(NATIVE_WORDS):
@@ -116,9 +114,7 @@ def native_add_one(words: np.ndarray, h: np.uint64, B: np.uint64) -> None:
 def native_test_one(words: np.ndarray, h: np.uint64, B: np.uint64) -> bool:
     """Membership of one hash.
 
-    C twin: ``core_test`` of ``_speedups.c`` (section "FilterCore"); kept equal by
-    tests/test_speedups.py::test_single_keys_set_the_bits_of_the_python_path.
-    """
+    C twin: ``core_test`` of _speedups.c, section "FilterCore"."""
     base = fastmod(h, B, reducer(B)) << U64(3)
     g = splitmix64(h + GOLDEN)
     acc = U64(1)
