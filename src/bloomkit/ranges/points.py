@@ -108,8 +108,7 @@ class PointProbe:
 
         Complexity: O(k) probes, (r + 1) key hashes.
 
-        C twin: ``PointTest.test`` of ``_speedups.c`` (section "PointTest"); kept equal by
-        tests/test_single_items.py::test_point_query_equals_the_record_path.
+        C twin: ``PointTest.test`` of _speedups.c, section "PointTest".
         """
         tp = type(value)
         if isinstance(self.attr, Text):
