@@ -23,10 +23,10 @@ from bloomkit import (
     IncompatibleFiltersError,
     InvalidParameterError,
     SplitBlockBloomFilter,
-    _parallel,
     parquet,
     splitblock,
 )
+from bloomkit._engine import parallel as _parallel
 from bloomkit._engine.hashing import hash_many
 from bloomkit._engine.lazy import kernels as K
 from bloomkit._engine.lazy import splitblock_kernels as SK

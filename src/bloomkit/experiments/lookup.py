@@ -52,17 +52,17 @@ def _table(quick: bool, n_absent: int) -> tuple[NgramTable, str]:
                       num_absent=n_absent, seed=20091)
 
 
-def _data(quick: bool) -> tuple[NgramTable, str]:
+def load_data(quick: bool) -> tuple[NgramTable, str]:
     return _table(quick, 1_000_000 if quick else 4_000_000)
 
 
-def _head(t: NgramTable, n: int) -> tuple[Any, np.ndarray]:
+def head_of(t: NgramTable, n: int) -> tuple[Any, np.ndarray]:
     n = min(n, len(t))
     keys = t.keys.slice(0, n) if hasattr(t.keys, "slice") else t.keys[:n]
     return keys, t.values[:n]
 
 
-def _ns(seconds: float, n: int) -> float:
+def ns_per_op(seconds: float, n: int) -> float:
     return seconds / n * 1e9
 
 
@@ -135,8 +135,8 @@ def fig32(quick: bool, rng: np.random.Generator) -> ExperimentResult:
     ]
     p_hat, e, p = P.choose_error_bits(V, EO)
     n = 100_000 if quick else 3_700_000
-    t, note = _data(quick)
-    keys, vals = _head(t, n)
+    t, note = load_data(quick)
+    keys, vals = head_of(t, n)
     gf = GeometricFilter.build(keys, vals, value_bits=V, fpr=EO)
 
     load1 = float(gf.table_load_factors()[0])
@@ -183,8 +183,8 @@ def fig33(quick: bool, rng: np.random.Generator) -> ExperimentResult:
     g = P.geometric_parameters(N_THESIS, V, EO, 1)
     sizes = P.table_sizes(N_THESIS, g.storage_ratio, g.load_factor, g.num_tables)
     n = 300_000 if quick else 3_700_000
-    t, note = _data(quick)
-    keys, vals = _head(t, n)
+    t, note = load_data(quick)
+    keys, vals = head_of(t, n)
     n = len(vals)
     gf = GeometricFilter.build(keys, vals, value_bits=V, fpr=EO, storage_ratio=g.storage_ratio)
     tried = gf.trying_set_sizes()
@@ -289,10 +289,10 @@ def fig34(quick: bool, rng: np.random.Generator) -> ExperimentResult:
 
 
 @lru_cache(maxsize=2)
-def _table41(quick: bool, seed: int) -> tuple[list[dict[str, Any]], str, int, int]:
+def table41_runs(quick: bool, seed: int) -> tuple[list[dict[str, Any]], str, int, int]:
     n = 200_000 if quick else 3_700_000
-    t, note = _data(quick)
-    keys, vals = _head(t, n)
+    t, note = load_data(quick)
+    keys, vals = head_of(t, n)
     n = len(vals)
     absent = t.absent
     rows = []
@@ -325,7 +325,7 @@ def _table41(quick: bool, seed: int) -> tuple[list[dict[str, Any]], str, int, in
             "overflow_paper_4e8": ovf_paper, "overflow_ours": gf.overflow_size,
             "exhausted_ours": int(gf.build_stats()["exhausted"]),
             "overflow_model_ours": ovf_model, "overflow_model_4e8": ovf_model_4e8,
-            "probes_per_key_positive": pos_probes / n, "neg_query_ns_per_key": _ns(t_neg, len(absent)),
+            "probes_per_key_positive": pos_probes / n, "neg_query_ns_per_key": ns_per_op(t_neg, len(absent)),
             "num_keys": n, "bits_per_key": gf.bits_per_key(),
         })
     return rows, note, n, len(absent)
@@ -334,7 +334,7 @@ def _table41(quick: bool, seed: int) -> tuple[list[dict[str, Any]], str, int, in
 @experiment("001-table4.1", title="Per k: p, E, r, N, allowed vs measured e_o, overflow count",
             source="doc 001, Table 4.1, Sections 4.2-4.3")
 def table41(quick: bool, rng: np.random.Generator) -> ExperimentResult:
-    rows, note, n, na = _table41(quick, 7)
+    rows, note, n, na = table41_runs(quick, 7)
     comps = []
     for r in rows:
         k = r["k"]

@@ -17,7 +17,7 @@ from ..lookup import BloomierFilter, GeometricFilter
 from ..lookup import params as P
 from ..lookup.data import NgramTable, zipf_table
 from . import figures as F
-from .lookup import EO, N_THESIS, P_EX, V, _data, _head, _ns, _table41
+from .lookup import EO, N_THESIS, P_EX, V, head_of, load_data, ns_per_op, table41_runs
 from .registry import Comparison, ExperimentResult, Measure, Timing, experiment
 
 T42 = {  # k: seconds for 1st scan, 2nd scan, test, not-test at |S| = 4e8
@@ -38,7 +38,7 @@ def _warm_up(t: NgramTable) -> None:
     timings: builds of every k with the full second scan, one with a 5-bit fingerprint
     (invalidated cells, the targeted rescan, overflow entries), batch queries on several threads
     (a batch big enough to split)."""
-    keys, vals = _head(t, 70_000)
+    keys, vals = head_of(t, 70_000)
     for k in range(1, 7):
         GeometricFilter.build(keys, vals, value_bits=V, fpr=EO, num_hashes=k, rescan="full").get_many(keys)
     g = GeometricFilter.build(keys, vals % 255 + 1, value_bits=8, error_bits=5, fpr=2.0**-5)
@@ -49,7 +49,7 @@ def _warm_up(t: NgramTable) -> None:
 
 @lru_cache(maxsize=2)
 def _timing_runs(quick: bool, seed: int) -> tuple[list[dict[str, Any]], str]:
-    t, note = _data(quick)
+    t, note = load_data(quick)
     sizes_real = [100_000, 200_000, 400_000] if quick else [500_000, 1_000_000, 2_000_000, len(t)]
     sizes_zipf = [] if quick else [5_000_000, 10_000_000, 20_000_000, 50_000_000]
     ks = range(1, 7)
@@ -77,7 +77,7 @@ def _timing_runs(quick: bool, seed: int) -> tuple[list[dict[str, Any]], str]:
             rows.append({"data": data, "structure": "geometric", "k": k, "num_keys": n, "N": gf.num_tables, "r": gf.storage_ratio,
                          "encode_s": enc, "scan1_s": st["scan1_seconds"], "scan2_s": st["scan2_seconds"],
                          "pos_query_s": tpos, "neg_query_s": tneg, "absent_probes": na,
-                         "encode_ns_per_key": _ns(enc, n), "pos_ns_per_key": _ns(tpos, n), "neg_ns_per_key": _ns(tneg, na),
+                         "encode_ns_per_key": ns_per_op(enc, n), "pos_ns_per_key": ns_per_op(tpos, n), "neg_ns_per_key": ns_per_op(tneg, na),
                          "bits_per_key": gf.bits_per_key(), "fpr_measured": fp / na, "fpr_predicted": gf.predicted_fpr(),
                          "probes_pos": pos_probes / n, "probes_neg": neg_probes / na, "all_exact": ok})
         t0 = time.perf_counter()
@@ -93,13 +93,13 @@ def _timing_runs(quick: bool, seed: int) -> tuple[list[dict[str, Any]], str]:
         fp = int((got != 0).sum())
         rows.append({"data": data, "structure": "bloomier", "k": 3, "num_keys": n, "N": 1, "r": bf.num_cells / n, "encode_s": enc,
                      "pos_query_s": tpos, "neg_query_s": tneg, "absent_probes": na,
-                     "encode_ns_per_key": _ns(enc, n), "pos_ns_per_key": _ns(tpos, n), "neg_ns_per_key": _ns(tneg, na),
+                     "encode_ns_per_key": ns_per_op(enc, n), "pos_ns_per_key": ns_per_op(tpos, n), "neg_ns_per_key": ns_per_op(tneg, na),
                      "bits_per_key": bf.bits_per_key(), "fpr_measured": fp / na, "fpr_predicted": bf.predicted_fpr(),
                      "all_exact": ok})
 
     _warm_up(t)
     for n in sizes_real:
-        keys, vals = _head(t, n)
+        keys, vals = head_of(t, n)
         run("trigrams", keys, vals, t.absent, ks)
     for n in sizes_zipf:
         z = zipf_table(n, seed=seed, num_absent=min(n, 5_000_000))
@@ -219,10 +219,10 @@ def table42(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         r = next(x for x in rows if x["data"] == "trigrams" and x["num_keys"] == big and x["k"] == k and x["structure"] == "geometric")
         pk = T42[k]
         row = {"k": k, "num_keys": big,
-               "scan1_ns_per_key": _ns(r["scan1_s"], big), "scan2_ns_per_key": _ns(r["scan2_s"], big),
+               "scan1_ns_per_key": ns_per_op(r["scan1_s"], big), "scan2_ns_per_key": ns_per_op(r["scan2_s"], big),
                "test_ns_per_key": r["pos_ns_per_key"], "not_test_ns_per_key": r["neg_ns_per_key"],
-               "paper_scan1_ns_per_key": _ns(pk[0], N_THESIS), "paper_scan2_ns_per_key": _ns(pk[1], N_THESIS),
-               "paper_test_ns_per_key": _ns(pk[2], N_THESIS), "paper_not_test_ns_per_key": _ns(pk[3], N_THESIS)}
+               "paper_scan1_ns_per_key": ns_per_op(pk[0], N_THESIS), "paper_scan2_ns_per_key": ns_per_op(pk[1], N_THESIS),
+               "paper_test_ns_per_key": ns_per_op(pk[2], N_THESIS), "paper_not_test_ns_per_key": ns_per_op(pk[3], N_THESIS)}
         out.append(row)
         comps.append(Comparison(f"not-test / test (k={k})", paper=pk[3] / pk[2],
                                 measured=Timing(row["not_test_ns_per_key"] / row["test_ns_per_key"])))
@@ -265,7 +265,7 @@ def table42(quick: bool, rng: np.random.Generator) -> ExperimentResult:
 
 @experiment("001-table4.3", title="Tradeoff between N and k", source="doc 001, Table 4.3, Section 4.5")
 def table43(quick: bool, rng: np.random.Generator) -> ExperimentResult:
-    rows41, note, n, na = _table41(quick, 7)
+    rows41, note, n, na = table41_runs(quick, 7)
     out = []
     comps = []
     for r in rows41:

@@ -44,7 +44,7 @@ def _signs(rng: np.random.Generator, n: int, step: float = NEAR_STEP) -> np.ndar
     return step * rng.choice(np.array([-1.0, 1.0]), size=(n, D))
 
 
-def _seed(rng: np.random.Generator) -> int:
+def fresh_seed(rng: np.random.Generator) -> int:
     return int(rng.integers(0, 2**62))
 
 
@@ -71,7 +71,7 @@ def _dist(X: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return out
 
 
-def _seconds_each(fn: Any, args: Any) -> float:
+def seconds_each(fn: Any, args: Any) -> float:
     """Mean wall time of ``fn(a)`` over the ``a`` in ``args``, after one untimed warm-up call
     (the first call of a kernel compiles or loads it: that is never timed as work)."""
     fn(args[0])
@@ -94,7 +94,7 @@ INDEPENDENT = "the independent MLBF (numpy, written from Sections 3-5; its own p
 
 
 
-def _line_plot(rows: list[dict[str, Any]], x: str, series: str, ys: list[tuple[str, str, str]],
+def line_plot(rows: list[dict[str, Any]], x: str, series: str, ys: list[tuple[str, str, str]],
                title: str, logy: bool = False, panels: str | None = None,
                doc: list[tuple[Any, float, float]] | None = None, doc_label: str = "document") -> Any:
     """One curve per (series value, column): ``ys`` holds (column, matplotlib style, label), the
@@ -264,7 +264,7 @@ def _collision_table(quick: bool, rng: np.random.Generator, near: bool) -> Exper
         comps.extend(_section64(quick, rng))
     return ExperimentResult(
         rows=rows, comparisons=comps,
-        plot=_line_plot(rows, "w", "distance", [("p_theory_closed", "-", "model: Theorem 1"),
+        plot=line_plot(rows, "w", "distance", [("p_theory_closed", "-", "model: Theorem 1"),
                                                  ("p_measured", "o", "measured: p (same a)"),
                                                  ("p_cross_theory", "--", "model: Theorem 2"),
                                                  ("p_cross_measured", "x", "measured: p' (a1, a2)")],
@@ -295,7 +295,7 @@ def _section64(quick: bool, rng: np.random.Generator) -> list[Comparison]:
     for _ in range(reps):
         X = _uniform(rng, 100)
         f = MLBFStar(D, sp.w, num_levels=3, and_width=5, or_count=sp.or_count, verify_bits=65536, verify_hashes=4,
-                     seed=_seed(rng), domain=DOMAIN)
+                     seed=fresh_seed(rng), domain=DOMAIN)
         f.add_many(X)
         hits.append(int(f.query_many(_uniform(rng, nq), 2).sum()))
         trials.append(nq)
@@ -356,9 +356,9 @@ def fig7(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         k2 = optimal_num_hashes(S * n_el, m)
         jv = rng.integers(0, 6, n_el + tests)
         addr = rng.integers(0, 200_001, (n_el + tests, k))
-        mv = MVBF(m, kp, S, seed=_seed(rng))
+        mv = MVBF(m, kp, S, seed=fresh_seed(rng))
         mv.add_many(jv[:n_el], addr[:n_el])
-        bf = BloomFilter(num_bits=m, num_hashes=k2, seed=_seed(rng))
+        bf = BloomFilter(num_bits=m, num_hashes=k2, seed=fresh_seed(rng))
 
         def keys(lv: int, sl: slice, jv: np.ndarray = jv, addr: np.ndarray = addr) -> np.ndarray:
             rowsv = np.column_stack([np.full(len(jv[sl]), lv), jv[sl], addr[sl] >> lv])
@@ -405,7 +405,7 @@ def fig7(quick: bool, rng: np.random.Generator) -> ExperimentResult:
                                      + "; ".join(above) + ")") if above else ""))
     return ExperimentResult(
         rows=rows, comparisons=comps,
-        plot=_line_plot(rows, "level", "panel", [("mvbf_fpr_theorem7", "-", "model: Theorem 7"),
+        plot=line_plot(rows, "level", "panel", [("mvbf_fpr_theorem7", "-", "model: Theorem 7"),
                                                   ("mvbf_fpr_model_seed", ":", "model: Theorem 7, this seed's suffix bits"),
                                                   ("mvbf_fpr_measured", "o", "measured: MVBF"),
                                                   ("bf_fpr_measured", "x", "measured: naive BF")],
@@ -450,7 +450,7 @@ def _vlbf(quick: bool, rng: np.random.Generator, fnr: bool) -> ExperimentResult:
             model_vals = []
             for _ in range(reps):
                 X = _uniform(rng, n)
-                f = _filled(MLBF, X, w, 1, _seed(rng))
+                f = _filled(MLBF, X, w, 1, fresh_seed(rng))
                 g = _independent(X, w, 1, rng)
                 if fnr:
                     Q = X[rng.integers(0, n, nq)] + _signs(rng, nq)
@@ -477,7 +477,7 @@ def _vlbf(quick: bool, rng: np.random.Generator, fnr: bool) -> ExperimentResult:
              for r in rows if r["w"] in (0.2, 0.6, 1.0)]
     return ExperimentResult(
         rows=rows, comparisons=comps,
-        plot=_line_plot(rows, "w", "n", [("model", "-", f"model: Theorem {thm}"), ("measured", "o", "measured: bloomkit"),
+        plot=line_plot(rows, "w", "n", [("model", "-", f"model: Theorem {thm}"), ("measured", "o", "measured: bloomkit"),
                                           ("independent", "x", "measured: independent MLBF")],
                         f"VLBF {name} without MVBF"),
         notes=(f"k = {K}, L = {L}, m = 2^20 (not printed in the paper), n in {ns}; {reps} rebuilt "
@@ -525,7 +525,7 @@ def fig10(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         ext: list[list[float]] = [[] for _ in range(S)]
         for rep in range(reps):
             X = _uniform(rng, n)
-            f = _filled(MLBF, X, w, S, _seed(rng))
+            f = _filled(MLBF, X, w, S, fresh_seed(rng))
             Q = _uniform(rng, nq)
             Qm = Q[: max(1, n_model // reps)]
             dist = _dist(X, Qm)
@@ -557,7 +557,7 @@ def fig10(quick: bool, rng: np.random.Generator) -> ExperimentResult:
             + "model: Theorem 8 (exact OR form, alpha of Theorem 5 per query)"))
     return ExperimentResult(
         rows=rows, comparisons=comps,
-        plot=_line_plot(rows, "w", "level", [("model_theorem8", "-", "model: Theorem 8"),
+        plot=line_plot(rows, "w", "level", [("model_theorem8", "-", "model: Theorem 8"),
                                               ("measured", "o", "measured: bloomkit"),
                                               ("independent", "x", "measured: independent MLBF")],
                         "MLBF FPR", logy=True, doc=[(0, 2.5, 6.6e-4)], doc_label="document: 6.6e-4 (w = 2.5, level 0)"),
@@ -587,7 +587,7 @@ def _mlbf_fnr(quick: bool, rng: np.random.Generator, two: bool) -> ExperimentRes
             else:  # distinct objects: each query has exactly one close object
                 X = _uniform(rng, n)
                 Q = X[rng.permutation(n)[:nq]] + _signs(rng, nq)
-            f = _filled(MLBF, X, w, S, _seed(rng))
+            f = _filled(MLBF, X, w, S, fresh_seed(rng))
             dist = _dist(X, Q[:5])
             if w in _CHECKED:  # the independent MLBF where the report compares
                 g = _independent(X, w, S, rng)
@@ -623,7 +623,7 @@ def _mlbf_fnr(quick: bool, rng: np.random.Generator, two: bool) -> ExperimentRes
     doc = [(0, 0.25, 0.95), (0, 2.5, 2.0e-3)] if not two else None
     return ExperimentResult(
         rows=rows, comparisons=comps,
-        plot=_line_plot(rows, "w", "level", [("model", "-", f"model: Theorem {thm}"), ("measured", "o", "measured: bloomkit"),
+        plot=line_plot(rows, "w", "level", [("model", "-", f"model: Theorem {thm}"), ("measured", "o", "measured: bloomkit"),
                                               ("independent", "x", "measured: independent MLBF")],
                         f"MLBF FNR ({2 if two else 1} close object{'s' if two else ''})", logy=True, doc=doc,
                         doc_label="document: 0.95 (w = 0.25), 2e-3 (w = 2.5), level 0"),
@@ -668,7 +668,7 @@ def fig13(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         model = np.zeros(S)
         for rep in range(reps):
             X = _uniform(rng, n)
-            seed = _seed(rng)
+            seed = fresh_seed(rng)
             a = _filled(MLBF, X, w, S, seed)
             b = _filled(MLBFStar, X, w, S, seed)
             Q = _uniform(rng, nq)
@@ -711,7 +711,7 @@ def fig13(quick: bool, rng: np.random.Generator) -> ExperimentResult:
                             measured="yes" if same else "no", note="within 10% at every level, w >= 40"))
     return ExperimentResult(
         rows=rows, comparisons=comps,
-        plot=_line_plot(rows, "w", "level", [("model_theorem11", "-", "model: Theorem 11"),
+        plot=line_plot(rows, "w", "level", [("model_theorem11", "-", "model: Theorem 11"),
                                               ("mlbf_measured", "o", "measured: MLBF"),
                                               ("mlbf_star_measured", "x", "measured: MLBF*"),
                                               ("independent", "+", "measured: independent MLBF*")],

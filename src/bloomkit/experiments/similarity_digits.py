@@ -15,7 +15,7 @@ import numpy as np
 from .._engine.lazy import require
 from ..similarity import LSBF, MLBF, MLBFStar, theory
 from .registry import Comparison, ExperimentResult, Rate, Timing, experiment
-from .similarity import KP, MP, _line_plot, _seconds_each, _seed
+from .similarity import KP, MP, fresh_seed, line_plot, seconds_each
 
 # --------------------------------------------------------------------------------------------
 # Fig 14-16: real digits data
@@ -58,7 +58,7 @@ def fig14(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         fp: dict[tuple[str, int], list[int]] = {(kind, lv): [] for kind in ("MLBF", "MLBF*") for lv in range(S)}
         for _ in range(reps):
             stored, near = _split(rng, zeros)
-            seed = _seed(rng)
+            seed = fresh_seed(rng)
             for kind, cls in (("MLBF", MLBF), ("MLBF*", MLBFStar)):
                 f = cls(64, w, num_levels=S, and_width=KD, or_count=LD, num_bits=1 << 20,
                         verify_bits=MP, verify_hashes=KP, seed=seed, domain=_DIG_DOMAIN)
@@ -90,7 +90,7 @@ def fig14(quick: bool, rng: np.random.Generator) -> ExperimentResult:
                             note="within 2 points + 10% at every w and level"))
     return ExperimentResult(
         rows=rows, comparisons=comps,
-        plot=_line_plot(rows, "w", "level", [("fpr", "-o", "measured: FPR ('1's)"), ("fnr", "--x", "measured: FNR ('0's)")],
+        plot=line_plot(rows, "w", "level", [("fpr", "-o", "measured: FPR ('1's)"), ("fnr", "--x", "measured: FNR ('0's)")],
                         "digits", panels="structure", doc=[(s_, 5.0, 0.08) for s_ in ("MLBF", "MLBF*")]
                         + [(s_, 4.0, 0.07) for s_ in ("MLBF", "MLBF*")],
                         doc_label="document: FPR = FNR = 0.08 (w = 5, level 0), 0.07 (w = 4, level 1)"),
@@ -115,7 +115,7 @@ def fig15(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         acc = {(kind, lv): [0, 0] for kind in ("MLBF*", "LSBF") for lv in range(S)}
         for _ in range(reps):
             stored, near = _split(rng, zeros)
-            seed = _seed(rng)
+            seed = fresh_seed(rng)
             star = MLBFStar(64, w, num_levels=S, and_width=KD, or_count=LD, num_bits=1 << 20,
                             verify_bits=MP, verify_hashes=KP, seed=seed, domain=_DIG_DOMAIN)
             star.add_many(stored)
@@ -132,11 +132,11 @@ def fig15(quick: bool, rng: np.random.Generator) -> ExperimentResult:
                 acc[("LSBF", lv)][1] += int(lsbfs[lv].query_many(ones).sum())
         # time per object: single-object path (as the paper's ms/object) and batch path
         allq = np.vstack([near, ones])
-        timing["MLBF*"].append(_seconds_each(star.query, allq))  # level 0
-        timing["LSBF"].append(_seconds_each(lsbfs[0].query, allq))
+        timing["MLBF*"].append(seconds_each(star.query, allq))  # level 0
+        timing["LSBF"].append(seconds_each(lsbfs[0].query, allq))
         big = np.repeat(allq, 50, axis=0)
-        timing["MLBF*_batch"].append(_seconds_each(star.query_many, [big]) / len(big))
-        timing["LSBF_batch"].append(_seconds_each(lsbfs[0].query_many, [big]) / len(big))
+        timing["MLBF*_batch"].append(seconds_each(star.query_many, [big]) / len(big))
+        timing["LSBF_batch"].append(seconds_each(lsbfs[0].query_many, [big]) / len(big))
         for (kind, lv), (fn, fp) in acc.items():
             rows.append({"structure": kind, "w": w, "level": lv, "width": w * 2**lv,
                          "fnr": fn / (reps * len(near)), "fpr": fp / (reps * len(ones))})
@@ -164,7 +164,7 @@ def fig15(quick: bool, rng: np.random.Generator) -> ExperimentResult:
                             note="Python call overhead dominates a single-object call: shown, not judged"))
     return ExperimentResult(
         rows=rows, comparisons=comps,
-        plot=_line_plot(rows, "w", "level", [("fpr", "-o", "measured: FPR"), ("fnr", "--x", "measured: FNR")], "MLBF* vs LSBF",
+        plot=line_plot(rows, "w", "level", [("fpr", "-o", "measured: FPR"), ("fnr", "--x", "measured: FNR")], "MLBF* vs LSBF",
                         panels="structure"),
         notes=("Digits as in 002-fig14 (load_digits, 1,797-object part of UCI). MLBF*: one filter, "
                f"S = 3, k = {KD}, L = {LD}, k' = {KP}, m' = 65,536. LSBF: one filter per level with "
@@ -195,7 +195,7 @@ def fig16(quick: bool, rng: np.random.Generator) -> ExperimentResult:
         fp_star = fp_lsbf = fn_star = fn_lsbf = 0
         for _ in range(reps):
             stored, near = _split(rng, zeros)
-            seed = _seed(rng)
+            seed = fresh_seed(rng)
             star = MLBFStar(64, 4.0, num_levels=S, and_width=KD, or_count=LD, num_bits=1 << 20,
                             verify_bits=mp_star, verify_hashes=kp_star, seed=seed, domain=_DIG_DOMAIN)
             star.add_many(stored)
@@ -229,7 +229,7 @@ def fig16(quick: bool, rng: np.random.Generator) -> ExperimentResult:
                                model="yes" if grows else "no"))
     return ExperimentResult(
         rows=rows, comparisons=comps,
-        plot=_line_plot(
+        plot=line_plot(
             [dict(r, series="bits") for r in rows], "granularities", "series",
             [("mlbf_star_bits_fixed", "-o", "model: MLBF*, the paper's fixed sizes"),
              ("lsbf_bits_fixed", "-x", "model: S LSBFs, the paper's fixed sizes"),
