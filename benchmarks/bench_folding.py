@@ -26,7 +26,7 @@ import numpy as np
 
 from bloomkit import BloomFilter
 from bloomkit._bench import markdown_table, measure, versions, write_results
-from bloomkit._storage import CounterArray
+from bloomkit._engine.storage import CounterArray
 from bloomkit.folding import (
     FoldableBloomFilter,
     FoldableCountingBloomFilter,

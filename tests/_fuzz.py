@@ -640,7 +640,7 @@ def _refused_allocation(tb: Any) -> bool:
     """A MemoryError raised where bloomkit allocates a structure's cells (the size the caller
     asked for; numpy's message names it)."""
     frames = traceback.extract_tb(tb)
-    return any(f.filename.endswith(os.path.join("bloomkit", "_storage.py")) for f in frames[-3:])
+    return any(f.filename.endswith(os.path.join("bloomkit", "_engine", "storage.py")) for f in frames[-3:])
 
 
 def _through_bloomkit(tb: Any) -> bool:

@@ -351,7 +351,7 @@ def test_threaded_batches_equal_one_thread(monkeypatch, threads):
     import pyarrow as pa
 
     import bloomkit
-    from bloomkit import _parallel
+    from bloomkit._engine import parallel as _parallel
 
     monkeypatch.setattr(_parallel, "MIN_PER_THREAD", 1000)
     n = 10_007
@@ -394,7 +394,7 @@ def test_set_num_threads_validates():
 
 def test_num_threads_environment(monkeypatch):
     import bloomkit
-    from bloomkit import _parallel
+    from bloomkit._engine import parallel as _parallel
 
     try:
         for value, want in (("3", 3), (" 1 ", 1)):

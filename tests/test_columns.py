@@ -1,4 +1,4 @@
-"""The data front door (bloomkit._columns): every input kind, by position, nulls refused by name,
+"""The data front door (bloomkit._engine.columns): every input kind, by position, nulls refused by name,
 exact key types; and through BloomFilter, answers compared with a Python set."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 from bloomkit import BloomFilter, CountingBloomFilter, InvalidParameterError
-from bloomkit._columns import as_keys, as_matrix, as_table, as_values, take
-from bloomkit._hashing import hash64, hash_keys, hash_many, key_type_names
+from bloomkit._engine.columns import as_keys, as_matrix, as_table, as_values, take
+from bloomkit._engine.hashing import hash64, hash_keys, hash_many, key_type_names
 
 WORDS = [f"word-{i}-é" if i % 7 == 0 else f"word-{i}" for i in range(3000)]
 INTS = list(range(-1500, 1500))

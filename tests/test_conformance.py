@@ -157,7 +157,7 @@ def test_shared_protocol(tag):
 
 def test_load_budget_refuses_a_small_file_declaring_a_huge_structure():
     """A file of N bytes never makes the storage layer allocate more than the documented budget."""
-    from bloomkit._storage import aligned_zeros, load_budget
+    from bloomkit._engine.storage import aligned_zeros, load_budget
 
     with load_budget(1000), pytest.raises(FormatError, match="would allocate"):
         aligned_zeros(1 << 30, np.uint8)

@@ -481,7 +481,7 @@ def test_a_damaged_or_foreign_shard_inside_the_container_is_a_format_error():
 
 
 def test_nested_loads_spend_their_parents_budget():
-    from bloomkit._storage import load_budget, reserve
+    from bloomkit._engine.storage import load_budget, reserve
 
     with load_budget(1000), pytest.raises(FormatError, match="would allocate"):
         with load_budget(10**9):  # an inner file cannot grant more than the outer has left

@@ -36,7 +36,7 @@ def test_dask(monkeypatch):
     ("markdown_it", lambda: __import__("bloomkit.experiments.report", fromlist=["_"])._html([], None)),
     ("pybloom_live", lambda: __import__("bloomkit.experiments.folding", fromlist=["_"])._sbf_bytes_and_rate(
         np.arange(3), np.arange(3, 6), 10, 0.01)),
-    ("sklearn", lambda: __import__("bloomkit.experiments.similarity", fromlist=["_"])._digits()),
+    ("sklearn", lambda: __import__("bloomkit.experiments.similarity_digits", fromlist=["_"])._digits()),
 ])
 def test_experiments(monkeypatch, module, call):
     _missing(monkeypatch, module, *(f"{module}.{sub}" for sub in ("datasets",) if module == "sklearn"))

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bloomkit import InvalidParameterError
-from bloomkit import _hashing as H
-from bloomkit import _kernels as K
+from bloomkit._engine import hashing as H
+from bloomkit._engine import kernels as K
 
 GOLDEN = [  # (key, h1 with seed 0, h1 with seed 12345): pinned, never to change
     ("", 14138100816866770944, 11761527706698556579),
@@ -249,7 +249,7 @@ def test_batch_equals_single_property(keys):
 
 
 def test_independent_of_pythonhashseed_and_process():
-    code = "from bloomkit._hashing import hash64; print(hash64('abc', 7), hash64((1, 2.5), 7))"
+    code = "from bloomkit._engine.hashing import hash64; print(hash64('abc', 7), hash64((1, 2.5), 7))"
     outs = set()
     for seed in ("0", "1", "random"):
         env = dict(os.environ, PYTHONHASHSEED=seed)

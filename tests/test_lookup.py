@@ -154,7 +154,7 @@ class ExplicitGeometricFilter:
         self.overflow: dict = {}
 
     def _probes(self, keys) -> tuple[np.ndarray, np.ndarray]:
-        h1 = bloomkit._hashing.hash_many(keys, self.gf.seed)
+        h1 = bloomkit._engine.hashing.hash_many(keys, self.gf.seed)
         pos = LK.gf_positions(h1, self.sizes, self.k)
         fp = LK.gf_fingerprints(h1, np.uint64((1 << self.E) - 1))
         return pos, fp.astype(object) << self.V
@@ -508,7 +508,7 @@ def test_pipelined_query_equals_plain_walk(k: int) -> None:
     # 40,000 keys: several QUERY_BLOCKs, the last one partial
     keys, vals = _data(20_000, v=8)
     gf = GeometricFilter.build(keys, vals, value_bits=8, error_bits=5, fpr=2.0**-5, num_hashes=k)
-    h1 = bloomkit._hashing.hash_many(np.concatenate([keys, absent_zipf_keys(20_000, 20_000)]))
+    h1 = bloomkit._engine.hashing.hash_many(np.concatenate([keys, absent_zipf_keys(20_000, 20_000)]))
     outs = []
     for fn in (LK.gf_query, LK.gf_query_pipelined):
         out = np.empty(len(h1), np.uint64)
@@ -522,7 +522,7 @@ def test_pipelined_query_equals_plain_walk(k: int) -> None:
 def test_mulhi_and_cells() -> None:
     import numba
 
-    from bloomkit._jit import mulhi64
+    from bloomkit._engine.jit import mulhi64
 
     mulhi = numba.njit(lambda a, b: mulhi64(a, b))
     rng = np.random.default_rng(0)
@@ -589,7 +589,7 @@ def test_threaded_get_many_equals_one_thread(monkeypatch) -> None:
     """get_many hashes and walks slices on several threads; answers (overflow and pinned
     entries included) and probe counts equal the one-thread path."""
     import bloomkit
-    from bloomkit import _parallel
+    from bloomkit._engine import parallel as _parallel
 
     monkeypatch.setattr(_parallel, "MIN_PER_THREAD", 500)
     keys, vals = _data(8000, v=8)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import bloomkit.experiments.lookup as E
+import bloomkit.experiments.lookup_timing as ET
 import bloomkit.lookup.data as D
 from bloomkit.experiments.registry import all_experiments, get_experiment
 
@@ -51,13 +52,14 @@ def test_experiments_use_public_apis_only() -> None:
     import ast
     from pathlib import Path
 
-    tree = ast.parse(Path(E.__file__).read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            assert not (node.attr.startswith("_") and not node.attr.startswith("__")), node.attr
-        if isinstance(node, ast.ImportFrom):
-            parts = (node.module or "").split(".") + [a.name for a in node.names]
-            assert not any(p.startswith("_") and p != "__future__" for p in parts), parts
+    for module in (E, ET):
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                assert not (node.attr.startswith("_") and not node.attr.startswith("__")), node.attr
+            if isinstance(node, ast.ImportFrom):
+                parts = (node.module or "").split(".") + [a.name for a in node.names]
+                assert not any(p.startswith("_") and p != "__future__" for p in parts), parts
 
 
 def test_timed_experiments_warm_up_every_kernel(monkeypatch) -> None:
@@ -70,7 +72,7 @@ def test_timed_experiments_warm_up_every_kernel(monkeypatch) -> None:
         calls.append((kw.get("num_hashes", 1), kw.get("error_bits")))
         return real(*args, **kw)
 
-    monkeypatch.setattr(E.GeometricFilter, "build", spy)
+    monkeypatch.setattr(ET.GeometricFilter, "build", spy)
     t = D.zipf_table(80_000, seed=1, num_absent=1000)
-    E._warm_up(t)
+    ET._warm_up(t)
     assert {k for k, _e in calls} == set(range(1, 7)) and any(e == 5 for _k, e in calls)

@@ -18,10 +18,10 @@ from test_registry import registry_problems
 
 import bloomkit
 from bloomkit import _registry
+from bloomkit._engine.hashing import hash_keys
+from bloomkit._engine.storage import aligned_zeros, popcount_words
 from bloomkit._format import ArraySpec, Persistable
-from bloomkit._hashing import hash_keys
 from bloomkit._membership import WordSetAlgebra
-from bloomkit._storage import aligned_zeros, popcount_words
 from bloomkit._validation import NUM_HASHES, SEED, Int
 from bloomkit.errors import IncompatibleFiltersError
 

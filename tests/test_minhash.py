@@ -11,7 +11,7 @@ from scipy import stats
 
 import bloomkit
 from bloomkit import InvalidParameterError
-from bloomkit._parallel import set_num_threads
+from bloomkit._engine.parallel import set_num_threads
 from bloomkit.errors import FormatError, IncompatibleFiltersError
 from bloomkit.similarity import (
     JaccardLSBF,

@@ -12,9 +12,9 @@ import pyarrow as pa
 import pytest
 
 import bloomkit
-from bloomkit import _hashing
+from bloomkit._engine import hashing as _hashing
+from bloomkit._engine.hashing import HASH_XXH64
 from bloomkit._format import pack
-from bloomkit._hashing import HASH_XXH64
 from bloomkit.errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from bloomkit.multiattr import (
     ConcatenatedBloomFilter,
@@ -91,7 +91,7 @@ def test_md5_hash_is_the_papers() -> None:
 
 def test_default_hash_is_the_foundations_positions() -> None:
     """hash="xxh64" = hash id 1: attribute i's positions are exactly
-    ``bloomkit._hashing.positions(h1_i, q, m)`` of its h1 (seeded with ``attribute_seed``), in
+    ``bloomkit._engine.hashing.positions(h1_i, q, m)`` of its h1 (seeded with ``attribute_seed``), in
     every path: single item, batch, per-attribute query and the fused add / probe kernels."""
     assert HASHES["xxh64"] == HASH_XXH64 == 1
     assert set(HASHES) == {"xxh64", "md5"}

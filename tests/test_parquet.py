@@ -388,6 +388,19 @@ def test_cli_probe_and_info(files, tmp_path, capsys):
         assert err.startswith("bloomkit: error:") and match in err and "Traceback" not in err
 
 
+
+def test_the_library_module_prints_nothing():
+    """The command line's printing lives in bloomkit._parquet_commands (issue 21): bloomkit.parquet
+    reads and answers, and neither prints nor names sys.stdout / sys.stderr."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(P))
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    assert "print" not in names and not {"stdout", "stderr"} & attrs
+    assert not [n for n in dir(P) if n.startswith("cli_") or n == "parse_cli_values"]
+
 def test_pandas_workflow_against_an_exact_model(tmp_path):
     """A DataFrame with a shuffled index, written with Bloom filters; every stored key's row
     group may contain it (zero false negatives), against a Python dict of key -> row group."""

@@ -808,7 +808,7 @@ def test_sha512_insert_many_equals_insert() -> None:
 
 def test_numeric_keys_hash_like_their_strings() -> None:
     """The string-free key hashing equals hashing the str keys "name:value"."""
-    from bloomkit._hashing import TAG_STR, hash_many, tag_seed
+    from bloomkit._engine.hashing import TAG_STR, hash_many, tag_seed
     from bloomkit.ranges import _kernels as K
 
     vals = np.array([0, 1, -1, 9, 10, 99, 100, -100, 4503599627370496, -4503599627370496, 123456789], dtype=np.int64)

@@ -19,6 +19,7 @@ from bloomkit.ranges import (
     RangeConfig,
     Schema,
     Text,
+    _index_query,
 )
 from bloomkit.ranges import index as ranges_index
 
@@ -197,7 +198,7 @@ def test_bad_queries_get_clear_errors(monkeypatch, verify: bool) -> None:
 
 
 def test_compiled_queries_are_cached_per_attribute_set(monkeypatch) -> None:
-    monkeypatch.setattr(ranges_index, "_MAX_COMPILED", 3)
+    monkeypatch.setattr(_index_query, "_MAX_COMPILED", 3)
     idx = ProfileIndex(SCHEMA, 128, CFG, store_records=True)
     idx.add({"City": "Taipei", "Age": 30, "X": (0, 10)})
     assert idx.search({"Age": 30, "City": "Taipei"}, verify=True).tolist() == [0]

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from bloomkit import _boundary
+from bloomkit._engine import boundary as _boundary
 from bloomkit.errors import InvalidParameterError
 from bloomkit.multiattr import ParallelBloomFilter
 from bloomkit.multiattr.table import MAX_ITEMS

@@ -2,7 +2,7 @@
 
 Both paths must give the same hashes, bits, files and errors. In one process the pure path
 is reached through the Python methods every filter keeps (``_py_add`` / ``_py_contains``) and
-by switching ``bloomkit._hashing._C`` off; a child process with ``BLOOMKIT_NO_EXTENSION=1``
+by switching ``bloomkit._engine.hashing._C`` off; a child process with ``BLOOMKIT_NO_EXTENSION=1``
 checks the switch and that files are byte-identical. XXH64 is checked against the reference
 ``xxhash`` package. Tests of the extension itself are skipped when it is not active (a build
 without a compiler, or the suite's second pass with BLOOMKIT_NO_EXTENSION=1).
@@ -31,10 +31,10 @@ from bloomkit import (
     CountingBloomFilter,
     InvalidParameterError,
     SplitBlockBloomFilter,
-    _boundary,
-    _hashing,
 )
-from bloomkit._hashing import encode_key, hash64_tag, hash_many, tag_seed
+from bloomkit._engine import boundary as _boundary
+from bloomkit._engine import hashing as _hashing
+from bloomkit._engine.hashing import encode_key, hash64_tag, hash_many, tag_seed
 
 C = _boundary.extension()
 needs_c = pytest.mark.skipif(C is None, reason=f"compiled boundary not active: {_boundary.hash_path()}")
@@ -61,7 +61,7 @@ def pure_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_hashing, "_C", None)
 
 
-# every key kind of bloomkit._hashing: str with non-ASCII and lone surrogates, bytes, bool, ints
+# every key kind of bloomkit._engine.hashing: str with non-ASCII and lone surrogates, bytes, bool, ints
 # of any size and sign, floats with -0.0, inf and NaN, nested tuples
 scalars = (
     st.text(alphabet=st.characters(blacklist_categories=()), max_size=40)

@@ -23,13 +23,13 @@ from bloomkit import (
     IncompatibleFiltersError,
     InvalidParameterError,
     SplitBlockBloomFilter,
-    _parallel,
     parquet,
     splitblock,
 )
-from bloomkit._hashing import hash_many
-from bloomkit._lazy import kernels as K
-from bloomkit._lazy import splitblock_kernels as SK
+from bloomkit._engine import parallel as _parallel
+from bloomkit._engine.hashing import hash_many
+from bloomkit._engine.lazy import kernels as K
+from bloomkit._engine.lazy import splitblock_kernels as SK
 from bloomkit.splitblock import split_block_fpr, split_block_num_blocks
 
 S = SplitBlockBloomFilter
@@ -127,7 +127,7 @@ def test_single_key_add_equals_batch_add():
 
 def test_layout_is_the_documented_one():
     """Block h mod B, lane i's bit (splitmix64(h + golden) >> 6 i) & 63."""
-    from bloomkit._hashing import probe
+    from bloomkit._engine.hashing import probe
 
     f = S(num_blocks=13, seed=9)
     f.add("k")

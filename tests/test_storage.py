@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bloomkit import FormatError, IncompatibleFiltersError, InvalidParameterError
-from bloomkit._storage import BitArray, CounterArray
+from bloomkit._engine.storage import BitArray, CounterArray
 
 
 def test_bitarray_basic():

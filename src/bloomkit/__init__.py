@@ -33,14 +33,14 @@ _LAZY = {
     "loads": "_format",
     "open": "_mapped",
     "verify": "_mapped",
-    "get_num_threads": "_parallel",
-    "set_num_threads": "_parallel",
+    "get_num_threads": "_engine.parallel",
+    "set_num_threads": "_engine.parallel",
 }
 
 if _TYPE_CHECKING:  # type checkers and IDEs see the names themselves
+    from ._engine.parallel import get_num_threads, set_num_threads
     from ._format import load, loads
     from ._mapped import open, verify  # noqa: A004
-    from ._parallel import get_num_threads, set_num_threads
     from .bloom import BloomFilter, CountingBloomFilter
     from .scalable import ScalableBloomFilter
     from .splitblock import SplitBlockBloomFilter
@@ -67,8 +67,8 @@ def info() -> dict[str, _Any]:
     >>> sorted(info())
     ['extension', 'hash_path', 'num_threads', 'version']
     """
-    from ._boundary import hash_path
-    from ._parallel import get_num_threads
+    from ._engine.boundary import hash_path
+    from ._engine.parallel import get_num_threads
 
     path = hash_path()
     return {"version": __version__, "hash_path": path, "extension": path == "c-extension",

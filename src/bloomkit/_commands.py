@@ -167,7 +167,7 @@ def _chunks(inp: KeyInput, prog: _Progress, label: str, column: str | None, extr
 def _scan_keys(inp: KeyInput, prog: _Progress, args: argparse.Namespace, column: str | None,
                items: list[str] | None = None) -> Scan:
     """First pass: rows and distinct keys (``items``: distinct tuples of those columns)."""
-    from ._hashing import hash_keys
+    from ._engine.hashing import hash_keys
 
     counter = DistinctCounter()
     rows = 0
@@ -272,7 +272,7 @@ def _static(entry: Entry) -> Callable[[argparse.Namespace, KeyInput, _Progress],
 
 
 def _vectors(args: argparse.Namespace, ch: Chunk) -> np.ndarray:
-    from ._columns import as_values
+    from ._engine.columns import as_values
 
     names = args.vector_columns
     cols = [ch.keys, *(ch.columns[c] for c in names[1:])]
@@ -668,7 +668,7 @@ def _query_keys(obj: Any, texts: list[str], first: int, kt: str, lookup: bool) -
         present = [k in obj for k in keys]
         return [{"key": t, "value": (v.item() if isinstance(v, np.generic) else v) if p else None}
                 for t, v, p in zip(texts, vals, present, strict=True)]
-    from ._boundary import COMPILED, FilterCore
+    from ._engine.boundary import COMPILED, FilterCore
 
     if COMPILED and isinstance(obj, FilterCore) and len(keys) <= _ONE_BY_ONE:
         hits: Any = [k in obj for k in keys]
@@ -747,8 +747,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     """What a saved file holds, from its header and the structure: a filter that maps
     (:data:`bloomkit._mapped.MAPPABLE`) is mapped read-only, never read whole (a 12 GB filter
     answers ``info`` at once; its CRC is checked by ``--verify``), the others are loaded."""
+    from ._engine.hashing import hash_name
     from ._format import open_regular
-    from ._hashing import hash_name
     from ._mapped import MAPPABLE, _read_layout, map_or_load
 
     t0 = time.perf_counter()
@@ -798,7 +798,7 @@ def _timing(obj: Any, t_load: float) -> dict[str, Any]:
 
     out: dict[str, Any] = {"load_s": t_load}
     t = time.perf_counter()
-    importlib.import_module("bloomkit._kernels")
+    importlib.import_module("bloomkit._engine.kernels")
     out["kernels_import_s"] = time.perf_counter() - t
     probe = _probe_keys(obj)
     if probe is not None:
@@ -808,7 +808,7 @@ def _timing(obj: Any, t_load: float) -> dict[str, Any]:
                 warnings.simplefilter("ignore", BloomkitWarning)
                 probe()
             out[label] = time.perf_counter() - t
-    from ._boundary import hash_path
+    from ._engine.boundary import hash_path
 
     out["hash_path"] = hash_path()
     return out

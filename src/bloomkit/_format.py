@@ -55,8 +55,8 @@ from typing import Any, ClassVar, SupportsIndex
 import numpy as np
 
 from . import _registry
-from ._hashing import HASH_XXH64, hash_name
-from ._storage import (
+from ._engine.hashing import HASH_XXH64, hash_name
+from ._engine.storage import (
     LOAD_EXPANSION,
     LOAD_SLACK,
     MAX_LOAD_BYTES,

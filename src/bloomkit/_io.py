@@ -2,7 +2,7 @@
 gzip, bzip2 or xz; stdin), in bounded chunks, with typed keys and errors that name the file,
 the line and the column.
 
-Everything returned goes on through the data front door (:mod:`bloomkit._columns`): columns are
+Everything returned goes on through the data front door (:mod:`bloomkit._engine.columns`): columns are
 read by name, rows by position; nothing is guessed silently:
 
 * a table with several columns needs ``--column`` (the first column is never picked for you);
@@ -377,7 +377,7 @@ class KeyInput:
 
     # tables --------------------------------------------------------------------------------
     def _table_chunks(self, column: str | None, extra: list[str], key_type: str | None) -> Iterator[Chunk]:
-        from ._columns import as_keys
+        from ._engine.columns import as_keys
 
         row0 = 0
         for batch in self._record_batches(column, extra, key_type):

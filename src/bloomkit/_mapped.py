@@ -46,6 +46,7 @@ from typing import Any, Self
 
 import numpy as np
 
+from ._engine.storage import allocate_into
 from ._format import (
     _HEADER,
     FLAG_BUILDING,
@@ -65,7 +66,6 @@ from ._format import (
     write_atomic,
 )
 from ._registry import with_capability
-from ._storage import allocate_into
 from ._validation import check_path
 from .errors import FormatError, InvalidParameterError, UpdateNotSupportedError
 

@@ -28,15 +28,36 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 
-from ._lazy import kernels as K
+from ._engine.lazy import kernels as K
+from ._engine.storage import aligned_copy
 from ._mapped import plain_type
-from ._storage import aligned_copy
 from .errors import IncompatibleFiltersError
 
-__all__ = ["WordSetAlgebra"]
+__all__ = ["SetUpdate", "WordSetAlgebra"]
 
 
-class WordSetAlgebra:
+class SetUpdate:
+    """Mixin: ``update(*others)`` with ``set.update`` semantics, for every filter with ``|=``
+    and ``add_many`` (the word-backed filters, ParallelBloomFilter): a filter argument is merged
+    (``|=``, which refuses a filter of another kind or other parameters), anything else is a
+    batch of keys."""
+
+    if TYPE_CHECKING:
+        def add_many(self, keys: Any) -> None: ...
+        def __ior__(self, other: Any) -> Self: ...
+
+    def update(self, *others: Any) -> None:
+        """Insert the keys of every batch argument, or merge every filter argument (``|=``, a
+        union): ``set.update`` semantics. Complexity: per batch that of ``add_many``, per
+        filter that of ``|=``."""
+        for other in others:
+            if isinstance(other, SetUpdate):
+                self |= other
+            else:
+                self.add_many(other)
+
+
+class WordSetAlgebra(SetUpdate):
     """Mixin: the set protocol over words of bits (module docstring)."""
 
     _COMPAT_FIELDS: ClassVar[str] = ""
@@ -115,15 +136,6 @@ class WordSetAlgebra:
     def intersection_update(self, other: Self) -> None:
         """``self &= other``."""
         self &= other
-
-    def update(self, *others: Any) -> None:
-        """Insert the keys of every argument (iterables / arrays), or merge filters of the same
-        parameters (``|=``): ``set.update`` semantics. Complexity: O(n k) per batch."""
-        for other in others:
-            if isinstance(other, WordSetAlgebra):
-                self |= other
-            else:
-                self.add_many(other)
 
     def issubset(self, other: Self) -> bool:
         """True if every set bit of this filter is set in ``other`` (BF(S1) subset of BF(S2)).

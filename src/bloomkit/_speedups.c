@@ -2,9 +2,10 @@
  * hashes and bits (issue 14; DESIGN.md "Performance model").
  *
  * Objects in, hashes / bits out, and nothing else:
- *   - XXH64 and the canonical key encoding of bloomkit._hashing (str, bytes, bool, int, float,
- *     tuple; every other type, ints beyond 64 bits and NaN go through the Python
- *     bloomkit._hashing.encode_key, so their payloads and errors are the Python path's own);
+ *   - XXH64 and the canonical key encoding of bloomkit._engine.hashing (str, bytes, bool, int,
+ *     float, tuple; every other type, ints beyond 64 bits and NaN go through the Python
+ *     bloomkit._engine.hashing.encode_key, so their payloads and errors are the Python path's
+ *     own);
  *   - SplitMix64 probes G_i = splitmix64(h1 + (i + 1) * GOLDEN) reduced exactly mod m;
  *   - FilterCore, the base class of BloomFilter, CountingBloomFilter and SplitBlockBloomFilter:
  *     add / `in` of one key on the storage bound once (a buffer view of the numpy array held
@@ -22,9 +23,16 @@
  * Every function here holds the GIL (single keys and Python lists touch Python objects
  * throughout), which gives single-key adds the guarantee of the jit_mut kernels: concurrent
  * adds never lose a bit.
- * The algorithms are the numba kernels' (bloomkit._kernels, bloomkit.splitblock._kernels,
- * multiattr._kernels, ranges._kernels), checked equal by tests/test_speedups.py,
- * tests/test_single_items.py, and XXH64 against the reference xxhash package.
+ * The algorithms are the numba kernels' (bloomkit._engine.kernels,
+ * bloomkit.splitblock._kernels, multiattr._kernels, ranges._kernels), checked equal by
+ * tests/test_speedups.py, tests/test_single_items.py, and XXH64 against the reference xxhash
+ * package. Each section's header names its numba (or Python) twins ("Twins: module:function")
+ * and the tests that keep the two equal ("Tests:"); each twin's docstring names its section
+ * here (tests/test_twins.py checks both directions).
+ * One file on purpose: C lives in one place only (the project brief), a single translation
+ * unit keeps the shared inline helpers (xxh64, splitmix64, fastmod, key_hash) static and
+ * inlined across FilterCore / ItemCore / PointTest, and the section headers give every C
+ * path the locality a file beside its numba twin would.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -43,6 +51,12 @@
 
 /* ------------------------------------------------------------------------------------------ */
 /* XXH64, SplitMix64, exact reduction                                                          */
+/*                                                                                            */
+/* Twins: bloomkit._engine.kernels:xxh64, :xxh64_u64, :fastmod;                               */
+/* bloomkit._engine.jit:splitmix64. Tests:                                                    */
+/* tests/test_speedups.py::test_xxh64_matches_the_reference_package,                          */
+/* ::test_single_key_hash_and_encoding_match_python;                                          */
+/* tests/test_hashing.py::test_fastmod_is_exact.                                              */
 
 #define P1 0x9E3779B185EBCA87ULL
 #define P2 0xC2B2AE3D27D4EB4FULL
@@ -145,7 +159,7 @@ static inline uint64_t splitmix64(uint64_t z) {
     return z ^ (z >> 31);
 }
 
-/* x mod m exactly (bloomkit._kernels.fastmod: Barrett reduction with M = (2^64 - 1) / m). */
+/* x mod m exactly (bloomkit._engine.kernels.fastmod: Barrett reduction, M = (2^64 - 1) / m). */
 static inline uint64_t fastmod(uint64_t x, uint64_t m, uint64_t M) {
 #if defined(__SIZEOF_INT128__)
     uint64_t q = (uint64_t)(((unsigned __int128)x * M) >> 64);
@@ -161,8 +175,13 @@ static inline uint64_t tag_seed(uint64_t seed, int tag) { return seed + (uint64_
 
 /* ------------------------------------------------------------------------------------------ */
 /* canonical encoding                                                                          */
+/*                                                                                            */
+/* Twins (Python: the encoding has no numba form): bloomkit._engine.hashing:encode_key,       */
+/* :hash64_tag (key_hash). Tests: tests/test_speedups.py::                                    */
+/* test_single_key_hash_and_encoding_match_python,                                            */
+/* ::test_key_errors_are_identical_on_both_paths, ::test_float_payload_reference.             */
 
-static PyObject *py_encode_key = NULL; /* bloomkit._hashing.encode_key (set by configure()) */
+static PyObject *py_encode_key = NULL; /* bloomkit._engine.hashing.encode_key (configure()) */
 
 typedef struct {
     uint8_t *p;
@@ -262,7 +281,8 @@ static int encode_python(PyObject *key, Buf *b) {
     return tag;
 }
 
-/* Deepest nesting of tuples in a key: bloomkit._hashing.MAX_KEY_DEPTH (its error, raised here). */
+/* Deepest nesting of tuples in a key: bloomkit._engine.hashing.MAX_KEY_DEPTH (its error, raised
+ * here). */
 #define MAX_KEY_DEPTH 64
 
 static int too_deep(void) {
@@ -407,6 +427,12 @@ static int parse_seed(PyObject *obj, uint64_t *seed) {
 
 /* ------------------------------------------------------------------------------------------ */
 /* module functions                                                                            */
+/*                                                                                            */
+/* Twins: hash_into of bloomkit._engine.hashing:_hash_list (its numba batch kernels),         */
+/* hash_each of bloomkit.multiattr.hashing:_hash_item_into (hash64 / hash64_tag / encode: the */
+/* sections above). Tests: tests/test_speedups.py::test_list_hashing_matches_python,          */
+/* ::test_list_errors_are_the_python_paths, ::test_tuple_and_iterator_batches;                */
+/* tests/test_single_items.py::test_single_adds_equal_the_batch_path.                         */
 
 static PyObject *m_configure(PyObject *self, PyObject *encode_key) {
     (void)self;
@@ -580,6 +606,13 @@ out:
 
 /* ------------------------------------------------------------------------------------------ */
 /* FilterCore: single-key add / `in` over storage bound once                                  */
+/*                                                                                            */
+/* Twins of core_insert / core_test: bloomkit._engine.kernels:bits_add_one, :bits_test_one,   */
+/* :counters_inc_h1, :counters_test_h1; bloomkit.splitblock._kernels:native_add_one,          */
+/* :native_test_one. Tests: tests/test_speedups.py::                                          */
+/* test_single_keys_set_the_bits_of_the_python_path (C add / `in` vs numba vs add_many, every */
+/* width), ::test_counters_saturate_alike,                                                    */
+/* ::test_environment_switch_forces_numba_and_files_are_identical.                            */
 
 enum { KIND_UNBOUND = 0, KIND_PYTHON = 1, KIND_BITS = 2, KIND_COUNTERS = 3, KIND_SPLIT = 4 };
 
@@ -980,6 +1013,9 @@ static PyTypeObject CoreType = {
 /* verification table (open addressing, linear probing, slot splitmix64(V + GOLDEN) & mask,   */
 /* a free slot holds all ones). An add runs under the filter's lock (its multi-step mutations */
 /* hold it too); `in` reads without it, as the read-only kernel does.                         */
+/* Twins: bloomkit.multiattr._kernels:pbf_add_item, :pbf_contains_item. Tests:                */
+/* tests/test_single_items.py::test_single_adds_equal_the_batch_path,                         */
+/* ::test_a_full_table_refuses_a_single_add_and_changes_nothing.                              */
 
 #define ITEM_MAX_P 64
 #define ITEM_MAX_Q 64
@@ -1434,6 +1470,11 @@ static PyTypeObject ItemCoreType = {
 /* to a (scaled first value of its group g), the keys "name:" + decimal(first + t d) of groups */
 /* g .. g + r need their first s probe bits (the last one its first k - r s). The plain cases */
 /* only: anything else returns None, and the record path answers or refuses it.             */
+/* Twins: bloomkit.ranges._kernels:key_in_words, :point_in_words; bloomkit.ranges.points:     */
+/* PointProbe.test. Tests:                                                                    */
+/* tests/test_single_items.py::test_point_query_equals_the_record_path,                       */
+/* ::test_range_queries_equal_the_vectorised_paths,                                           */
+/* ::test_range_queries_of_every_window_equal_the_vectorised_paths.                           */
 
 #define POINT_MAX_SCALED (1LL << 52) /* bloomkit.ranges.schema.MAX_SCALED */
 #define POINT_MAX_GROUPS (1LL << 20) /* wider ranges: the record path (bloomkit.ranges.points.MAX_GROUPS) */

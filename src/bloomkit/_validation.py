@@ -474,4 +474,4 @@ NUM_HASHES = Int(1, MAX_HASHES)
 """k, probes per key."""
 KEY_TYPE_CHOICES = ("bool", "bytes", "float", "int", "str", "tuple", "unknown")
 KEY_TYPES = ListOf(Options(*KEY_TYPE_CHOICES), 0, len(KEY_TYPE_CHOICES), unique=True)
-"""The saved ``key_types`` of a structure (bloomkit._hashing.key_type_names)."""
+"""The saved ``key_types`` of a structure (bloomkit._engine.hashing.key_type_names)."""

@@ -99,7 +99,7 @@ class FilterWatch:
             return
         if self._warned >> tag & 1:
             return
-        from ._hashing import key_type_names
+        from ._engine.hashing import key_type_names
 
         held = key_type_names(mask)
         got = key_type_names(1 << tag)[0]

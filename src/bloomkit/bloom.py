@@ -14,10 +14,9 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from . import theory
-from ._boundary import COMPILED, KIND_BITS, KIND_COUNTERS, FilterCore, check_storage
-from ._columns import as_keys
-from ._format import ArraySpec, Persistable
-from ._hashing import (
+from ._engine.boundary import COMPILED, KIND_BITS, KIND_COUNTERS, FilterCore, check_storage
+from ._engine.columns import as_keys
+from ._engine.hashing import (
     HASH_XXH64,
     TAG_INT,
     TAG_STR,
@@ -32,11 +31,12 @@ from ._hashing import (
     key_type_names,
     tag_seed,
 )
-from ._lazy import kernels as K
+from ._engine.lazy import kernels as K
+from ._engine.parallel import add_chunked, hash_source, query_chunked
+from ._engine.storage import BitArray, CounterArray
+from ._format import ArraySpec, Persistable
 from ._mapped import Mappable
 from ._membership import WordSetAlgebra
-from ._parallel import add_chunked, hash_source, query_chunked
-from ._storage import BitArray, CounterArray
 from ._validation import (
     CAPACITY,
     FPR,

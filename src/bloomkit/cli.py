@@ -257,7 +257,7 @@ def _parser() -> argparse.ArgumentParser:
     be = sub.add_parser("bench", help="quick throughput check of this machine")
     be.add_argument("--keys", type=_positive_int, default=1_000_000,
                     help="keys added and queried per input kind (default 1000000)")
-    # --- bloomkit parquet: the logic lives in bloomkit.parquet (cli_probe / cli_info) ---------
+    # --- bloomkit parquet: bloomkit._parquet_commands (cli_probe / cli_info) ------------------
     pqp = sub.add_parser("parquet", help="query the Bloom filters stored in Parquet files")
     pqs = pqp.add_subparsers(dest="parquet_cmd", required=True, parser_class=_Parser)
     pr = pqs.add_parser("probe", help="which row groups may hold each value")
@@ -291,12 +291,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_parquet(args: argparse.Namespace) -> int:
-    """``bloomkit parquet probe|info``: see :func:`bloomkit.parquet.cli_probe` / ``cli_info``."""
-    from . import parquet
+    """``bloomkit parquet probe|info``: see :func:`bloomkit._parquet_commands.cli_probe` / ``cli_info``."""
+    from . import _parquet_commands as PC
 
     if args.parquet_cmd == "probe":
-        return parquet.cli_probe(args.file, args.column, args.values, as_json=args.json, hex_bytes=args.hex)
-    return parquet.cli_info(args.file, as_json=args.json)
+        return PC.cli_probe(args.file, args.column, args.values, as_json=args.json, hex_bytes=args.hex)
+    return PC.cli_info(args.file, as_json=args.json)
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:

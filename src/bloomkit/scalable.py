@@ -23,9 +23,8 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from . import theory
-from ._columns import as_keys
-from ._format import ArraySpec, Persistable
-from ._hashing import (
+from ._engine.columns import as_keys
+from ._engine.hashing import (
     HASH_XXH64,
     KeyTypesMixin,
     check_seed,
@@ -35,8 +34,9 @@ from ._hashing import (
     key_type_mask,
     key_type_names,
 )
-from ._lazy import kernels as K
-from ._parallel import hash_batch, map_ranges, ranges
+from ._engine.lazy import kernels as K
+from ._engine.parallel import hash_batch, map_ranges, ranges
+from ._format import ArraySpec, Persistable
 from ._validation import (
     CAPACITY,
     FPR,
@@ -147,7 +147,7 @@ def _check_parameters(initial_capacity: int, fpr: float, growth: int, tightening
             f"probes (fpr={fpr!r})", tightening)
 
 
-# the slices, the table the series kernels read them by (bloomkit._kernels.series_test) and
+# the slices, the table the series kernels read them by (bloomkit._engine.kernels.series_test) and
 # the words arrays the table points to: one tuple, replaced whole, so a reader never pairs one
 # slice tuple with another's addresses, and a reader holding it keeps every address valid
 _Series = tuple[tuple[BloomFilter, ...], np.ndarray, tuple[np.ndarray, ...]]
@@ -162,7 +162,7 @@ def _series(slices: tuple[BloomFilter, ...]) -> _Series:
 
 
 def _signed(h1: int) -> int:
-    """The int64 with the bits of the uint64 ``h1`` (what :func:`bloomkit._kernels.series_test_one` takes)."""
+    """The int64 with the bits of the uint64 ``h1`` (what :func:`bloomkit._engine.kernels.series_test_one` takes)."""
     return h1 - (1 << 64) if h1 >> 63 else h1
 
 
@@ -378,7 +378,7 @@ class ScalableBloomFilter(KeyTypesMixin, FilterWatch, Persistable):
     def _insert(self, h: np.ndarray) -> None:
         """Insert hashed keys in order (the caller holds the lock). Only the last slice takes
         keys; the others are full, so a key they report is dropped up front. Then the last
-        slice takes keys until it is full (:func:`bloomkit._kernels.bits_add_new` skips those
+        slice takes keys until it is full (:func:`bloomkit._engine.kernels.bits_add_new` skips those
         whose bits are all set, as :meth:`add` does), the keys left are tested against it, and
         the next slice opens."""
         series = self._series  # replaced only under the lock, which the caller holds

@@ -9,7 +9,7 @@ files load anywhere.
 
 * :func:`bloom_filter`: every partition of a dask Series / Array / Bag / DataFrame builds a
   filter of the same shape on the worker that holds it (through the structure's
-  ``add_many``, i.e. the data front door :mod:`bloomkit._columns`: by position, nulls
+  ``add_many``, i.e. the data front door :mod:`bloomkit._engine.columns`: by position, nulls
   refused); the filters are merged by a tree reduction. The result *equals* (``==``, and
   ``to_bytes()`` byte for byte) the filter built in one process from the same keys, whatever
   the partitioning.

@@ -12,9 +12,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._engine.hashing import check_seed, hash_keys
+from .._engine.lazy import require
 from .._format import Persistable
-from .._hashing import check_seed, hash_keys
-from .._lazy import require
 from .._registry import load_class, with_capability
 from .._validation import CAPACITY, FPR, Int, Options, check_float, check_path, check_reals
 from ..errors import InvalidParameterError

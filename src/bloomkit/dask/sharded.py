@@ -1,7 +1,7 @@
 """Key -> value tables in shards: :class:`ShardedLookupTable` and its build on Dask.
 
 A key lives in shard ``XXH64(key, s_r) mod S`` with the routing seed ``s_r =
-splitmix64(seed + 0x5349 * golden)`` (:func:`bloomkit._hashing.probe`): the library's key hash
+splitmix64(seed + 0x5349 * golden)`` (:func:`bloomkit._engine.hashing.probe`): the library's key hash
 under a seed of its own, so the bits that pick a shard are independent of those the shard's
 table uses. Every shard is a :class:`~bloomkit.lookup.GeometricFilter` or
 :class:`~bloomkit.lookup.BloomierFilter` built from its keys in input order, so the table
@@ -19,9 +19,9 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from .._columns import as_keys, batch_len, take
+from .._engine.columns import as_keys, batch_len, take
+from .._engine.hashing import check_seed, hash64, hash_keys, key_type_mask, key_type_names, probe
 from .._format import ArraySpec, Persistable, loads, read_file, registered_structures
-from .._hashing import check_seed, hash64, hash_keys, key_type_mask, key_type_names, probe
 from .._registry import load_class, with_capability
 from .._validation import FPR, Int, InvariantError, Options, check_path, param_error
 from ..errors import FormatError, InvalidParameterError

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._lazy import require
+from .._engine.lazy import require
 from ..bloom import BloomFilter
 from ..folding import (
     FoldableCountingBloomFilter,

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from .._lazy import require
+from .._engine.lazy import require
 from ..errors import BloomkitError
 from .evidence import (
     APPROX_TOLERANCE,

@@ -1,14 +1,14 @@
 """Numba kernels of :mod:`bloomkit.folding` (compiled lazily on first call, cached on disk).
 
 Only the number-theoretic sieves live here (folds are the foundation's BitArray.fold); hashing, bit storage and
-counter storage are the foundation's (:mod:`bloomkit._hashing`, :mod:`bloomkit._storage`).
+counter storage are the foundation's (:mod:`bloomkit._engine.hashing`, :mod:`bloomkit._engine.storage`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit_read
+from .._engine.jit import jit_read
 
 __all__ = ["interval_divisor_counts", "log_smooth_sieve"]
 

@@ -7,7 +7,7 @@ by a factor ``p`` that divides the current size ``m_t`` gives ``m_{t+1} = m_t / 
     b_{t+1}(i) = (+)_{l=0}^{p-1} b_t(i + l m_{t+1})
 
 with (+) = OR for bits and = sum (saturating) for counters. Because every probe position is
-``G_i(x) mod m`` with ``G_i`` independent of ``m`` (:mod:`bloomkit._hashing`), the folded
+``G_i(x) mod m`` with ``G_i`` independent of ``m`` (:mod:`bloomkit._engine.hashing`), the folded
 filter equals the filter built directly at ``m_{t+1}``, membership on it is
 ``G_i(q) mod m_t`` (Eq. 6 as corrected in ERRATA.md), and any order or grouping of the folds
 gives the same result (Lemma, Eq. 5, and the Theorem of Section III).
@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from .. import theory
-from .._hashing import hash64_tag
+from .._engine.hashing import hash64_tag
 from .._validation import (
     CAPACITY,
     FPR,

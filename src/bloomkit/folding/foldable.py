@@ -7,11 +7,11 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from .._columns import as_keys
+from .._engine.columns import as_keys
+from .._engine.lazy import kernels as K
+from .._engine.parallel import hash_batch
+from .._engine.storage import BitArray, CounterArray
 from .._format import ArraySpec
-from .._lazy import kernels as K
-from .._parallel import hash_batch
-from .._storage import BitArray, CounterArray
 from .._validation import Bool
 from ..bloom import CountingBloomFilter
 from ..errors import FormatError, InvalidParameterError
@@ -352,13 +352,6 @@ class FoldableCountingBloomFilter(FoldableBase, CountingBloomFilter):
 
     @classmethod
     def _store_from(cls, array: np.ndarray, size: int, params: dict[str, Any], name: str) -> CounterArray:
-        width = params["counter_bits"]
-        length, dtype = CounterArray.storage_shape(size, width)
-        if array.dtype != dtype or array.shape != (length,):
-            raise FormatError(f"{cls.__name__}: the {name!r} array must be {length} x {dtype} for {size} "
-                              f"{width}-bit counters; got {array.shape} {array.dtype}")
-        if width == 4 and size % 2 and int(array[-1]) >> 4:
-            raise FormatError(f"{cls.__name__}: non-zero padding nibble in the {name!r} array")
-        c = CounterArray(size, width, array)
+        c = CounterArray.from_saved(array, size, params["counter_bits"], f"{cls.__name__}: the {name!r} array")
         c.overflowed = params["origin_overflowed" if name == "origin" else "overflowed"]
         return c

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import as_keys
-from .._storage import load_budget
+from .._engine.columns import as_keys
+from .._engine.storage import load_budget
 from .._validation import NUM_HASHES, SEED, Int, Optional
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from .foldable import FoldableBloomFilter, FoldableCountingBloomFilter
@@ -43,7 +43,7 @@ def from_wire(data: bytes | bytearray | memoryview, *, seed: int | None = None, 
     FormatError
         On truncated, corrupted (CRC-32), foreign or inconsistent data, or a message whose
         declared sizes its length does not back (a message of N bytes never makes bloomkit
-        allocate more than the load budget of :mod:`bloomkit._storage` for N bytes).
+        allocate more than the load budget of :mod:`bloomkit._engine.storage` for N bytes).
     IncompatibleFiltersError
         If ``seed`` or ``num_hashes`` is given and differs.
     InvalidParameterError

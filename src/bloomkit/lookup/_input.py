@@ -1,9 +1,9 @@
 """The data front door of the lookup tables: (keys, values) pairs in, canonical batches out.
 
-Keys enter through :func:`bloomkit._columns.as_keys` and values through
-:func:`bloomkit._columns.as_values`, both *by position* (a pandas Series with any index, a
+Keys enter through :func:`bloomkit._engine.columns.as_keys` and values through
+:func:`bloomkit._engine.columns.as_values`, both *by position* (a pandas Series with any index, a
 categorical, a nullable dtype, pyarrow, polars, lists, numpy); subsets are taken with
-:func:`bloomkit._columns.take`. Values are integers in [1, 2^V - 1] (V <= 64) or str labels,
+:func:`bloomkit._engine.columns.take`. Values are integers in [1, 2^V - 1] (V <= 64) or str labels,
 numbered by a :class:`~bloomkit.lookup.codec.ValueCodec`. Repeated keys are combined by
 ``on_duplicate`` (:func:`combine_duplicates`).
 """
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import as_keys, as_values, batch_len, take
-from .._hashing import hash_many
+from .._engine.columns import as_keys, as_values, batch_len, take
+from .._engine.hashing import hash_many
 from .._validation import Options, param_error
 from ..errors import InvalidParameterError
 from .codec import ValueCodec

@@ -15,10 +15,17 @@ from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 
-from .._columns import as_keys, sized_items
+from .._engine.columns import as_keys, sized_items
+from .._engine.hashing import (
+    HASH_XXH64,
+    KeyTypesMixin,
+    hash64,
+    hash64_tag,
+    hash_many,
+    key_type_mask,
+)
+from .._engine.parallel import hash_batch
 from .._format import ArraySpec, Persistable
-from .._hashing import HASH_XXH64, KeyTypesMixin, hash64, hash64_tag, hash_many, key_type_mask
-from .._parallel import hash_batch
 from .._validation import Int, param_error, safe_repr
 from ..errors import FormatError, InvalidParameterError, UpdateNotSupportedError
 from .codec import ValueCodec
@@ -147,7 +154,7 @@ class LookupBase(KeyTypesMixin, Persistable):
         Parameters
         ----------
         keys : list, tuple, numpy, pyarrow, pandas or polars column
-            Through :func:`bloomkit._columns.as_keys` (by position, never by label).
+            Through :func:`bloomkit._engine.columns.as_keys` (by position, never by label).
         default : int or object, optional
             The answer for absent keys: 0 by default (None for str labels). For integer values
             an integer that fits the result's dtype.

@@ -32,7 +32,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .._jit import GOLDEN, U64, jit_inline, jit_read, mulhi64, prefetch
+from .._engine.jit import GOLDEN, U64, jit_inline, jit_read, mulhi64, prefetch
 from ._kernels import fmix64
 
 RB_SALT = U64(0x8EBC6AF09C88C6E3)

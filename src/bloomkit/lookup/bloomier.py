@@ -30,12 +30,12 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from .._engine.hashing import check_seed, hash_keys
+from .._engine.storage import aligned_copy, aligned_zeros
 from .._format import ArraySpec
-from .._hashing import check_seed, hash_keys
-from .._storage import aligned_copy, aligned_zeros
 from .._validation import FPR, KEY_TYPES, Int, InvariantError, Optional, Real, param_error
 from ..errors import BloomkitError, FormatError, UpdateNotSupportedError
-from . import _kernels as LK
+from . import _bloomier_kernels as BK
 from ._input import ON_DUPLICATE, check_count, combine_duplicates, read_pairs, read_values
 from ._mapping import LABEL_ARRAYS, StaticLookup, padding_clear, words_for
 from .params import ERROR_BITS, MAX_ERROR_BITS, VALUE_BITS
@@ -173,9 +173,9 @@ class BloomierFilter(StaticLookup):
         bf._setup_words()
         block = np.uint64(bf._block)
         for salt in range(attempts):
-            ok, oc, cnt = LK.bl_peel(h1, np.uint64(salt), block)
+            ok, oc, cnt = BK.bl_peel(h1, np.uint64(salt), block)
             if cnt == len(h1):
-                LK.bl_assign(h1, vals, ok, oc, np.uint64(salt), block, bf._words, bf._high, bf._clo, bf._chi)
+                BK.bl_assign(h1, vals, ok, oc, np.uint64(salt), block, bf._words, bf._high, bf._clo, bf._chi)
                 bf._salt = salt
                 bf._attempts = salt + 1
                 bf._note_keys(tags)
@@ -188,7 +188,7 @@ class BloomierFilter(StaticLookup):
     # ------------------------------------------------------------------ queries
     def _query(self, h1: np.ndarray) -> np.ndarray:
         out = np.empty(len(h1), dtype=np.uint64)
-        LK.bl_query(h1, self._words, self._high, np.uint64(self._salt), np.uint64(self._block), self._clo, self._chi,
+        BK.bl_query(h1, self._words, self._high, np.uint64(self._salt), np.uint64(self._block), self._clo, self._chi,
                     self.value_bits, out)
         return out
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import sized_items
+from .._engine.columns import sized_items
 from .._validation import Int, safe_repr
 from ..errors import FormatError, InvalidParameterError
 from .params import MAX_VALUE_BITS

@@ -203,7 +203,7 @@ def trigram_table(
 
 def _mix_keys(idx: np.ndarray, seed: int) -> np.ndarray:
     """A bijection of uint64: the SplitMix64 finalizer of idx + seed * golden."""
-    from .._lazy import kernels as K
+    from .._engine.lazy import kernels as K
 
     return K.splitmix64_many(idx.astype(np.uint64), np.uint64(seed & ((1 << 64) - 1)))
 

@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 
-from .._columns import slice_keys, take
+from .._engine.columns import slice_keys, take
+from .._engine.hashing import check_seed, hash64, hash_keys, hash_many
+from .._engine.parallel import hash_batch
+from .._engine.storage import aligned_copy, aligned_zeros
 from .._format import ArraySpec
-from .._hashing import check_seed, hash64, hash_keys, hash_many
-from .._parallel import hash_batch
-from .._storage import aligned_copy, aligned_zeros
 from .._validation import (
     CAPACITY,
     FPR,

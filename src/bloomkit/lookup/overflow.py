@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._hashing import hash64
+from .._engine.hashing import hash64
 from ..errors import FormatError
 
 __all__ = ["ExactTable", "alt_seed", "identity"]

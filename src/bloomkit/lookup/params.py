@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import lambertw
 
-from .._hashing import check_seed
+from .._engine.hashing import check_seed
 from .._validation import (
     FPR,
     Bool,

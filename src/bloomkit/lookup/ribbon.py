@@ -35,10 +35,10 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from .._columns import as_keys
+from .._engine.columns import as_keys
+from .._engine.hashing import check_seed, hash_keys
+from .._engine.storage import aligned_copy, aligned_zeros
 from .._format import ArraySpec
-from .._hashing import check_seed, hash_keys
-from .._storage import aligned_copy, aligned_zeros
 from .._validation import (
     FPR,
     KEY_TYPES,

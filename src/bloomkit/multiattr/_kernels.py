@@ -1,11 +1,11 @@
 """numba kernels of the parallel Bloom filter (document 004): probe positions of p attributes
-(the foundation's :func:`bloomkit._kernels.probe` + :func:`bloomkit._kernels.fastmod`),
+(the foundation's :func:`bloomkit._engine.kernels.probe` + :func:`bloomkit._engine.kernels.fastmod`),
 fused counter update + verification value, the two-step query, and an open-addressing
 multiset of verification values (the "hash table" of Fig. 1).
 
 Counter layout: counter ``(i, j, x)`` (attribute i, hash function j, position x in [0, m))
-lives at flat index ``(i*q + j)*m + x`` of one :class:`bloomkit._storage.CounterArray`
-(4-bit counters packed two per byte, as in :mod:`bloomkit._kernels`). Kernels are compiled
+lives at flat index ``(i*q + j)*m + x`` of one :class:`bloomkit._engine.storage.CounterArray`
+(4-bit counters packed two per byte, as in :mod:`bloomkit._engine.kernels`). Kernels are compiled
 lazily and cached on disk (``cache=True``), never at import.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _kernels as K
-from .._jit import GOLDEN, jit_inline, jit_mut, jit_read, splitmix64
+from .._engine import kernels as K
+from .._engine.jit import GOLDEN, jit_inline, jit_mut, jit_read, splitmix64
 
 U64 = np.uint64
 TABLE_MAX_LOAD = 0.7
@@ -233,7 +233,7 @@ def positions_xxh64(h1: np.ndarray, q: int, m: np.uint64) -> np.ndarray:
     """(n, p, q) int64 positions from a (p, n) uint64 array of per-attribute h1 values.
 
     Position j of attribute i is ``fastmod(probe(h1[i], j), m)`` = ``G_j mod m``, exactly
-    :func:`bloomkit._kernels.positions` of that attribute's h1 (q independent SplitMix64
+    :func:`bloomkit._engine.kernels.positions` of that attribute's h1 (q independent SplitMix64
     words per attribute, like the paper's four MD5 words).
     """
     M = K.reducer(m)
@@ -320,6 +320,8 @@ def pbf_add_item(data: np.ndarray, width: int, maxval: int, h1: np.ndarray, q: i
 
     Returns -1 with nothing changed when the table is full or must grow first (above
     :data:`TABLE_MAX_LOAD`), else 1 if a counter saturated, else 0.
+
+    C twin: ``item_insert`` of _speedups.c, section "ItemCore".
     """
     if stats[2] >= TABLE_MAX_ITEMS or stats[0] + 1 > TABLE_MAX_LOAD * keys.shape[0]:
         return -1
@@ -350,7 +352,10 @@ def pbf_add_item(data: np.ndarray, width: int, maxval: int, h1: np.ndarray, q: i
 def pbf_contains_item(data: np.ndarray, width: int, h1: np.ndarray, q: int, m: int,
                       weights: np.ndarray, keys: np.ndarray, counts: np.ndarray, empty: int) -> bool:
     """The two-step check of Fig. 3 for one item of p h1 values, in one call: all p*q
-    counters non-zero, then V_a with a positive count in the table."""
+    counters non-zero, then V_a with a positive count in the table.
+
+    C twin: ``item_test`` of _speedups.c, section "ItemCore".
+    """
     mu = U64(m)
     M = K.reducer(mu)
     mi = np.int64(m)

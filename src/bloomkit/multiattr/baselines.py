@@ -3,7 +3,7 @@ attributes of an item.
 
 "In order to make the multi-attribute operations feasible in the SBF, we can concatenate
 multiple attributes into one parameter as the input to [the] hash functions." The concatenation
-here is the canonical tuple encoding of :func:`bloomkit._hashing.encode_key` (per attribute:
+here is the canonical tuple encoding of :func:`bloomkit._engine.hashing.encode_key` (per attribute:
 tag byte, 8-byte length, payload), used as a ``bytes`` key of :class:`bloomkit.BloomFilter`
 (or :class:`bloomkit.CountingBloomFilter`), so it is unambiguous (("ab", "c") and ("a", "bc")
 differ) and the batch path (vectorized for numeric columns) equals the single-item path.
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .._hashing import TAG_BOOL, TAG_FLOAT, TAG_INT, encode_key
+from .._engine.hashing import TAG_BOOL, TAG_FLOAT, TAG_INT, encode_key
 from .._validation import Bool, check_int, param_error
 from ..bloom import BloomFilter, CountingBloomFilter
 from ..errors import InvalidParameterError

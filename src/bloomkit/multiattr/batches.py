@@ -9,7 +9,7 @@ One rule for every batch method of :class:`~bloomkit.multiattr.ParallelBloomFilt
 
 1. **A named table**: a pandas or polars DataFrame, a pyarrow Table or RecordBatch, a numpy
    structured array, or a mapping ``{name: column}``. Its columns are read **by name**
-   (:func:`bloomkit._columns.as_table`): the filter must have attribute names
+   (:func:`bloomkit._engine.columns.as_table`): the filter must have attribute names
    (``attributes=[...]``), reordered columns give the same answers, and a missing or an extra
    column is refused naming it. A named table given to a filter without names is refused:
    it is never read by position.
@@ -21,7 +21,7 @@ One rule for every batch method of :class:`~bloomkit.multiattr.ParallelBloomFilt
 
 Anything else is refused with InvalidParameterError; in particular a sequence of lists only,
 which could be rows or columns (write rows as tuples, or make a column an array). Every column
-then goes through the data front door (:func:`bloomkit._columns.as_keys`: by position, nulls
+then goes through the data front door (:func:`bloomkit._engine.columns.as_keys`: by position, nulls
 refused naming the column and position).
 """
 
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import as_keys, as_table, sized_items
+from .._engine.columns import as_keys, as_table, sized_items
 from .._validation import Int, ListOf, Str, check_reals, param_error, safe_repr
 from ..errors import InvalidParameterError
 
@@ -83,7 +83,7 @@ def as_columns(
     owner: str = "ParallelBloomFilter",
 ) -> list[Any]:
     """The p attribute columns of a batch (see the module docstring for the one rule), each a
-    canonical batch of :func:`bloomkit._columns.as_keys`, all of one length.
+    canonical batch of :func:`bloomkit._engine.columns.as_keys`, all of one length.
 
     Parameters
     ----------

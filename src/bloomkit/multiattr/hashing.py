@@ -2,15 +2,15 @@
 and hash function j (document 004, Section 3.1).
 
 Two hashes. The XXH64 one starts from the package's seeded XXH64 ``h1`` of the attribute
-value (:func:`bloomkit._hashing.hash_many`); attribute i uses seed
+value (:func:`bloomkit._engine.hashing.hash_many`); attribute i uses seed
 ``seed_i = (seed + i * 0xD6E8FEB86659FD93) mod 2^64`` so that the hash functions of different
 attributes are independent (``H_[i][j]`` in the document is "the j-th hash function for the
 i-th attribute").
 
-* ``"xxh64"`` (default, hash id 1 = :data:`bloomkit._hashing.HASH_XXH64`): the foundation's
+* ``"xxh64"`` (default, hash id 1 = :data:`bloomkit._engine.hashing.HASH_XXH64`): the foundation's
   probe positions of ``h1_i``, ``H_ij = splitmix64(h1_i + (j + 1) * 0x9E3779B97F4A7C15) mod m``,
-  i.e. exactly ``bloomkit._hashing.positions(h1_i, q, m)`` (computed in the fused kernels of
-  :mod:`bloomkit.multiattr._kernels` with ``bloomkit._kernels.probe`` and ``fastmod``): q
+  i.e. exactly ``bloomkit._engine.hashing.positions(h1_i, q, m)`` (computed in the fused kernels of
+  :mod:`bloomkit.multiattr._kernels` with ``bloomkit._engine.kernels.probe`` and ``fastmod``): q
   independent words per attribute, like the paper's MD5 words.
 * ``"md5"`` (hash id 3, the paper-faithful option of Section 6.2): "the value of an attribute
   is hashed into 128 bits by calculating the MD5 signature; we divide the 128 bits into four
@@ -18,7 +18,7 @@ i-th attribute").
   the document does not say where the further values come from; we use block b = j // 4 as
   ``MD5(seed (8 bytes LE) || b (4 bytes LE) || tag || payload)`` and block 0 with seed 0 as
   ``MD5(tag || payload)`` (tag + payload = the canonical key encoding of
-  :func:`bloomkit._hashing.encode_key`). 32-bit words are read big-endian. As in the document
+  :func:`bloomkit._engine.hashing.encode_key`). 32-bit words are read big-endian. As in the document
   the hash does not depend on the attribute index, so swapping two attribute values of an item
   keeps V_a (documented in docs/multiattr.md).
 """
@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .._boundary import extension
-from .._columns import as_keys
-from .._hashing import HASH_XXH64, encode_key, hash64_tag, hash_keys, register_hash_id
+from .._engine.boundary import extension
+from .._engine.columns import as_keys
+from .._engine.hashing import HASH_XXH64, encode_key, hash64_tag, hash_keys, register_hash_id
 from . import _kernels as MK
 
 __all__ = [
@@ -105,9 +105,9 @@ def hash_columns(columns: Sequence[Any], hash_name: str, seed: int, q: int, *,
     """Hash the p columns of a batch once (before any mutation, so a bad value changes nothing).
 
     Returns the material and the key-type tag mask of every column
-    (:func:`bloomkit._hashing.key_type_names`): a (p, n) uint64 array of h1 values for
+    (:func:`bloomkit._engine.hashing.key_type_names`): a (p, n) uint64 array of h1 values for
     ``"xxh64"``, or an (n, p, q) uint64 array of MD5 words for ``"md5"``. Each column goes
-    through the data front door (:func:`bloomkit._columns.as_keys`, by position; a null is
+    through the data front door (:func:`bloomkit._engine.columns.as_keys`, by position; a null is
     refused naming ``data[i]`` and ``owner``). Complexity: O(n p) hashes.
     """
     p = len(columns)
@@ -143,6 +143,9 @@ def hash_material(columns: Sequence[Any], hash_name: str, seed: int, q: int) -> 
 
 
 def _hash_item_into(item: Sequence[Any], seeds: Sequence[int], out: np.ndarray) -> list[int]:
+    """:data:`hash_item_into` in Python.
+
+    C twin: ``hash_each`` of _speedups.c, section "module functions"."""
     masks = []
     for i, (v, s) in enumerate(zip(item, seeds, strict=True)):
         h, tag = hash64_tag(v, s)

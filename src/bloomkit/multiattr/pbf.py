@@ -15,10 +15,11 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from .._boundary import COMPILED, KIND_ITEMS, KIND_PYTHON, ItemCore, check_storage
+from .._engine.boundary import COMPILED, KIND_ITEMS, KIND_PYTHON, ItemCore, check_storage
+from .._engine.hashing import key_type_mask, key_type_names
+from .._engine.storage import CounterArray
 from .._format import ArraySpec, Persistable
-from .._hashing import key_type_mask, key_type_names
-from .._storage import CounterArray
+from .._membership import SetUpdate
 from .._validation import (
     CAPACITY,
     FPR,
@@ -53,7 +54,7 @@ _OWNER = "ParallelBloomFilter"
 _CHUNK = 1 << 15
 _HASH_NAMES = {v: k for k, v in HASHES.items()}
 
-class ParallelBloomFilter(ItemCore, Persistable):
+class ParallelBloomFilter(SetUpdate, ItemCore, Persistable):
     """Parallel Bloom filters (PBF) plus verification table for items with p attributes.
 
     Parameters
@@ -74,7 +75,7 @@ class ParallelBloomFilter(ItemCore, Persistable):
     hash : {"xxh64", "md5"}, keyword-only
         ``"xxh64"`` (default): the package's XXH64 of each attribute value (per-attribute seed)
         and the foundation's probe positions ``G_j mod m`` (q independent SplitMix64 words, as
-        :func:`bloomkit._hashing.positions`); ``"md5"``: the paper's MD5 split into 32-bit
+        :func:`bloomkit._engine.hashing.positions`); ``"md5"``: the paper's MD5 split into 32-bit
         words mod m (Section 6.2). See :mod:`bloomkit.multiattr.hashing`. (``hash_function``
         is the deprecated name.)
     seed : int, keyword-only
@@ -98,7 +99,7 @@ class ParallelBloomFilter(ItemCore, Persistable):
     one GIL-holding kernel for the p*q counters, the table's slots and its counts, and still
     takes the lock: another mutation may be growing the table (its rehash kernel releases the
     GIL) or replacing the contents (``clear``, ``|=``). With the compiled boundary
-    (:mod:`bloomkit._boundary`) a tuple item is hashed, then its counters and table slot are
+    (:mod:`bloomkit._engine.boundary`) a tuple item is hashed, then its counters and table slot are
     updated under the lock in one C call that holds the GIL. Queries take no lock: they release the
     GIL and read the table's slot arrays as one consistent pair, so an item whose add returned
     is always found. ``copy``, ``union``, ``intersection``, ``to_bytes`` and ``save`` read a
@@ -341,7 +342,7 @@ class ParallelBloomFilter(ItemCore, Persistable):
 
     def _core_rebind(self) -> None:
         """Bind the counters and the verification table to the compiled ``add`` / ``in``
-        (:mod:`bloomkit._boundary`): called by them whenever the counter array or the table's
+        (:mod:`bloomkit._engine.boundary`): called by them whenever the counter array or the table's
         arrays are not the ones bound (checked here as the kernels need them)."""
         if not self._one_item:  # MD5 material: the Python methods
             self._item_bind(KIND_PYTHON, None, None, 0, 0, 0, 0, (), None, None, 0, 0.0)
@@ -404,17 +405,6 @@ class ParallelBloomFilter(ItemCore, Persistable):
         """
         mat, n, masks = self._hash_batch(data, "add_many")
         self._add_material(mat, n, masks)
-
-    def update(self, *others: Any) -> None:
-        """Add the items of every batch, or merge another filter (``|=``, a union).
-
-        Complexity: O(n p q) per batch, O(p q m + |A| + |B|) per filter.
-        """
-        for other in others:
-            if isinstance(other, ParallelBloomFilter):
-                self |= other
-            else:
-                self.add_many(other)
 
     def add_positions(self, positions: Any) -> None:
         """Add items given by their positions H_ij: an integer array of shape (n, p, q) with
@@ -599,18 +589,7 @@ class ParallelBloomFilter(ItemCore, Persistable):
 
     def _combine(self, other: ParallelBloomFilter, op: str) -> Self:
         o = self._compatible(other, op)
-        ca, ta, sa, ka = self._snapshot()
-        cb, tb, sb, kb = o._snapshot()
-        if op == "union":
-            vals, table, state = np.maximum(ca.values(), cb.values()), ta.union(tb), "union"
-            masks = [a | b for a, b in zip(ka, kb, strict=True)]
-        else:
-            vals, table = np.minimum(ca.values(), cb.values()), ta.intersection(tb)
-            state = "union" if "union" in (sa, sb) else "upper"
-            masks = [a & b for a, b in zip(ka, kb, strict=True)]
-        counters = CounterArray.from_values(vals, self.counter_bits)
-        counters.overflowed |= ca.overflowed or cb.overflowed
-        return self._like(counters, table, state, masks)
+        return self._like(*_merged(self._snapshot(), o._snapshot(), op, self.counter_bits))
 
     def union(self, other: ParallelBloomFilter) -> Self:
         """PBF(A) | PBF(B): counter-wise maximum and union of the tables (Section 5.2, Fig. 5a).
@@ -638,13 +617,10 @@ class ParallelBloomFilter(ItemCore, Persistable):
 
     def __ior__(self, other: ParallelBloomFilter) -> Self:
         o = self._compatible(other, "union")
-        cb, tb, _, kb = o._snapshot()  # the other's lock first, released before ours is taken
+        theirs = o._snapshot()  # the other's lock first, released before ours is taken
         with self._lock:
-            vals = np.maximum(self._counters.values(), cb.values())
-            counters = CounterArray.from_values(vals, self.counter_bits)
-            counters.overflowed |= self._counters.overflowed or cb.overflowed
-            masks = [a | b for a, b in zip(self._key_masks, kb, strict=True)]
-            self._set_contents(counters, self._table.union(tb), "union", masks)
+            ours = (self._counters, self._table, self._state, self._key_masks)
+            self._set_contents(*_merged(ours, theirs, "union", self.counter_bits))
         return self
 
     def copy_empty(self) -> Self:
@@ -747,14 +723,7 @@ class ParallelBloomFilter(ItemCore, Persistable):
             raise FormatError(f"invalid ParallelBloomFilter parameters: {e}") from None
         if len(params["key_types"]) != p:
             raise FormatError(f"'key_types' has {len(params['key_types'])} lists for num_attributes = {p}")
-        data = arrays["counters"]
-        length, dtype = CounterArray.storage_shape(out._total, b)
-        if data.dtype != dtype or data.shape != (length,):  # before anything is allocated
-            raise FormatError(f"the 'counters' array must be {length} x {dtype} for p*q*m = {out._total} "
-                              f"{b}-bit counters; got {data.shape} {data.dtype}")
-        if b == 4 and out._total % 2 and int(data[-1]) >> 4:
-            raise FormatError("the 'counters' array has a non-zero padding nibble")
-        counters = CounterArray(out._total, b, data)
+        counters = CounterArray.from_saved(arrays["counters"], out._total, b, "the 'counters' array (p*q*m counters)")
         counters.overflowed = params["overflowed"]
         values, counts = arrays["values"], arrays["counts"]
         VerificationTable.check_items(values, counts, out._vmax, params["num_items"])
@@ -806,3 +775,22 @@ class ParallelBloomFilter(ItemCore, Persistable):
         if len(self) and self._state != "union":
             if not (bool(np.all(nonzero >= 1))):
                 raise InvariantError("bool(np.all(nonzero >= 1))")
+
+
+_Contents = tuple[CounterArray, VerificationTable, str, list[int]]
+
+
+def _merged(a: _Contents, b: _Contents, op: str, bits: int) -> _Contents:
+    """The contents (counters, table, counter state, key-type masks) of the union (counter-wise
+    maximum) or intersection (minimum) of two filters' contents (Section 5.2)."""
+    (ca, ta, sa, ka), (cb, tb, sb, kb) = a, b
+    if op == "union":
+        vals, table, state = np.maximum(ca.values(), cb.values()), ta.union(tb), "union"
+        masks = [x | y for x, y in zip(ka, kb, strict=True)]
+    else:
+        vals, table = np.minimum(ca.values(), cb.values()), ta.intersection(tb)
+        state = "union" if "union" in (sa, sb) else "upper"
+        masks = [x & y for x, y in zip(ka, kb, strict=True)]
+    counters = CounterArray.from_values(vals, bits)
+    counters.overflowed |= ca.overflowed or cb.overflowed
+    return counters, table, state, masks

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._storage import aligned_empty, aligned_zeros
+from .._engine.storage import aligned_empty, aligned_zeros
 from .._validation import Int, InvariantError, Options
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as MK

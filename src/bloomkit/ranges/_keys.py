@@ -1,7 +1,7 @@
 """Hashed positions of "name:value" keys: the shared XXH64 probes or SHA-512 (Section V).
 
 ``HASH_XXH64`` (default): ``h1 = XXH64("name:value")`` of the foundation
-(:mod:`bloomkit._hashing`, UTF-8 string keys) and the foundation's probe positions
+(:mod:`bloomkit._engine.hashing`, UTF-8 string keys) and the foundation's probe positions
 ``G_i mod m`` (SplitMix64 of h1); position ``i`` of a key does not depend on how many positions are drawn, so
 the first ``s`` positions of a key are the same whether s or k are drawn.
 
@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._hashing import HASH_XXH64, hash_many, positions, register_hash_id
+from .._engine.hashing import HASH_XXH64, hash_many, positions, register_hash_id
 
 __all__ = [
     "HASHES", "HASH_NAMES", "HASH_SHA512", "HASH_XXH64", "SHA512_MAX_POSITIONS", "key_positions", "key_strings",

@@ -17,8 +17,8 @@ from typing import Any, ClassVar, Self, cast
 
 import numpy as np
 
+from .._engine.storage import BitArray
 from .._format import ArraySpec, Persistable
-from .._storage import BitArray
 from .._validation import Int, InvariantError, Options, param_error
 from ..errors import FormatError, IncompatibleFiltersError
 from . import _kernels as K

@@ -16,42 +16,45 @@ the Bloom false positives.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, NamedTuple, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from .._engine.hashing import TAG_STR, tag_seed
+from .._engine.lazy import kernels as core
+from .._engine.storage import aligned_zeros
 from .._format import ArraySpec, Persistable
-from .._hashing import TAG_STR, tag_seed
-from .._lazy import kernels as core
 from .._search_mode import SEARCH_MODES
-from .._storage import aligned_zeros
 from .._validation import Bool, Int, InvariantError, Options, param_error
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+from . import _index_kernels as IK
 from . import _kernels as K
-from . import model as M
+from ._index_query import (
+    _RECOUNT,
+    FalseCandidates,
+    _Compiled,
+    _Intervals,
+    _unpack_ids,
+    compile_query,
+    price_query,
+)
 from ._keys import HASH_NAMES, HASH_SHA512
 from .config import CONFIG, RangeConfig, design
 from .filter import CHUNK, FILL, RangeBloomFilter
 from .layout import NUM_BITS, Layout, LayoutProperties, statistics_spec
 from .records import RecordBatch, one_record, record_batch
-from .schema import SCHEMA, Numeric, Schema
+from .schema import SCHEMA, Schema
 from .store import RECORD_ARRAYS, RecordStore
 
 __all__ = ["FalseCandidates", "ProfileIndex"]
 
 _BLOCK = 8  # words per early-exit block (512 profiles); measured best of 4..256 at N = 1e6
-_RECOUNT = 16  # the row densities are counted again once adds + removes reach 1/16 of the profiles
 _INTERVAL_MIN = 1 << 14  # live profiles from which a verified search may take the interval index
 _INTERVAL_PRUNE = 256  # ... when it leaves at most 1/256 of the live profiles (at least 64) to check
-_MAX_COMPILED = 256  # compiled queries (attribute sets) an index keeps
 _NO_RECORDS = (np.zeros((0, 0), np.bool_), np.zeros((0, 0), np.int64), np.zeros((0, 0), np.int64),
                np.zeros((0, 0), np.int64), np.zeros((0, 0), np.int64), np.zeros(0, np.uint8))
 MAX_PROFILES = 1 << 36
-MODEL_MAX_BITS = 1 << 16
-"""Largest m for which :meth:`ProfileIndex.expected_false_candidates` prices a query (its tables
-have m + 1 columns)."""
 CAPACITY = Int(1, MAX_PROFILES)
 MODE = Options(*SEARCH_MODES)
 
@@ -70,32 +73,12 @@ class _State:
                  fills: np.ndarray | None = None) -> None:
         self.slices, self.active, self.records = slices, active, records
         if fills is None:
-            fills = K.column_fills(slices, 0, slices.shape[1] * 64).astype(_fill_dtype(slices.shape[0]))
+            fills = IK.column_fills(slices, 0, slices.shape[1] * 64).astype(_fill_dtype(slices.shape[0]))
         self.fills = fills
 
 
 def _fill_dtype(m: int) -> type:
     return np.int32 if m < 1 << 31 else np.int64
-
-
-class FalseCandidates(NamedTuple):
-    """The model of one query against the stored profiles
-    (:meth:`ProfileIndex.expected_false_candidates`)."""
-
-    expected: float
-    """Expected number of profiles that do not match the query but pass its filter test."""
-    variance: float
-    """Variance of that number: the sum of p (1 - p) over the profiles (as if independent),
-    plus the sampling variance of the estimate when only a sample was priced."""
-    nonmatching: int
-    """Live profiles that do not match the query (exactly, from their records; estimated from
-    the sample when one was priced)."""
-    fpr: float
-    """``expected / nonmatching`` (0 when no profile fails to match, with ``reason`` saying so)."""
-    reason: str | None
-    """Why the query is not priced (``fpr`` and ``expected`` are then 0), else None."""
-    priced: int
-    """The profiles priced (all live profiles unless ``max_profiles`` asked for a sample)."""
 
 
 class ProfileIndex(LayoutProperties, Persistable):
@@ -264,15 +247,15 @@ class ProfileIndex(LayoutProperties, Persistable):
                 if st.records is not None and batch is not None:
                     st.records.write(first, batch)
                 new = set_columns(st.slices, first)
-                st.fills[first : first + n] = K.column_fills(st.slices, first, n)
+                st.fills[first : first + n] = IK.column_fills(st.slices, first, n)
             except BaseException:  # e.g. MemoryError while hashing a part: leave no trace in the slots
                 for slot in range(first, first + n):
-                    K.clear_column(st.slices, slot)
+                    IK.clear_column(st.slices, slot)
                     if st.records is not None:
                         st.records.clear(slot)
                 st.fills[first : first + n] = 0
                 raise
-            K.set_bit_range(st.active, first, first + n)  # visible to searches from here on
+            IK.set_bit_range(st.active, first, first + n)  # visible to searches from here on
             self._next += n
             self._count += n
             self._set_bits += int(new)
@@ -297,7 +280,7 @@ class ProfileIndex(LayoutProperties, Persistable):
             if self.store_records:
                 raise InvalidParameterError("The 'profile' parameter must be a record when store_records=True. Got a filter instead.")
             pos = np.flatnonzero(_bit_vector(profile.bits.words, self.num_bits)).astype(np.int64)
-            return int(self._add(None, lambda sl, first: K.set_columns(sl, pos, np.full(pos.size, first, np.int64)), 1)[0])
+            return int(self._add(None, lambda sl, first: IK.set_columns(sl, pos, np.full(pos.size, first, np.int64)), 1)[0])
         plain = self._add_plain(profile)
         if plain is not None:
             return plain
@@ -317,7 +300,7 @@ class ProfileIndex(LayoutProperties, Persistable):
             point.fill(words, entry)
         pos = np.flatnonzero(_bit_vector(words, self.num_bits)).astype(np.int64)
         batch = one_record(self.schema, [(name, entry) for name, _, entry in entries])
-        ids = self._add(batch, lambda sl, first: int(K.set_columns(sl, pos, np.full(pos.size, first, np.int64))), 1)
+        ids = self._add(batch, lambda sl, first: int(IK.set_columns(sl, pos, np.full(pos.size, first, np.int64))), 1)
         return int(ids[0])
 
     def _column_setter(self, batch: RecordBatch) -> Callable[[np.ndarray, int], int]:
@@ -326,7 +309,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         if lay.hash_id == HASH_SHA512:
             pos, rows = lay.positions(batch, with_rows=True)
             assert rows is not None
-            return lambda sl, first: int(K.set_columns(sl, pos, rows + first))
+            return lambda sl, first: int(IK.set_columns(sl, pos, rows + first))
         h, counts, keyrows, starts = lay.hashes(batch)
         m = np.uint64(lay.num_bits)
         used = [c.rows for c in batch.columns if len(c.rows)]
@@ -379,9 +362,9 @@ class ProfileIndex(LayoutProperties, Persistable):
         with self._lock:
             first = self._next
             st = self._ensure(first + n)
-            K.transpose_into(st.slices, np.ascontiguousarray(w), first, self.num_bits)
-            st.fills[first : first + n] = K.column_fills(st.slices, first, n)
-            K.set_bit_range(st.active, first, first + n)
+            IK.transpose_into(st.slices, np.ascontiguousarray(w), first, self.num_bits)
+            st.fills[first : first + n] = IK.column_fills(st.slices, first, n)
+            IK.set_bit_range(st.active, first, first + n)
             self._next += n
             self._count += n
             self._set_bits += ones
@@ -397,7 +380,7 @@ class ProfileIndex(LayoutProperties, Persistable):
             if not _is_active(st.active, pid, self._next):
                 raise param_error("profile_id", "ProfileIndex.remove", "the id of a profile in the index", profile_id)
             st.active[pid >> 6] &= ~(np.uint64(1) << np.uint64(pid & 63))  # invisible from here on
-            self._set_bits -= int(K.clear_column(st.slices, pid))
+            self._set_bits -= int(IK.clear_column(st.slices, pid))
             st.fills[pid] = 0
             if st.records is not None:
                 st.records.clear(pid)
@@ -444,9 +427,9 @@ class ProfileIndex(LayoutProperties, Persistable):
             n = int(live.size)
             nwords = (max(cap, n) + 63) // 64
             slices = aligned_zeros((self.num_bits, nwords), np.uint64, "a ProfileIndex")
-            K.gather_columns_into(st.slices, live, slices)
+            IK.gather_columns_into(st.slices, live, slices)
             active = aligned_zeros(nwords, np.uint64, "a ProfileIndex")
-            K.set_bit_range(active, 0, n)
+            IK.set_bit_range(active, 0, n)
             fills = np.zeros(nwords * 64, dtype=st.fills.dtype)
             fills[:n] = st.fills[live]
             rec = None if st.records is None else st.records.gathered(live, nwords * 64)
@@ -532,7 +515,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         if isinstance(query, RangeBloomFilter):
             if how == "intersect" or verify:
                 raise InvalidParameterError(f"search({'verify=True' if verify else 'mode=intersect'}) needs a query record, not a filter")
-            words = K.sliced_and_blocks(st.slices, self._sparse_first(st, self.query_rows(query)), st.active, _BLOCK)
+            words = IK.sliced_and_blocks(st.slices, self._sparse_first(st, self.query_rows(query)), st.active, _BLOCK)
             return _unpack_ids(words)
         compiled = self._compiled_query(st, query)
         if compiled is not None:
@@ -552,34 +535,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         spec of its attribute set is compiled once and cached; per query only its values and
         key bytes are filled in. None for anything else (the record path answers, or refuses
         with the record path's message: NaN, wrong types, values out of scope, sha512)."""
-        entries = self._layout.plain_entries(query)
-        if entries is None:
-            return None
-        names = tuple(query)
-        cq = self._queries.get(names)
-        if cq is None:
-            cq = _Compiled(self._layout, st.records, names)
-            if len(self._queries) >= _MAX_COMPILED:
-                self._queries.clear()
-            self._queries[names] = cq
-        vals: list[int] = []
-        if not cq.texts:
-            for (_, _, e), at in zip(entries, cq.starts, strict=True):
-                vals += (e[0], e[1], at)
-            return cq, np.array(vals, dtype=np.int64), cq.blob
-        parts: list[bytes] = []
-        at = 0
-        for (_, _, e), prefix in zip(entries, cq.prefixes, strict=True):
-            parts.append(prefix)
-            if type(e) is str:
-                data = e.encode("utf-8")
-                parts.append(data)
-                vals += (0, len(data), at)
-                at += len(prefix) + len(data)
-            else:
-                vals += (e[0], e[1], at)
-                at += len(prefix)
-        return cq, np.array(vals, dtype=np.int64), np.frombuffer(bytearray(b"".join(parts)), dtype=np.uint8)
+        return compile_query(self._layout, st.records, self._queries, query)
 
     def _fast_search(self, st: _State, compiled: tuple[_Compiled, np.ndarray, np.ndarray], how: str,
                      verify: bool) -> np.ndarray | None:
@@ -594,7 +550,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         nslots = min(self._next, st.active.shape[0] * 64)
         if verify and rec is not None and self._count >= _INTERVAL_MIN and cq.numeric:
             iv = self._interval_index(st, nslots)
-            ids, ok = K.interval_search(iv.entries, iv.fences, iv.classes, iv.built, st.active, nslots, spec, vals,
+            ids, ok = IK.interval_search(iv.entries, iv.fences, iv.classes, iv.built, st.active, nslots, spec, vals,
                                         qbytes, rec.present, rec.lo, rec.hi, rec.tstart, rec.tlen, rec.text,
                                         how == "intersect", max(64, self._count // _INTERVAL_PRUNE))
             if ok:
@@ -602,20 +558,16 @@ class ProfileIndex(LayoutProperties, Persistable):
         if how != "subset":
             return None
         arrays = _NO_RECORDS if rec is None else (rec.present, rec.lo, rec.hi, rec.tstart, rec.tlen, rec.text)
-        ids = K.compiled_search(st.slices, st.active, nslots, self._row_density(st), spec, vals, qbytes,
+        ids = IK.compiled_search(st.slices, st.active, nslots, self._row_density(st), spec, vals, qbytes,
                                 self._str_seed, K.DIGIT_PAIRS, _BLOCK, verify, *arrays)
         return ids
 
     def _interval_index(self, st: _State, nslots: int) -> _Intervals:
-        """The interval index of the records (built over the slots so far; rebuilt once the
-        adds + removes since reach 1/16 of the profiles or the adds 1/64: until then the slots
-        added since are checked one by one and removed ones are skipped by their active bit)."""
-        changes = 2 * self._next - self._count
-        iv = self._intervals
-        if (iv is None or iv.built > nslots or abs(changes - iv.changes) * _RECOUNT > max(iv.count, 1024)
-                or (nslots - iv.built) * 64 > max(iv.count, 1024)):
-            assert st.records is not None
-            self._intervals = iv = _Intervals(self._layout.schema, st.records, nslots, changes, self._count)
+        """The interval index of the records (:meth:`_Intervals.current`)."""
+        assert st.records is not None
+        iv = _Intervals.current(self._intervals, self._layout.schema, st.records, nslots, 2 * self._next - self._count,
+                                self._count)
+        self._intervals = iv
         return iv
 
     def search_candidates(self, query: Mapping[str, Any], *, mode: str = "subset") -> tuple[np.ndarray, np.ndarray]:
@@ -641,17 +593,17 @@ class ProfileIndex(LayoutProperties, Persistable):
         intersect: per ranged attribute an OR over its groups of ANDs)."""
         if how == "subset":
             rows = np.unique(self._layout.positions(batch)[0])
-            words = K.sliced_and_blocks(st.slices, self._sparse_first(st, rows), st.active, _BLOCK)
+            words = IK.sliced_and_blocks(st.slices, self._sparse_first(st, rows), st.active, _BLOCK)
         else:
             is_range = [c.a is not None and c.b is not None and bool(c.b[0] > c.a[0]) for c in batch.columns]
             ranged = [c for c, r in zip(batch.columns, is_range, strict=True) if r]
             points = RecordBatch(1, tuple(c for c, r in zip(batch.columns, is_range, strict=True) if not r))
             rows = np.unique(self._layout.positions(points)[0])
-            words = K.sliced_and_blocks(st.slices, self._sparse_first(st, rows), st.active, _BLOCK)
+            words = IK.sliced_and_blocks(st.slices, self._sparse_first(st, rows), st.active, _BLOCK)
             for c in ranged:
                 assert c.a is not None and c.b is not None
                 rows, offsets = self._layout.range_rows(self._layout.plans[c.name], int(c.a[0]), int(c.b[0]))
-                words = K.or_of_ands(st.slices, rows, offsets, words, _BLOCK)
+                words = IK.or_of_ands(st.slices, rows, offsets, words, _BLOCK)
         return _unpack_ids(words)
 
     def _sparse_first(self, st: _State, rows: np.ndarray) -> np.ndarray:
@@ -745,64 +697,10 @@ class ProfileIndex(LayoutProperties, Persistable):
         if not self.store_records:
             raise InvalidParameterError("expected_false_candidates() needs an index built with store_records=True")
         batch = self._query_batch(query, owner)
-        if self.num_bits > MODEL_MAX_BITS:
-            return FalseCandidates(0.0, 0.0, 0, 0.0, f"the per-query model prices filters of at most "
-                                                     f"{MODEL_MAX_BITS} bits (m = {self.num_bits})", 0)
         st = self._st
-        records = st.records
-        assert records is not None
-        lay = self._layout
-        spec = np.zeros((len(batch.columns), 20), dtype=np.int64)
-        near = np.zeros(len(batch.columns))  # the share of the scope near the query: far-from attributes first
-        qtext: list[bytes] = []
-        tables: list[np.ndarray] = []
-        at = 0
-        for i, col in enumerate(batch.columns):
-            plan = lay.plans[col.name]
-            pcol, rcol = records.columns(col.name)
-            row = spec[i]
-            row[1], row[2], row[10] = pcol, rcol, plan.k
-            if col.text is not None:
-                t = col.text[0]
-                data = (t.as_py() if hasattr(t, "as_py") else t).encode("utf-8")
-                row[0], row[14], row[15] = 0, at, len(data)
-                qtext.append(data)
-                at += len(data)
-                continue
-            assert col.a is not None and col.b is not None
-            qa, qb = int(col.a[0]), int(col.b[0])
-            ga, gb = lay.groups(plan, qa, qb)
-            row[3:10] = qa, qb, plan.base, plan.d, plan.s, plan.r, plan.last
-            row[11] = M.query_words(ga, gb, plan.s, plan.r, plan.last)
-            row[12] = ga * plan.s
-            row[16:20] = ga, gb, plan.base + (ga - plan.r) * plan.d, plan.base + (gb + plan.r + 1) * plan.d
-            assert isinstance(plan.attr, Numeric)
-            near[i] = (row[19] - row[18]) / plan.attr.scope_size
-            if how == "intersect" and qb > qa:
-                row[0] = 2
-                row[13] = sum(t.shape[0] for t in tables)
-                tables.append(_pass_tables(gb - ga + 1, plan.s, plan.k, self.num_bits))
-            else:
-                row[0] = 1
-        m = self.num_bits
-        tab = np.concatenate(tables) if tables else np.zeros((1, m + 1))
-        live = self._count
-        step = 1 if cap is None or live <= cap else -(-live // cap)
-        total, var, sq, nonmatch, visited = K.false_candidates(
-            st.active, self._next, st.fills, records.present, records.lo, records.hi, records.tstart, records.tlen,
-            records.text, spec[np.argsort(near, kind="stable")], np.frombuffer(b"".join(qtext) or b"\0", dtype=np.uint8),
-            *_fill_powers(m), tab, step)
-        if nonmatch == 0:
-            reason = ("no profile is stored" if not live else "every profile stored matches the query" if step == 1
-                      else "every profile of the sample matches the query")
-            return FalseCandidates(0.0, 0.0, 0, 0.0, reason, int(visited))
-        if visited >= live:
-            return FalseCandidates(float(total), float(var), int(nonmatch), float(total) / nonmatch, None, int(visited))
-        scale = live / visited  # a sample: scaled up; its variance as a simple random sample's
-        s2 = max(sq - total * total / visited, 0.0) / max(visited - 1, 1)
-        sampling = live * live * s2 / visited * (1.0 - visited / live)
-        expected, nonmatching = scale * total, max(1, round(scale * nonmatch))
-        return FalseCandidates(expected, scale * var + sampling, nonmatching, expected / nonmatching, None, int(visited))
+        assert st.records is not None
+        return price_query(self._layout, st.records, st.active, st.fills, batch, how, cap, self.num_bits,
+                           self._count, self._next)
 
     def info(self) -> dict[str, Any]:
         """Parameters, sizes, fill and predicted rates (JSON-able; what ``bloomkit info`` prints).
@@ -840,8 +738,8 @@ class ProfileIndex(LayoutProperties, Persistable):
             raise InvariantError("bits set for inactive slots")
         if not (self._set_bits == int(core.popcount_words(st.slices.reshape(-1)))):
             raise InvariantError("self._set_bits == int(core.popcount_words(st.slices.reshape(-1)))")
-        if not (st.fills.shape == (nw * 64,) and np.array_equal(st.fills, K.column_fills(st.slices, 0, nw * 64))):
-            raise InvariantError("st.fills.shape == (nw * 64,) and np.array_equal(st.fills, K.column_fills(st.slices, 0, nw * 64))")
+        if not (st.fills.shape == (nw * 64,) and np.array_equal(st.fills, IK.column_fills(st.slices, 0, nw * 64))):
+            raise InvariantError("st.fills.shape == (nw * 64,) and np.array_equal(st.fills, IK.column_fills(st.slices, 0, nw * 64))")
         if not ((st.records is not None) == self.store_records):
             raise InvariantError("(st.records is not None) == self.store_records")
         if st.records is not None:
@@ -888,101 +786,6 @@ class ProfileIndex(LayoutProperties, Persistable):
         return obj
 
 
-class _Compiled:
-    """The compiled form of a query's attribute set (:meth:`ProfileIndex._compiled_query`):
-    the ``spec`` rows of :mod:`._kernels` (``Q_KIND`` ...), each attribute's key prefix
-    ``"name:"`` and, for a query without texts, the key bytes (the prefixes) and where each
-    starts (fixed). Read-only once built."""
-
-    __slots__ = ("blob", "numeric", "prefixes", "spec", "starts", "texts")
-
-    def __init__(self, layout: Layout, records: RecordStore | None, names: tuple[str, ...]) -> None:
-        spec = np.zeros((len(names), K.Q_FIELDS), dtype=np.int64)
-        self.prefixes = [(n + ":").encode("utf-8") for n in names]
-        for i, name in enumerate(names):
-            plan = layout.plans[name]
-            pcol, rcol = records.columns(name) if records is not None else (layout.schema.index(name), 0)
-            spec[i] = (int(plan.attr.is_numeric), pcol, rcol, plan.k, plan.base, plan.d, plan.s, plan.r, plan.last,
-                       len(self.prefixes[i]))
-        self.spec = spec  # (writeable: numba takes read-only arrays more slowly)
-        self.texts = not all(layout.plans[n].attr.is_numeric for n in names)
-        self.numeric = any(layout.plans[n].attr.is_numeric for n in names)
-        self.starts = np.concatenate([[0], np.cumsum([len(p) for p in self.prefixes])]).astype(int).tolist()[:-1]
-        self.blob = np.frombuffer(bytearray(b"".join(self.prefixes) or b"\0"), dtype=np.uint8)  # writeable
-
-
-class _Intervals:
-    """The interval index of a ProfileIndex's numeric records, built over slots ``0 .. built -
-    1``: per numeric record column ``c`` and width class ``cl`` (ranges whose ``hi - lo`` has bit
-    length ``cl``; points are class 0), the lower ends ``lo - base`` sorted (``entries[0]``),
-    their slots (``entries[1]``), each class's segment and widest range (``classes``: see
-    :func:`._kernels._class_bounds`) and every FENCE-th key (``fences``). A query range ``[a, b]``
-    has its candidates in one contiguous run per class: ``b - W <= lo <= a`` (subset), ``a - W
-    <= lo <= b`` (intersect); :func:`._kernels.interval_search`. Kept beside the bit slices
-    (never saved; the bit slices stay the published form); int32 when slots and scopes fit.
-
-    Memory: 2 x 4 (or 8) bytes per numeric value stored. Build: O(N log N) per numeric column."""
-
-    __slots__ = ("built", "changes", "classes", "count", "entries", "fences")
-
-    def __init__(self, schema: Schema, records: RecordStore, built: int, changes: int, count: int) -> None:
-        self.built, self.changes, self.count = built, changes, count
-        numeric = [a for a in schema if isinstance(a, Numeric)]
-        narrow = built < 1 << 31 and all(a.scaled_hi - a.scaled_lo < 1 << 31 for a in numeric)
-        dt = np.int32 if narrow else np.int64
-        nc = K.NCLASS
-        self.classes = np.zeros((max(len(numeric), 1), 2 * nc + 1), dtype=np.int64)
-        keys, perm = [], []
-        at = 0
-        for attr in numeric:
-            j, c = records.columns(attr.name)
-            slots = np.flatnonzero(records.present[:built, j])
-            lo, hi = records.lo[slots, c], records.hi[slots, c]
-            width = hi - lo
-            cls = np.zeros(slots.size, dtype=np.int64)
-            nz = width > 0
-            cls[nz] = np.frexp(width[nz].astype(np.float64))[1]  # the bit length (a class off by one
-            order = np.lexsort((lo, cls))  # near 2^53 only loosens its bound: W is the true widest)
-            cls = cls[order]
-            keys.append((lo[order] - attr.scaled_lo).astype(dt))
-            perm.append(slots[order].astype(dt))
-            self.classes[c, : nc + 1] = at + np.searchsorted(cls, np.arange(nc + 1), side="left")
-            if slots.size:
-                np.maximum.at(self.classes[c, nc + 1 :], cls, width[order])
-            at += slots.size
-        self.entries = np.stack([np.concatenate(keys or [np.zeros(0, dt)]), np.concatenate(perm or [np.zeros(0, dt)])])
-        self.fences = self.entries[0, :: K.FENCE].copy()
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.entries.nbytes + self.fences.nbytes + self.classes.nbytes)
-
-
-_NEGLIGIBLE = 1e-12  # a profile's chance of passing below which the model stops looking at it
-
-
-@functools.lru_cache(maxsize=8)
-def _fill_powers(m: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(c / m)^J`` for J = 0 .. 127 and c = 0 .. m, and per c the smallest J at which it is
-    below 1e-12 (read-only; larger J are computed)."""
-    q = np.arange(m + 1, dtype=np.float64) / m
-    powers = q[None, :] ** np.arange(128, dtype=np.float64)[:, None]
-    with np.errstate(divide="ignore"):
-        stop = np.where(q < 1.0, np.ceil(np.log(_NEGLIGIBLE) / np.log(np.where(q < 1.0, q, 0.5))), 1 << 40)
-    stop = np.maximum(stop, 1).astype(np.int64)
-    powers.flags.writeable = stop.flags.writeable = False
-    return powers, stop
-
-
-@functools.lru_cache(maxsize=64)
-def _pass_tables(groups: int, s: int, k: int, m: int) -> np.ndarray:
-    """:func:`~bloomkit.ranges.model.intersect_pass_probability` for every fill c = 0 .. m
-    (read-only; cached: a search of the same size and design reuses it)."""
-    out: np.ndarray = M.intersect_pass_probability(groups, s, k, np.arange(m + 1) / m, np.arange(int(M.r(k, s)) + 1)[:, None])
-    out.flags.writeable = False
-    return out
-
-
 def _is_active(active: np.ndarray, pid: int, next_id: int) -> bool:
     return pid < next_id and bool((int(active[pid >> 6]) >> (pid & 63)) & 1)
 
@@ -994,13 +797,3 @@ def _live_mask(active: np.ndarray, slots: int) -> np.ndarray:
 
 def _bit_vector(words: np.ndarray, m: int) -> np.ndarray:
     return np.unpackbits(words.astype("<u8").view(np.uint8), bitorder="little")[:m].astype(bool)
-
-
-def _unpack_ids(words: np.ndarray) -> np.ndarray:
-    """Sorted positions of the set bits of uint64 words (only non-zero words are unpacked)."""
-    nz = np.flatnonzero(words)
-    if nz.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    bits = np.unpackbits(words[nz].astype("<u8").view(np.uint8), bitorder="little").reshape(-1, 64)
-    r, c = np.nonzero(bits)
-    return (nz[r].astype(np.int64) << 6) + c.astype(np.int64)

@@ -27,8 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._hashing import TAG_STR, hash_many, tag_seed
-from .._hashing import positions as probe_positions
+from .._engine.hashing import TAG_STR, hash_many, tag_seed
+from .._engine.hashing import positions as probe_positions
 from .._validation import SEED, Check, Int, Options, param_error
 from ..errors import FormatError, InvalidParameterError
 from . import _kernels as K

@@ -391,7 +391,7 @@ def intersect_pass_probability(groups: int, s: int, k: int, fill: ArrayLike, off
 
     Complexity: O(min(groups, 256) s k len(fill)), in a numba kernel.
     """
-    from . import _kernels as K
+    from . import _index_kernels as IK
 
     owner = "intersect_pass_probability"
     k = check_int(k, "k", owner, lo=1, hi=MAX_HASHES)
@@ -404,7 +404,7 @@ def intersect_pass_probability(groups: int, s: int, k: int, fill: ArrayLike, off
     if np.any(off > rr):
         raise InvalidParameterError(f"The 'offset' parameter of {owner} must be in 0 .. r = {rr}. "
                                     f"Got {int(off.max())} instead.")
-    table = K.intersect_pass_tables(groups, s, k, np.ascontiguousarray(q.ravel()), 256)
+    table = IK.intersect_pass_tables(groups, s, k, np.ascontiguousarray(q.ravel()), 256)
     shape = np.broadcast_shapes(q.shape, off.shape)
     cols = np.broadcast_to(np.arange(q.size).reshape(q.shape), shape)
     return _out(table[np.broadcast_to(off, shape), cols])

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import sized_items
+from .._engine.columns import sized_items
 from .._validation import MAX_HASHES, Bool, check_choice, check_float, check_int, param_error
 from . import _kernels as K
 from . import model as M

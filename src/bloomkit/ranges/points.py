@@ -19,7 +19,7 @@ groups, ``hash="sha512"``) returns None and is answered, or refused, by the reco
 answers and error messages are the record path's by construction.
 
 :func:`point_query` gives each attribute its query: with the compiled boundary
-(:mod:`bloomkit._boundary`) the extension's ``PointTest``, the same algorithm in one C call
+(:mod:`bloomkit._engine.boundary`) the extension's ``PointTest``, the same algorithm in one C call
 (scaling, the group keys' decimal text, XXH64 and the probes; tested equal), else
 :class:`PointProbe` (the scaling in Python, the keys and probes in one numba kernel).
 """
@@ -31,8 +31,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .._boundary import PointTest
-from .._hashing import TAG_STR, hash64, tag_seed
+from .._engine.boundary import PointTest
+from .._engine.hashing import TAG_STR, hash64, tag_seed
 from . import _kernels as K
 from .schema import Decimal, Numeric, Text
 
@@ -107,6 +107,8 @@ class PointProbe:
         text's check, as the record path does).
 
         Complexity: O(k) probes, (r + 1) key hashes.
+
+        C twin: ``PointTest.test`` of _speedups.c, section "PointTest".
         """
         tp = type(value)
         if isinstance(self.attr, Text):

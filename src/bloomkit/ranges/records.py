@@ -6,7 +6,7 @@ Two inputs become one :class:`RecordBatch` (what :meth:`RangeBloomFilter.insert_
 * **records**: an iterable of mappings ``{name: value}`` (a text, a number, a ``(lo, hi)``
   pair or a ``range``); a record may leave attributes out.
 * **a table** (pandas / polars DataFrame, pyarrow Table / RecordBatch, a mapping of columns, a
-  numpy structured array), read **by column name** through :func:`bloomkit._columns.as_table`
+  numpy structured array), read **by column name** through :func:`bloomkit._engine.columns.as_table`
   (never by position or pandas label: a reordered or re-indexed DataFrame gives the same
   answers). A text attribute is a column named after it. A numeric attribute is either one
   column named after it (points, or ``(lo, hi)`` pairs where the column holds Python objects)
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .._columns import as_table, batch_len, sized_items
+from .._engine.columns import as_table, batch_len, sized_items
 from .._validation import param_error
 from ..errors import InvalidParameterError
 from .schema import Numeric, Schema, Text

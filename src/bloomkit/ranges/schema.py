@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .._columns import sized_items
+from .._engine.columns import sized_items
 from .._validation import Check, Int, Str, check_int, param_error, safe_repr
 from ..errors import InvalidParameterError
 

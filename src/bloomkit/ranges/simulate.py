@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._hashing import HASH_XXH64, check_seed
+from .._engine.hashing import HASH_XXH64, check_seed
 from .._validation import check_choice, check_int, param_error
 from . import _kernels as K
 from . import model as M

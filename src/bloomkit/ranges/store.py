@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .._engine.storage import aligned_zeros
 from .._format import ArraySpec
-from .._storage import aligned_zeros
 from ..errors import FormatError
 from .records import RecordBatch
 from .schema import MAX_SCALED, Numeric, Schema, Text

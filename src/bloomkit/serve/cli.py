@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .._lazy import extra_hint
+from .._engine.lazy import extra_hint
 from ..errors import BloomkitError, InvalidParameterError
 
 __all__ = ["add_arguments", "allowed", "run"]

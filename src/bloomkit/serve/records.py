@@ -15,10 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+
 from ..errors import InvalidParameterError
 from ..ranges import Decimal, Integer, Numeric, Schema, Text
 
-__all__ = ["FieldError", "canonical_record"]
+__all__ = ["FieldError", "canonical_record", "index_tables"]
 
 
 @dataclass
@@ -121,4 +124,46 @@ def canonical_record(schema: Schema, data: Any, field: str, *, allow_empty: bool
         except InvalidParameterError as e:
             raise FieldError((field, name), str(e)) from None
         out[name] = [attr.unscale(a), attr.unscale(b)]
+    return out
+
+
+def index_tables(schema: Schema, records: list[dict[str, Any]]) -> list[tuple[np.ndarray, Any, list[str] | None]]:
+    """Canonical records as tables for :meth:`ProfileIndex.add_many` (validated by column,
+    vectorised: ~10 us per profile in large batches, against ~50 us as a list of records):
+    one table per set of attributes the records give, as ``(positions in records, columns by
+    name — a text as a list of str or an arrow array, a numeric attribute as "<name>.lo" /
+    "<name>.hi" arrays —, attribute names)``. Records that do not make such a table (not
+    canonical, or a schema whose names end in ".lo" / ".hi") are given as they are, with names
+    None: ``add_many`` validates them one by one and names what is wrong."""
+    n_attrs = len(schema.names)
+    if all(len(r) == n_attrs for r in records):  # the usual case: every attribute given
+        groups: dict[frozenset[str], list[int]] = {frozenset(schema.names): list(range(len(records)))}
+    else:
+        groups = {}
+        for i, r in enumerate(records):
+            groups.setdefault(frozenset(r), []).append(i)
+    plain = any(n.endswith((".lo", ".hi")) for n in schema.names)
+    names = frozenset(schema.names)
+    out: list[tuple[np.ndarray, Any, list[str] | None]] = []
+    for given, rows in groups.items():
+        part = records if len(rows) == len(records) else [records[i] for i in rows]
+        pos = np.asarray(rows, dtype=np.int64)
+        try:
+            if plain or not given <= names:  # ambiguous names, or an unknown attribute (add_many names it)
+                raise ValueError("not a table of the schema's attributes")
+            columns: dict[str, Any] = {}
+            for a in schema:
+                if a.name not in given:
+                    continue
+                values = [r[a.name] for r in part]
+                if not a.is_numeric:
+                    columns[a.name] = pa.array(values, type=pa.string()) if len(values) > 64 else values
+                    continue
+                ends = np.array(values)  # canonical: [lo, hi] of ints (Integer) or floats (Decimal)
+                if ends.ndim != 2 or ends.shape[1] != 2 or ends.dtype.kind not in ("i" if isinstance(a, Integer) else "if"):
+                    raise ValueError("not canonical")
+                columns[f"{a.name}.lo"], columns[f"{a.name}.hi"] = ends[:, 0].copy(), ends[:, 1].copy()
+            out.append((pos, columns, [a.name for a in schema if a.name in given]))
+        except (ValueError, TypeError, KeyError, pa.ArrowException):
+            out.append((pos, part, None))
     return out

@@ -46,21 +46,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from .._search_mode import SEARCH_MODES
 from ..errors import BloomkitError, FormatError, InvalidParameterError
-from ..ranges import Design, Integer, Numeric, ProfileIndex, Schema, SchemaFile
+from ..ranges import Design, Numeric, ProfileIndex, SchemaFile
 from ..ranges.index import FalseCandidates
 from .db import DatabaseError, ProfileDB, database_error, hash_token, loads
 from .lock import ServeLock
-from .records import FieldError, canonical_record
+from .records import FieldError, canonical_record, index_tables
+from .slots import IdMap, View
+from .snapshot import peek_head, snapshot_parts, split_snapshot
 
 __all__ = ["MODEL_PROFILES", "MatchingService", "RecordError", "SearchResult", "WriteError"]
 
 log = logging.getLogger("bloomkit.serve")
 
-_MAGIC = b"BLOOMKIT-SERVE-SNAPSHOT 1\n"
 MAX_BATCH = 2048
 """Most writes one transaction (one group commit) takes."""
 _REBUILD_CHUNK = 50_000
@@ -160,87 +160,6 @@ class RecordError(DatabaseError):
             f"{where}: {what.rstrip('.')}; fix the row (sqlite3 {str(db)!r} \"UPDATE profiles SET record = '<JSON>' WHERE id = {pid}\") "
             f"or delete the profile (\"UPDATE profiles SET record = NULL, token = NULL WHERE id = {pid}\"), then start again")
         self.pid, self.field = pid, field
-
-
-@dataclass(frozen=True)
-class _View:
-    """The index and its slot -> database id map, replaced together: a search reads one view,
-    so a compaction (a new index, renumbered slots) never pairs slots with the wrong map."""
-
-    index: ProfileIndex
-    slot_to_id: np.ndarray
-
-
-class _IdMap:
-    """Database id -> index slot for the live profiles, as two sorted int64 arrays: O(live)
-    memory however many ids were ever given out (ids only grow: a new one is appended), a
-    deleted id is marked and dropped at the next :meth:`compact`.
-
-    Only the writer thread (and start-up) uses it."""
-
-    def __init__(self, slot_to_id: np.ndarray) -> None:
-        live = np.flatnonzero(slot_to_id >= 0)
-        order = np.argsort(slot_to_id[live], kind="stable")
-        self._ids = slot_to_id[live][order].astype(np.int64)
-        self._slots = live[order].astype(np.int64)
-        self._n = int(self._ids.size)
-        self._dead = 0
-
-    @property
-    def nbytes(self) -> int:
-        return int(self._ids.nbytes + self._slots.nbytes)
-
-    def get(self, pids: np.ndarray) -> np.ndarray:
-        """Slots of ``pids`` (-1 where not in the index). Complexity: O(len(pids) log live)."""
-        ids = self._ids[: self._n]
-        at = np.searchsorted(ids, pids)
-        ok = at < self._n
-        ok[ok] = ids[at[ok]] == pids[ok]
-        out = np.full(len(pids), -1, dtype=np.int64)
-        out[ok] = self._slots[at[ok]]
-        return out
-
-    def set(self, pids: np.ndarray, slots: np.ndarray) -> None:
-        """Map ``pids`` (distinct) to ``slots`` (-1: no longer in the index)."""
-        ids = self._ids[: self._n]
-        at = np.searchsorted(ids, pids)
-        found = at < self._n
-        found[found] = ids[at[found]] == pids[found]
-        old = self._slots[at[found]]
-        self._dead += int(np.count_nonzero((old >= 0) & (slots[found] < 0)) - np.count_nonzero((old < 0) & (slots[found] >= 0)))
-        self._slots[at[found]] = slots[found]
-        new = ~found & (slots >= 0)
-        if new.any():
-            add_ids, add_slots = pids[new], slots[new]
-            order = np.argsort(add_ids, kind="stable")
-            add_ids, add_slots = add_ids[order], add_slots[order]
-            if self._n and add_ids[0] <= ids[-1]:  # not the usual append of new ids: merge
-                all_ids = np.concatenate([ids, add_ids])
-                all_slots = np.concatenate([self._slots[: self._n], add_slots])
-                o = np.argsort(all_ids, kind="stable")
-                self._ids, self._slots, self._n = all_ids[o], all_slots[o], int(all_ids.size)
-            else:
-                need = self._n + add_ids.size
-                if need > self._ids.size:
-                    cap = max(need, 2 * self._ids.size, 1024)
-                    self._ids = np.concatenate([ids, np.zeros(cap - self._n, dtype=np.int64)])
-                    self._slots = np.concatenate([self._slots[: self._n], np.full(cap - self._n, -1, dtype=np.int64)])
-                self._ids[self._n : need] = add_ids
-                self._slots[self._n : need] = add_slots
-                self._n = need
-        if self._dead > max(self._n // 2, 1024):
-            self.compact()
-
-    def remap(self, new_slot: np.ndarray) -> None:
-        """Slots renumbered by a compaction: ``new_slot[old]`` (-1 for slots gone)."""
-        live = self._slots[: self._n] >= 0
-        self._slots[: self._n][live] = new_slot[self._slots[: self._n][live]]
-        self.compact()
-
-    def compact(self) -> None:
-        keep = self._slots[: self._n] >= 0
-        self._ids, self._slots = self._ids[: self._n][keep].copy(), self._slots[: self._n][keep].copy()
-        self._n, self._dead = int(self._ids.size), 0
 
 
 class MatchingService:
@@ -378,7 +297,7 @@ class MatchingService:
         snap = self.snapshot_path
         if self.db_path.exists() or not snap.exists() or snap.stat().st_size == 0:
             return
-        head = _peek_head(snap)
+        head = peek_head(snap)
         about = "" if head is None else (f" (of database {head.get('database')}, write {head.get('seq')}"
                                          + (f", {head['profiles']} profiles" if "profiles" in head else "") + ")")
         raise DatabaseError(
@@ -409,8 +328,8 @@ class MatchingService:
 
     def _set_view(self, index: ProfileIndex, slot_to_id: np.ndarray) -> None:
         """Install ``index`` and its ``slot_to_id`` (-1 for gone slots) and derive the id map."""
-        self._view = _View(index, slot_to_id)
-        self._ids = _IdMap(slot_to_id)
+        self._view = View(index, slot_to_id)
+        self._ids = IdMap(slot_to_id)
 
     def _decode(self, rows: list[tuple[int, Any]]) -> list[dict[str, Any]]:
         """The records of database rows ``(id, JSON)``; RecordError naming the first bad row."""
@@ -484,7 +403,7 @@ class MatchingService:
         return ""
 
     def _read_snapshot(self, data: bytes) -> None:
-        head, body = _split_snapshot(data)
+        head, body = split_snapshot(data)
         if head.get("database") != self._db.uuid:
             raise FormatError("the snapshot was taken of another database")
         if head.get("schema") != self._schema_json or head.get("config") != self.design.config.to_dict():
@@ -536,7 +455,7 @@ class MatchingService:
             renumber = np.full(view.slot_to_id.size, -1, dtype=np.int64)
             renumber[old_ids] = np.arange(live, dtype=np.int64)
             self._ids.remap(renumber)
-            self._view = _View(new, new_map)
+            self._view = View(new, new_map)
             st = self._stats
             st.compactions += 1
             st.compaction_seconds = time.perf_counter() - t0
@@ -545,18 +464,18 @@ class MatchingService:
         if need > view.slot_to_id.size:
             grown = np.full(max(need, 2 * view.slot_to_id.size, 1024), -1, dtype=np.int64)
             grown[: view.slot_to_id.size] = view.slot_to_id
-            self._view = _View(index, grown)
+            self._view = View(index, grown)
 
     def _add(self, pids: list[int], records: list[dict[str, Any]]) -> None:
         """Add profiles (database ids ``pids``, canonical records) to the index, as tables of
-        columns (:func:`_tables`); each slot's id is written before the index shows the slot."""
+        columns (:func:`.records.index_tables`); each slot's id is written before the index shows the slot."""
         if not pids:
             return
         ids = np.asarray(pids, dtype=np.int64)
         self._room(len(pids))
         view = self._view
         index = view.index
-        for rows, columns, names in _tables(self.schema, records):
+        for rows, columns, names in index_tables(self.schema, records):
             first = index.next_id
             slots = np.arange(first, first + len(rows), dtype=np.int64)
             view.slot_to_id[slots] = ids[rows]
@@ -734,8 +653,7 @@ class MatchingService:
             head = {"seq": seq, "database": self._db.uuid, "profiles": profiles, "schema": self._schema_json,
                     "config": self.design.config.to_dict(), "map_bytes": len(slot_map),
                     "index_bytes": len(index_bytes), "map_sha256": hashlib.sha256(slot_map).hexdigest()}
-            head["head_sha256"] = _head_hash(head)
-            write_atomic(self.snapshot_path, [_MAGIC, json.dumps(head).encode() + b"\n", slot_map, index_bytes])
+            write_atomic(self.snapshot_path, snapshot_parts(head, slot_map, index_bytes))
             self._stats.snapshots += 1
             self._stats.snapshot_seconds = time.perf_counter() - t0
         except (OSError, BloomkitError):
@@ -829,77 +747,9 @@ class MatchingService:
             self._lock.release()
 
 
-def _head_hash(head: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(head, sort_keys=True).encode()).hexdigest()
-
-
-def _split_snapshot(data: bytes) -> tuple[dict[str, Any], memoryview]:
-    """(checked header, body) of a snapshot file; FormatError if it is not one or its header
-    is damaged."""
-    if not data.startswith(_MAGIC):
-        raise FormatError("not a bloomkit serve snapshot")
-    end = data.index(b"\n", len(_MAGIC))
-    head = json.loads(data[len(_MAGIC):end])
-    if not isinstance(head, dict) or head.pop("head_sha256", None) != _head_hash(head):
-        raise FormatError("the snapshot's header is damaged")
-    return head, memoryview(data)[end + 1:]
-
-
-def _peek_head(path: Path) -> dict[str, Any] | None:
-    """The header of the snapshot at ``path`` (None if unreadable or not one)."""
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(len(_MAGIC) + (1 << 20))
-        return _split_snapshot(data + (b"" if b"\n" in data[len(_MAGIC):] else b"\n"))[0]
-    except (OSError, ValueError, FormatError):
-        return None
-
-
 def _check_id(pid: int) -> None:
     if not 1 <= pid < 1 << 63:  # SQLite ids are positive int64: anything else names no profile
         raise WriteError(404, "no such profile")
-
-
-def _tables(schema: Schema, records: list[dict[str, Any]]) -> list[tuple[np.ndarray, Any, list[str] | None]]:
-    """Canonical records as tables for :meth:`ProfileIndex.add_many` (validated by column,
-    vectorised: ~10 us per profile in large batches, against ~50 us as a list of records):
-    one table per set of attributes the records give, as ``(positions in records, columns by
-    name — a text as a list of str or an arrow array, a numeric attribute as "<name>.lo" /
-    "<name>.hi" arrays —, attribute names)``. Records that do not make such a table (not
-    canonical, or a schema whose names end in ".lo" / ".hi") are given as they are, with names
-    None: ``add_many`` validates them one by one and names what is wrong."""
-    n_attrs = len(schema.names)
-    if all(len(r) == n_attrs for r in records):  # the usual case: every attribute given
-        groups: dict[frozenset[str], list[int]] = {frozenset(schema.names): list(range(len(records)))}
-    else:
-        groups = {}
-        for i, r in enumerate(records):
-            groups.setdefault(frozenset(r), []).append(i)
-    plain = any(n.endswith((".lo", ".hi")) for n in schema.names)
-    names = frozenset(schema.names)
-    out: list[tuple[np.ndarray, Any, list[str] | None]] = []
-    for given, rows in groups.items():
-        part = records if len(rows) == len(records) else [records[i] for i in rows]
-        pos = np.asarray(rows, dtype=np.int64)
-        try:
-            if plain or not given <= names:  # ambiguous names, or an unknown attribute (add_many names it)
-                raise ValueError("not a table of the schema's attributes")
-            columns: dict[str, Any] = {}
-            for a in schema:
-                if a.name not in given:
-                    continue
-                values = [r[a.name] for r in part]
-                if not a.is_numeric:
-                    columns[a.name] = pa.array(values, type=pa.string()) if len(values) > 64 else values
-                    continue
-                ends = np.array(values)  # canonical: [lo, hi] of ints (Integer) or floats (Decimal)
-                if ends.ndim != 2 or ends.shape[1] != 2 or ends.dtype.kind not in ("i" if isinstance(a, Integer) else "if"):
-                    raise ValueError("not canonical")
-                columns[f"{a.name}.lo"], columns[f"{a.name}.hi"] = ends[:, 0].copy(), ends[:, 1].copy()
-            out.append((pos, columns, [a.name for a in schema if a.name in given]))
-        except (ValueError, TypeError, KeyError, pa.ArrowException):
-            out.append((pos, part, None))
-    return out
 
 
 def _last_per_id(changes: list[tuple[int, dict[str, Any] | None]]) -> list[tuple[int, dict[str, Any] | None]]:

@@ -11,7 +11,7 @@ MVBF addresses (Section 5.2), for AND-construction j with level-0 addresses loc_
    seed ``seed_c``;
    the k' addresses of VVBF S-1 are G_i(h) mod (m' / 2^(S-1)), i = 0..k'-1 (enhanced double
    hashing of h, this module's own scheme; the rest of bloomkit now uses independent SplitMix64
-   probes, see bloomkit._kernels);
+   probes, see bloomkit._engine.kernels);
 3. for v = 1..S-1: the v-th leading bits of the lower substrings form a k-bit integer
    (bit t from loc_0[t]); XXH64 of it with seed ``seed_s + v * golden`` gives k' suffix bits
    (bit i of the hash for address i);
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _kernels as K
-from .._jit import GOLDEN, jit_inline, jit_mut, jit_read
+from .._engine import kernels as K
+from .._engine.jit import GOLDEN, jit_inline, jit_mut, jit_read
 
 U64 = np.uint64
 

@@ -31,8 +31,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .. import _kernels as K
-from .._jit import jit_inline, jit_read, mulhi64, splitmix64
+from .._engine import kernels as K
+from .._engine.jit import jit_inline, jit_read, mulhi64, splitmix64
 
 U64 = np.uint64
 EMPTY = U64(0xFFFFFFFFFFFFFFFF)

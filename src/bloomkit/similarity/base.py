@@ -16,9 +16,9 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from .._engine.hashing import HASH_XXH64
+from .._engine.storage import BitArray
 from .._format import ArraySpec, Persistable
-from .._hashing import HASH_XXH64
-from .._storage import BitArray
 from .._validation import SEED, Bool, Int, InvariantError, Real, Spec, check_int
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 from . import _kernels as SK

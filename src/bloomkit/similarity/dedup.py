@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import as_keys, batch_len, slice_keys
+from .._engine.columns import as_keys, batch_len, slice_keys
 from .._validation import Bool, Int, Options, check_path
 from ..errors import InvalidParameterError
 from .jaccard import JaccardLSBF, _JaccardFilter

@@ -17,7 +17,7 @@ h_{t,j}(x) = floor(a_{t,j} . (x + s) / w),  a_{t,j} ~ N(0, I_d)
 ``random_offset=True`` gives the classic family H^(a,b) of Formula 1 (b uniform in [0, w)),
 used by the single-distance LSBF baseline; it is not alignable.
 
-Points enter through the data front door (:func:`bloomkit._columns.as_matrix`): 2-D numpy
+Points enter through the data front door (:func:`bloomkit._engine.columns.as_matrix`): 2-D numpy
 arrays, lists of vectors, pandas DataFrames (numeric columns in order = dimensions, any index),
 pyarrow tables / fixed-size lists, polars DataFrames.
 """
@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._columns import as_matrix, sized_items
+from .._engine.columns import as_matrix, sized_items
 from .._format import ArraySpec
 from .._validation import SEED, Bool, Spec, check_params
 from ..errors import FormatError, InvalidParameterError

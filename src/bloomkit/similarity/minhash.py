@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._columns import as_keys
+from .._engine.columns import as_keys
 from .._validation import SEED, Bool, Int, Options, Spec, safe_repr
 from ..errors import InvalidParameterError
 
@@ -91,7 +91,7 @@ class MinHasher:
     Notes
     -----
     Thread safety: immutable after construction; ``signatures`` runs on the threads of
-    :mod:`bloomkit._parallel` (``BLOOMKIT_NUM_THREADS``) and may be called from several threads.
+    :mod:`bloomkit._engine.parallel` (``BLOOMKIT_NUM_THREADS``) and may be called from several threads.
     """
 
     PARAMS: ClassVar[Spec] = {"num_perm": NUM_PERM, "shingle": SHINGLES, "ngram": NGRAM, "method": METHODS,
@@ -170,9 +170,9 @@ class MinHasher:
         rules). Row i is all :data:`EMPTY` for a text without shingles.
 
         Complexity: O(total bytes + shingles * K) ("kway") or O(total bytes + n K) ("oph"),
-        over the threads of :mod:`bloomkit._parallel`.
+        over the threads of :mod:`bloomkit._engine.parallel`.
         """
-        from .._parallel import map_ranges, ranges
+        from .._engine.parallel import map_ranges, ranges
         from . import _minhash_kernels as MK
 
         own = "MinHasher.signatures"
@@ -209,7 +209,7 @@ class MinHasher:
         """XXH64 (seed0) of every token of pre-tokenized documents, and the document offsets: the
         tokens go into one pyarrow list array (one Python step per document, none per token) and
         are hashed from its buffers."""
-        from .. import _kernels as K
+        from .._engine import kernels as K
 
         pa = _pa()
         if not isinstance(docs, pa.Array | pa.ChunkedArray):

@@ -255,7 +255,7 @@ class BBitIndex:
     Notes
     -----
     Thread safety: safe from several threads. Signatures are computed outside the lock (on the
-    threads of :mod:`bloomkit._parallel`); the table pass of every method holds one lock (a
+    threads of :mod:`bloomkit._engine.parallel`); the table pass of every method holds one lock (a
     query writes its sketch into a scratch row). Not persisted (no ``save``): it is the engine
     of :func:`~bloomkit.similarity.dedup.dedup`.
 

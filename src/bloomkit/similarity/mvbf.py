@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _kernels as K
-from .._hashing import tag_seed
-from .._jit import GOLDEN
-from .._storage import BitArray
+from .._engine import kernels as K
+from .._engine.hashing import tag_seed
+from .._engine.jit import GOLDEN
+from .._engine.storage import BitArray
 from .._validation import SEED, InvariantError, Options, check_int
 from ..errors import InvalidParameterError
 from . import _kernels as SK

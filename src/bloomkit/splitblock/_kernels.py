@@ -1,13 +1,13 @@
 """numba kernels of :class:`bloomkit.SplitBlockBloomFilter`: insert, test and statistics of
 split blocks, in bloomkit's native layout and in Parquet's.
 
-Storage is always a uint64 array, 64-byte aligned (:func:`bloomkit._storage.aligned_zeros`).
+Storage is always a uint64 array, 64-byte aligned (:func:`bloomkit._engine.storage.aligned_zeros`).
 
 * **native**: a block is 512 bits (one cache line) = 8 lanes of 64 bits, one uint64 word per
   lane. A key with hash h goes to block ``h mod B`` (Barrett reduction, so a filter folded to
   a divisor of B is the filter built at that size) and sets, in lane i, bit
   ``(g >> 6 i) & 63`` of ``g = splitmix64(h + 0x9E3779B97F4A7C15)`` (the key's first probe
-  value :func:`bloomkit._kernels.probe`).
+  value :func:`bloomkit._engine.kernels.probe`).
 * **parquet**: a block is 256 bits = 8 lanes of 32 bits, two lanes per uint64 word (lane j is
   the low half of word j // 2 for even j, the high half for odd j: the little-endian bytes are
   Parquet's eight uint32 words). Block ``((h >> 32) * z) >> 32``, and in lane j bit
@@ -16,15 +16,15 @@ Storage is always a uint64 array, 64-byte aligned (:func:`bloomkit._storage.alig
 Batch kernels prefetch the block of the key ``_RING`` positions ahead, so the cache misses of
 independent keys overlap. ``*_add`` kernels keep the GIL (they write the filter's storage);
 ``*_add_private`` release it and write a thread's private array (merged afterwards with
-:func:`bloomkit._kernels.or_into`, which keeps the GIL); tests release it.
+:func:`bloomkit._engine.kernels.or_into`, which keeps the GIL); tests release it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, prefetch, splitmix64
-from .._kernels import fastmod, popcount64, reducer
+from .._engine.jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, prefetch, splitmix64
+from .._engine.kernels import fastmod, popcount64, reducer
 
 _RING = 16
 NATIVE_WORDS = 8  # uint64 words per native block (512 bits)
@@ -101,7 +101,9 @@ def native_test(words: np.ndarray, h: np.ndarray, B: np.uint64) -> np.ndarray:
 
 @jit_mut
 def native_add_one(words: np.ndarray, h: np.uint64, B: np.uint64) -> None:
-    """Insert one hash (keeps the GIL)."""
+    """Insert one hash (keeps the GIL).
+
+    C twin: ``core_insert`` of _speedups.c, section "FilterCore"."""
     base = fastmod(h, B, reducer(B)) << U64(3)
     g = splitmix64(h + GOLDEN)
     for i in range(NATIVE_WORDS):
@@ -110,7 +112,9 @@ def native_add_one(words: np.ndarray, h: np.uint64, B: np.uint64) -> None:
 
 @jit_mut
 def native_test_one(words: np.ndarray, h: np.uint64, B: np.uint64) -> bool:
-    """Membership of one hash."""
+    """Membership of one hash.
+
+    C twin: ``core_test`` of _speedups.c, section "FilterCore"."""
     base = fastmod(h, B, reducer(B)) << U64(3)
     g = splitmix64(h + GOLDEN)
     acc = U64(1)

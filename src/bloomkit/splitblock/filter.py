@@ -10,10 +10,9 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from .._boundary import COMPILED, KIND_PYTHON, KIND_SPLIT, FilterCore, check_storage
-from .._columns import as_keys
-from .._format import ArraySpec, Persistable
-from .._hashing import (
+from .._engine.boundary import COMPILED, KIND_PYTHON, KIND_SPLIT, FilterCore, check_storage
+from .._engine.columns import as_keys
+from .._engine.hashing import (
     HASH_XXH64,
     KeyTypesMixin,
     check_seed,
@@ -23,11 +22,12 @@ from .._hashing import (
     key_type_names,
     register_hash_id,
 )
-from .._lazy import splitblock_kernels as SK
+from .._engine.lazy import splitblock_kernels as SK
+from .._engine.parallel import add_chunked, hash_source, identity, query_chunked
+from .._engine.storage import aligned_copy, aligned_zeros, popcount_words
+from .._format import ArraySpec, Persistable
 from .._mapped import Mappable
 from .._membership import WordSetAlgebra
-from .._parallel import add_chunked, hash_source, identity, query_chunked
-from .._storage import aligned_copy, aligned_zeros, popcount_words
 from .._validation import (
     CAPACITY,
     FPR,

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import as_keys
-from .._hashing import TAG_BYTES, TAG_FLOAT, TAG_INT, TAG_STR, arrow_buffers
-from .._lazy import kernels as K
+from .._engine.columns import as_keys
+from .._engine.hashing import TAG_BYTES, TAG_FLOAT, TAG_INT, TAG_STR, arrow_buffers
+from .._engine.lazy import kernels as K
 from .._validation import FPR, Int, Optional, Options, safe_repr
 from ..errors import InvalidParameterError
 
@@ -276,7 +276,7 @@ def plain_source(
     name: str = "values", owner: str = "plain_values",
 ) -> tuple[Any, Callable[[Any], np.ndarray], int]:
     """(PLAIN values, slice -> hashes, key tag mask): the chunked source of a Parquet-mode
-    batch (see :func:`bloomkit._parallel.hash_source`)."""
+    batch (see :func:`bloomkit._engine.parallel.hash_source`)."""
     phys = plain_values(values, physical_type, type_length, arrow_type, name=name, owner=owner)
     return phys, lambda part: _hash_plain(part, physical_type), _tags(values, physical_type)
 

@@ -1,7 +1,7 @@
 """What the static membership filters share: the membership protocol minus every change after
 the build (``add``, ``update``, ``|`` raise :class:`UpdateNotSupportedError`), batch queries
 hashed and tested a chunk at a time on several threads, key types, and the build's front door
-(keys through :func:`bloomkit._columns.as_keys`, hashed by :func:`bloomkit._hashing.hash_keys`,
+(keys through :func:`bloomkit._engine.columns.as_keys`, hashed by :func:`bloomkit._engine.hashing.hash_keys`,
 empty input refused, repeated keys kept once).
 """
 
@@ -13,10 +13,10 @@ from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 
-from .._columns import as_keys
+from .._engine.columns import as_keys
+from .._engine.hashing import HASH_XXH64, KeyTypesMixin, hash64_tag, hash_keys
+from .._engine.parallel import hash_source, query_chunked
 from .._format import Persistable
-from .._hashing import HASH_XXH64, KeyTypesMixin, hash64_tag, hash_keys
-from .._parallel import hash_source, query_chunked
 from .._validation import FPR, param_error
 from .._watch import FilterWatch
 from ..errors import InvalidParameterError, UpdateNotSupportedError

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, mulhi64
+from .._engine.jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, mulhi64
 from ..lookup._kernels import fmix64
 
 FP_MUL = U64(0xD6E8FEB86659FD93)

@@ -16,9 +16,9 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from .._engine.hashing import check_seed, key_type_mask
+from .._engine.storage import aligned_copy, aligned_zeros
 from .._format import ArraySpec
-from .._hashing import check_seed, key_type_mask
-from .._storage import aligned_copy, aligned_zeros
 from .._validation import KEY_TYPES, Int, InvariantError, Options
 from ..errors import BloomkitError, FormatError
 from . import _kernels as FK

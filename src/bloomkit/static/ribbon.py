@@ -13,9 +13,9 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from .._engine.hashing import check_seed, key_type_mask
+from .._engine.storage import aligned_zeros
 from .._format import ArraySpec
-from .._hashing import check_seed, key_type_mask
-from .._storage import aligned_zeros
 from .._validation import KEY_TYPES, Int, InvariantError, Optional
 from ..lookup import _ribbon_kernels as RK
 from ..lookup.ribbon import (

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import param_error, safe_repr
-from .errors import InvalidParameterError
+from .._validation import param_error, safe_repr
+from ..errors import InvalidParameterError
 
 __all__ = [
     "as_keys",

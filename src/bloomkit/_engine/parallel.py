@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from ._columns import batch_len, slice_keys
-from ._hashing import key_tags
-from ._lazy import kernels as K
-from ._storage import aligned_zeros
-from ._validation import check_int
-from .errors import InvalidParameterError
+from .._validation import check_int
+from ..errors import InvalidParameterError
+from .columns import batch_len, slice_keys
+from .hashing import key_tags
+from .lazy import kernels as K
+from .storage import aligned_zeros
 
 if TYPE_CHECKING:  # imported when the pool starts (concurrent.futures imports logging: ~10 ms)
     from concurrent.futures import Future, ThreadPoolExecutor

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ._lazy import kernels as K
-from ._validation import check_choice, check_int
-from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+from .._validation import check_choice, check_int
+from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+from .lazy import kernels as K
 
 __all__ = [
     "ALIGNMENT",
@@ -385,6 +385,20 @@ class CounterArray:
     def storage_shape(size: int, width: int) -> tuple[int, Any]:
         """(length, dtype) of the array holding ``size`` counters of ``width`` bits."""
         return ((size + 1) // 2 if width == 4 else size), np.dtype(_DTYPES[width])
+
+    @classmethod
+    def from_saved(cls, data: np.ndarray, size: int, width: int, what: str) -> CounterArray:
+        """``size`` counters of ``width`` bits over a saved array ``data`` (not copied):
+        FormatError naming ``what`` unless it has exactly the storage's length and dtype and,
+        for 4-bit counters of odd size, a zero padding nibble (checked before anything of the
+        declared size is allocated)."""
+        length, dtype = cls.storage_shape(size, width)
+        if data.dtype != dtype or data.shape != (length,):
+            raise FormatError(f"{what} must be {length} x {dtype} for {size} {width}-bit counters; "
+                              f"got {data.shape} {data.dtype}")
+        if width == 4 and size % 2 and int(data[-1]) >> 4:
+            raise FormatError(f"{what} has a non-zero padding nibble")
+        return cls(size, width, data)
 
     def clear(self) -> None:
         """All counters zero (and not overflowed), in place. Complexity: O(size)."""

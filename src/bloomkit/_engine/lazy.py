@@ -1,9 +1,9 @@
 """Deferred imports: the numba kernels (so that ``import bloomkit`` does not import numba) and
 the optional dependencies of the extras.
 
-``from ._lazy import kernels as K`` gives an object whose first attribute access imports
-:mod:`bloomkit._kernels` and copies its namespace in; later accesses are plain attribute
-lookups. :func:`require` imports an optional dependency or says which extra installs it.
+``from bloomkit._engine.lazy import kernels as K`` gives an object whose first attribute access
+imports :mod:`bloomkit._engine.kernels` and copies its namespace in; later accesses are plain
+attribute lookups. :func:`require` imports an optional dependency or says which extra installs it.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ class _LazyModule:
 
 
 if TYPE_CHECKING:  # type checkers see the module itself, so kernel calls are checked
-    from . import _kernels as kernels
-    from .splitblock import _kernels as splitblock_kernels
+    from ..splitblock import _kernels as splitblock_kernels
+    from . import kernels as kernels
 else:
-    kernels = _LazyModule("bloomkit._kernels")
+    kernels = _LazyModule("bloomkit._engine.kernels")
     splitblock_kernels = _LazyModule("bloomkit.splitblock._kernels")
 
 __all__ = ["extra_hint", "kernels", "require", "splitblock_kernels"]

@@ -32,7 +32,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from ._jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, mulhi64, prefetch, splitmix64
+from .jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, mulhi64, prefetch, splitmix64
 
 P1 = U64(11400714785074694791)
 P2 = U64(14029467366897019727)
@@ -53,6 +53,10 @@ def fastmod(x: np.uint64, m: np.uint64, M: np.uint64) -> np.uint64:
     """x mod m exactly, by Barrett reduction (a multiply instead of a 64-bit division).
 
     q = mulhi(x, M) is floor(x/m) or one less, so one correction suffices.
+
+    C twin: ``fastmod`` of ``_speedups.c`` (section "XXH64, SplitMix64, exact reduction"); kept
+    equal by tests/test_hashing.py::test_fastmod_is_exact and
+    tests/test_speedups.py::test_single_keys_set_the_bits_of_the_python_path.
     """
     r = x - mulhi64(x, M) * m  # type: ignore[call-arg]
     if r >= m:
@@ -139,7 +143,11 @@ def _avalanche(h: np.uint64) -> np.uint64:
 
 @jit_read
 def xxh64(buf: np.ndarray, start: int, length: int, seed: np.uint64) -> np.uint64:
-    """XXH64 of ``buf[start:start+length]`` (uint8 array) with ``seed`` (bit-exact with xxHash)."""
+    """XXH64 of ``buf[start:start+length]`` (uint8 array) with ``seed`` (bit-exact with xxHash).
+
+    C twin: ``xxh64`` of ``_speedups.c`` (section "XXH64, SplitMix64, exact reduction"); kept equal
+    by tests/test_speedups.py::test_xxh64_matches_the_reference_package.
+    """
     p = start
     end = start + length
     if length >= 32:
@@ -179,7 +187,11 @@ def xxh64(buf: np.ndarray, start: int, length: int, seed: np.uint64) -> np.uint6
 
 @jit_inline
 def xxh64_u64(value: np.uint64, seed: np.uint64) -> np.uint64:
-    """XXH64 of the 8 little-endian bytes of ``value`` (the fixed-width fast path)."""
+    """XXH64 of the 8 little-endian bytes of ``value`` (the fixed-width fast path).
+
+    C twin: ``xxh64_u64`` of ``_speedups.c`` (section "XXH64, SplitMix64, exact reduction"); kept
+    equal by tests/test_speedups.py::test_single_key_hash_and_encoding_match_python.
+    """
     h = seed + P5 + U64(8)
     h ^= _round(U64(0), value)
     h = _rotl(h, 27) * P1 + P4
@@ -686,7 +698,9 @@ def counters_dec_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) 
 
 @jit_mut
 def counters_inc_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k: int, m: np.uint64) -> bool:
-    """Counting Bloom filter insert of every key; True if any counter saturated."""
+    """Counting Bloom filter insert of every key; True if any counter saturated.
+
+    C twin: ``core_insert`` of _speedups.c, section "FilterCore"."""
     M = reducer(m)
     over = False
     for r in range(h1.shape[0]):
@@ -703,7 +717,9 @@ def counters_inc_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k:
 
 @jit_read
 def counters_test_h1(arr: np.ndarray, width: int, h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
-    """True where all k counters of a key are non-zero."""
+    """True where all k counters of a key are non-zero.
+
+    C twin: ``core_test`` of _speedups.c, section "FilterCore"."""
     M = reducer(m)
     n = h1.shape[0]
     out = np.empty(n, dtype=np.bool_)
@@ -810,13 +826,17 @@ def _ascii_hash(key: str, seed: np.uint64) -> np.uint64:
 
 @jit_mut
 def bits_add_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64) -> None:
-    """Set the k probe bits of one key given its canonical payload and tag seed."""
+    """Set the k probe bits of one key given its canonical payload and tag seed.
+
+    C twin: ``core_insert`` of _speedups.c, section "FilterCore"."""
     _set_probes(words, xxh64(payload, 0, len(payload), seed), k, m)
 
 
 @jit_mut
 def bits_test_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64) -> bool:
-    """True if all k probe bits of one key are set."""
+    """True if all k probe bits of one key are set.
+
+    C twin: ``core_test`` of _speedups.c, section "FilterCore"."""
     return _test_probes(words, xxh64(payload, 0, len(payload), seed), k, m)
 
 

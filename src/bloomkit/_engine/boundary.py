@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import InvalidParameterError
+from ..errors import InvalidParameterError
 
 __all__ = [
     "COMPILED", "ENV_VAR", "KIND_BITS", "KIND_COUNTERS", "KIND_ITEMS", "KIND_PYTHON", "KIND_SPLIT", "FilterCore",

@@ -8,7 +8,7 @@ Thread-safety rule (DESIGN convention 11)
 * :data:`jit_mut`: kernels that *write* storage a structure shares between threads (bits,
   counters, cells, hash-table slots). They keep the GIL: two threads adding at once run one after
   the other and no update is lost. The only exception is a write into a private array that is
-  merged under the GIL afterwards (``bloomkit._kernels.bits_set_private`` + ``or_into``).
+  merged under the GIL afterwards (``bloomkit._engine.kernels.bits_set_private`` + ``or_into``).
 * :data:`jit_inline`: small helpers inlined into their callers (they take the caller's GIL rule).
 
 Every kernel is compiled on first use and cached on disk (``cache=True``), never at import.
@@ -17,7 +17,7 @@ Mixers
 ------
 :func:`splitmix64` is the SplitMix64 finalizer (Steele, Lea, Flood 2014) and :data:`GOLDEN` its
 increment ``0x9E3779B97F4A7C15``; the probe values of every structure are
-``G_i = splitmix64(h1 + (i + 1) * GOLDEN)`` (:func:`bloomkit._kernels.probe`).
+``G_i = splitmix64(h1 + (i + 1) * GOLDEN)`` (:func:`bloomkit._engine.kernels.probe`).
 """
 
 from __future__ import annotations
@@ -58,6 +58,9 @@ def splitmix64(z: np.uint64) -> np.uint64:
 
     >>> int(splitmix64(np.uint64(0x9E3779B97F4A7C15))) == 0xE220A8397B1DCDAF
     True
+
+    C twin: ``splitmix64`` of ``_speedups.c`` (section "XXH64, SplitMix64, exact reduction"); kept
+    equal by tests/test_speedups.py::test_single_keys_set_the_bits_of_the_python_path.
     """
     z = (z ^ (z >> U64(30))) * U64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> U64(27))) * U64(0x94D049BB133111EB)

@@ -28,7 +28,7 @@ Hash
 the tag enters through the seed, so batch paths hash the raw buffers of numpy and pyarrow
 arrays without copying. Probe positions are
 ``G_i mod m`` with ``G_i = splitmix64(h1 + (i + 1) * 0x9E3779B97F4A7C15)``, independent of
-``m`` (see :mod:`bloomkit._kernels` for why not double hashing). XXH64 is bit-exact with the reference
+``m`` (see :mod:`bloomkit._engine.kernels` for why not double hashing). XXH64 is bit-exact with the reference
 ``xxhash`` package; nothing depends on ``PYTHONHASHSEED``, the process or the platform.
 
 Batch inputs: Python lists (converted once to one buffer + offsets; lists of ``str`` go
@@ -49,10 +49,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._boundary import extension
-from ._lazy import kernels as K
-from ._validation import KEY_TYPE_CHOICES, MAX_HASHES, safe_repr
-from .errors import InvalidParameterError
+from .._validation import KEY_TYPE_CHOICES, MAX_HASHES, safe_repr
+from ..errors import InvalidParameterError
+from .boundary import extension
+from .lazy import kernels as K
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -192,7 +192,7 @@ def hash_name(hash_id: int) -> str:
 
 def check_seed(seed: Any, owner: str) -> int:
     """Validate a seed: an integer in [0, 2**64)."""
-    from ._validation import check_int
+    from .._validation import check_int
 
     return check_int(seed, "seed", owner, lo=0, hi=_MASK)
 
@@ -220,6 +220,8 @@ def encode_key(key: Any, _depth: int = 0) -> tuple[int, bytes]:
     (1, b'ab')
     >>> encode_key(1)
     (4, b'\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00')
+
+    C twin: ``encode`` of _speedups.c, section "canonical encoding".
     """
     if isinstance(key, str):
         try:
@@ -259,7 +261,7 @@ def encode_key(key: Any, _depth: int = 0) -> tuple[int, bytes]:
 
 
 _C = extension()
-"""The compiled boundary (:mod:`bloomkit._boundary`), or None: single keys and lists of keys are
+"""The compiled boundary (:mod:`bloomkit._engine.boundary`), or None: single keys and lists of keys are
 hashed there when it is active, with the Python :func:`encode_key` for the key types it does
 not encode itself (so both paths share one definition of those)."""
 if _C is not None:
@@ -294,7 +296,9 @@ def hash64(key: Any, seed: int = 0) -> int:
 
 
 def hash64_tag(key: Any, seed: int = 0) -> tuple[int, int]:
-    """(h1, tag) of one key: :func:`hash64` and the key's type tag."""
+    """(h1, tag) of one key: :func:`hash64` and the key's type tag.
+
+    C twin: ``key_hash`` of _speedups.c, section "canonical encoding"."""
     if _C is not None:
         out: tuple[int, int] = _C.hash64_tag(key, seed)
         return out
@@ -457,7 +461,9 @@ def _hash_str_list(keys: Sequence[Any], seed: int) -> np.ndarray | None:
 
 
 def _hash_list(keys: Sequence[Any], seed: int) -> tuple[np.ndarray, int]:
-    """h1 of a list of keys and the mask of their tags."""
+    """h1 of a list of keys and the mask of their tags.
+
+    C twin: ``hash_into`` of _speedups.c, section "module functions"."""
     n = len(keys)
     if n == 0:
         return np.zeros(0, np.uint64), 0
@@ -545,12 +551,12 @@ def key_tags(keys: Any) -> int | None:
 def hash_keys(keys: Any, seed: int = 0, *, name: str = "keys", owner: str | None = None) -> tuple[np.ndarray, int]:
     """h1 of every key of a batch and the mask of their key types (see :func:`key_type_names`).
 
-    The batch goes through the data front door first (:func:`bloomkit._columns.as_keys`:
+    The batch goes through the data front door first (:func:`bloomkit._engine.columns.as_keys`:
     pandas / polars / arrow tables by position, nulls refused naming ``name`` and ``owner``).
 
     Complexity: O(total payload bytes).
     """
-    from ._columns import as_keys
+    from .columns import as_keys
 
     keys = as_keys(keys, name, owner)
     if isinstance(keys, list):
@@ -570,7 +576,7 @@ def hash_many(keys: Any, seed: int = 0) -> np.ndarray:
     ----------
     keys : list, tuple, numpy array, pyarrow Array / ChunkedArray, pandas / polars Series, or
         any iterable
-        The keys (through :func:`bloomkit._columns.as_keys`: by position, never by label).
+        The keys (through :func:`bloomkit._engine.columns.as_keys`: by position, never by label).
     seed : int
         The structure's seed.
 
