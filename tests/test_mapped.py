@@ -354,6 +354,15 @@ def test_page_ordered_adds_equal_the_plain_path_and_leave_no_pages_resident(cls,
         assert bytes(f._mapping.mm) == before
     f.close()
     assert bloomkit.load(path) == mem
+    probe = np.arange(-100_000, 400_000, dtype=np.int64)
+    with bloomkit.open(path) as g:  # queries of a large BloomFilter are page-ordered too
+        assert (type(g).contains_many is mapped._contains_ordered) == (cls is BloomFilter)
+        assert np.array_equal(g.contains_many(probe), mem.contains_many(probe))
+        if cls is BloomFilter:
+            assert _mapping_rss(path) <= (2 << 20) + 2 * PAGE
+            assert np.array_equal(g.contains_many(["k1", "x"]), [True, False])
+            with pytest.raises(InvalidParameterError, match="position 1"):
+                g.contains_many(["a", None])
 
 
 @pytest.mark.slow

@@ -84,15 +84,22 @@ _CRC_CHUNK = 1 << 24
 _FLAGS = struct.Struct("<H")  # the flags field, at offset 10 of the header
 
 
-def _crc_of(view: Any, flags_zero: bool, crc: int = 0) -> int:
-    """CRC-32 of ``view`` (a file's bytes without the CRC) read in chunks, with the flags
-    field taken as zero when ``flags_zero`` (the CRC a sealed file stores)."""
-    head = bytearray(view[:_HEADER.size])
+def _crc_of(fd: int, end: int, flags_zero: bool, path: str) -> int:
+    """CRC-32 of bytes ``[0, end)`` of the file ``fd`` (a file's bytes without its CRC), read
+    16 MiB at a time with ``pread`` (through the page cache, never the mapping: a multi-GB
+    file's pages do not become resident in the process), with the flags field taken as zero
+    when ``flags_zero`` (the CRC a sealed file stores)."""
+    head = bytearray(os.pread(fd, _HEADER.size, 0))
     if flags_zero:
         head[10:12] = b"\0\0"
-    crc = zlib.crc32(head, crc)
-    for lo in range(_HEADER.size, len(view), _CRC_CHUNK):
-        crc = zlib.crc32(view[lo : lo + _CRC_CHUNK], crc)
+    crc = zlib.crc32(head)
+    pos = _HEADER.size
+    while pos < end:
+        chunk = os.pread(fd, min(_CRC_CHUNK, end - pos), pos)
+        if not chunk:  # pragma: no cover - truncated while read
+            raise FormatError(f"{path}: the file shrank while its checksum was computed")
+        crc = zlib.crc32(chunk, crc)
+        pos += len(chunk)
     return crc
 
 
@@ -147,7 +154,7 @@ class _Mapping:
         self.write_params(obj)
         self.mm.flush()
         end = self.size - 4
-        crc = _crc_of(memoryview(self.mm)[:end], flags_zero=True)
+        crc = _crc_of(self.fd, end, True, self.path)
         self.mm[end:] = struct.pack("<I", crc)
         self.mm.flush()
         self.set_flags(0)
@@ -232,7 +239,11 @@ def _mapped_class(base: type, kind: str) -> type:
     if cls is not None:
         return cls
     ns: dict[str, Any] = {"_plain_type": base, "__module__": base.__module__, "__qualname__": base.__qualname__}
-    if kind == "r":
+    from .bloom import BloomFilter, CountingBloomFilter
+
+    if kind.endswith("ordered") and issubclass(base, BloomFilter) and not issubclass(base, CountingBloomFilter):
+        ns["contains_many"] = _contains_ordered
+    if kind in ("r", "rordered"):
         ns.update({n: _refuse_write(n) for n in _MUTATORS if hasattr(base, n)})
     elif kind in ("r+", "r+ordered"):
         ns.update({n: _refuse_resize(n) for n in _RESIZERS if hasattr(base, n)})
@@ -261,10 +272,10 @@ _REGION_LOG2 = 20  # the counting sort's bucket: 1 MiB of the file
 _WINDOW_LOG2 = 26  # released from the page tables after each 64 MiB written
 
 
-def _write_kind(size: int) -> str:
-    """The mapped class of a file mapped for writing: ``"r+ordered"`` (page-ordered
-    ``add_many``) from ``ORDERED_MIN_BYTES`` on."""
-    return "r+ordered" if size >= ORDERED_MIN_BYTES else "r+"
+def _kind(mode: str, size: int) -> str:
+    """The mapped class of a file of ``size`` bytes mapped in ``mode``: ``mode + "ordered"``
+    (page-ordered batches) from ``ORDERED_MIN_BYTES`` on."""
+    return mode + "ordered" if size >= ORDERED_MIN_BYTES else mode
 
 
 def _release(m: _Mapping, arr: np.ndarray, lo: int, hi: int) -> None:
@@ -356,7 +367,7 @@ def _add_ordered(self: Any, keys: Any) -> None:
             for g0, g1 in _sweep(m, arr, starts):
                 insert(hs[starts[g0] : starts[g1]])
             continue
-        starts, offs = MK.order_probes(h, k, mod, shift, nreg)
+        starts, offs, _ = MK.order_probes(h, k, mod, shift, nreg, False)
         del h
         for g0, g1 in _sweep(m, arr, starts):
             if c is None:
@@ -367,6 +378,38 @@ def _add_ordered(self: Any, keys: Any) -> None:
         c.overflowed = True
     self._note_keys(tags)
     self._count_adds(n, 2)
+
+
+def _contains_ordered(self: Any, keys: Any) -> np.ndarray:
+    """``contains_many`` of a large mapped BloomFilter: the batch's probes ordered by region of
+    the file (keyed by key), tested in file order, each window released from the page tables
+    once read, so a query of a filter larger than memory reads each page at most once per
+    chunk and leaves no resident pages behind. The same answers as the plain path."""
+    from . import _mapped_kernels as MK
+    from ._columns import as_keys, slice_keys
+    from ._parallel import hash_source
+
+    m: _Mapping = self._mapping
+    src, hash_chunk, tags = hash_source(as_keys(keys, "keys", f"{type(self).__name__}.contains_many"), self._hash)
+    self._foreign_keys(tags, 2)
+    k, words, mod = self._num_hashes, self._bits.words, self._bits.m64
+    shift, nreg = _REGION_LOG2 + 3, -(-words.nbytes >> _REGION_LOG2)
+    n = len(src)
+    out = np.ones(n, dtype=np.bool_)
+    chunks = -(-n * k // max(1 << 20, min(ORDERED_POSITIONS // 2, m.size // 16)))
+    for j in range(chunks):
+        a, b = n * j // chunks, n * (j + 1) // chunks
+        try:
+            h = hash_chunk(slice_keys(src, a, b))
+        except InvalidParameterError:
+            hash_chunk(src)  # the error with its position in the whole batch
+            raise
+        starts, offs, idx = MK.order_probes(h, k, mod, shift, nreg, True)
+        del h
+        part = out[a:b]
+        for g0, g1 in _sweep(m, words, starts):
+            MK.test_ordered(words, starts, offs, idx, shift, g0, g1, part)
+    return out
 
 
 def _same(x: Any) -> Any:
@@ -460,7 +503,7 @@ class Mappable:
                 os.unlink(p)
             raise
         obj._mapping = _Mapping(p, fd, mm, "r+", layout)
-        obj.__class__ = _mapped_class(cls._plain(), _write_kind(made["size"]))
+        obj.__class__ = _mapped_class(cls._plain(), _kind("r+", made["size"]))
         return obj
 
     @classmethod
@@ -532,18 +575,20 @@ class Mappable:
                 f"verify() needs a filter mapped read-only; {m.path!r} is open for writing, its checksum is "
                 "written by close(): close it, then bloomkit.verify(path)")
         if m is not None:
-            _check_crc(memoryview(m.mm), m.path)
+            _check_crc(m.fd, m.size, m.path)
         try:
             self._check()  # type: ignore[attr-defined]
         except AssertionError:
             raise FormatError(f"inconsistent {type(self).__name__}: its invariants do not hold") from None
 
 
-def _check_crc(view: Any, path: str) -> None:
-    end = len(view) - 4
-    (stored,) = struct.unpack("<I", bytes(view[end:]))
-    if _crc_of(view[:end], flags_zero=False) != stored:
+def _check_crc(fd: int, size: int, path: str) -> int:
+    """The CRC-32 a file stores; FormatError unless it is the CRC of the rest of the file."""
+    end = size - 4
+    (stored,) = struct.unpack("<I", os.pread(fd, 4, end))
+    if _crc_of(fd, end, False, path) != stored:
         raise FormatError(f"{path}: container checksum mismatch: the data are corrupted")
+    return int(stored)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -619,7 +664,7 @@ def open(path: str | os.PathLike[str], mode: str = "r", *, recover: bool = False
         if write:
             mapping.set_flags(FLAG_MODIFIED)
         obj._mapping = mapping
-        obj.__class__ = _mapped_class(cls._plain(), _write_kind(size) if write else mode)
+        obj.__class__ = _mapped_class(cls._plain(), _kind(mode, size))
         return obj
     except BaseException:
         if fd >= 0:
@@ -701,18 +746,7 @@ def verify(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         size = os.fstat(fd).st_size
         lay = _read_layout(fd, size, 0)
-        crc = 0
-        pos = 0
-        end = size - 4
-        while pos < end:
-            chunk = os.pread(fd, min(_CRC_CHUNK, end - pos), pos)
-            if not chunk:  # pragma: no cover - truncated while read
-                raise FormatError(f"{p}: the file shrank while it was verified")
-            crc = zlib.crc32(chunk, crc)
-            pos += len(chunk)
-        (stored,) = struct.unpack("<I", os.pread(fd, 4, end))
-        if crc != stored:
-            raise FormatError(f"{p}: container checksum mismatch: the data are corrupted")
+        stored = _check_crc(fd, size, p)
     finally:
         os.close(fd)
     if lay.structure in MAPPABLE:

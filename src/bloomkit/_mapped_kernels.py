@@ -19,14 +19,17 @@ from ._jit import U64, jit_mut, jit_read
 from ._kernels import cget, cset, fastmod, probe, reducer
 from .splitblock._kernels import _nat_base, _pq_base
 
-__all__ = ["inc_ordered", "order_blocks", "order_probes", "set_ordered"]
+__all__ = ["inc_ordered", "order_blocks", "order_probes", "set_ordered", "test_ordered"]
 
 
 @jit_read
-def order_probes(h1: np.ndarray, k: int, m: np.uint64, shift: int, nreg: int) -> tuple[np.ndarray, np.ndarray]:
-    """(starts, offsets): the k probe positions ``fastmod(probe(h, i), m)`` of every key,
+def order_probes(h1: np.ndarray, k: int, m: np.uint64, shift: int, nreg: int,
+                 keyed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(starts, offsets, keys): the k probe positions ``fastmod(probe(h, i), m)`` of every key,
     counting-sorted by region ``position >> shift``; region g's positions are
-    ``(g << shift) + offsets[starts[g]:starts[g + 1]]`` (offsets < 2**32: ``shift`` <= 32)."""
+    ``(g << shift) + offsets[starts[g]:starts[g + 1]]`` (offsets < 2**32: ``shift`` <= 32);
+    ``keyed``: ``keys`` holds the index in ``h1`` of each position's key (for queries), else
+    it is empty."""
     M = reducer(m)
     n = h1.shape[0]
     starts = np.zeros(nreg + 1, dtype=np.int64)
@@ -39,14 +42,31 @@ def order_probes(h1: np.ndarray, k: int, m: np.uint64, shift: int, nreg: int) ->
     fill = starts[:-1].copy()
     low = (U64(1) << U64(shift)) - U64(1)
     offs = np.empty(n * k, dtype=np.uint32)
+    keys = np.empty(n * k if keyed else 0, dtype=np.uint32)
     for r in range(n):
         h = h1[r]
         for i in range(k):
             x = fastmod(probe(h, i), m, M)
             g = np.int64(x >> U64(shift))
-            offs[fill[g]] = np.uint32(x & low)
-            fill[g] += 1
-    return starts, offs
+            j = fill[g]
+            offs[j] = np.uint32(x & low)
+            if keyed:
+                keys[j] = np.uint32(r)
+            fill[g] = j + 1
+    return starts, offs, keys
+
+
+@jit_read
+def test_ordered(words: np.ndarray, starts: np.ndarray, offs: np.ndarray, keys: np.ndarray, shift: int,
+                 g0: int, g1: int, out: np.ndarray) -> None:
+    """``out[key] = False`` for every probe of regions g0 .. g1-1 of a keyed
+    :func:`order_probes` whose bit is clear (``out`` starts all True)."""
+    for g in range(g0, g1):
+        base = U64(g) << U64(shift)
+        for j in range(starts[g], starts[g + 1]):
+            x = base + U64(offs[j])
+            if not (words[x >> U64(6)] >> (x & U64(63))) & U64(1):
+                out[keys[j]] = False
 
 
 @jit_mut
