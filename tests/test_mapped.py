@@ -324,24 +324,24 @@ def test_page_ordered_adds_equal_the_plain_path_and_leave_no_pages_resident(cls,
     import bloomkit._mapped as mapped
 
     monkeypatch.setattr(mapped, "ORDERED_MIN_BYTES", 1 << 20)
-    monkeypatch.setattr(mapped, "ORDERED_POSITIONS", 1 << 18)  # several chunks, each one sweep
-    monkeypatch.setattr(mapped, "_WINDOW_LOG2", 21)  # windows of 2 MiB
+    monkeypatch.setattr(mapped, "ORDERED_POSITIONS", 1 << 16)  # several chunks, each one sweep
+    monkeypatch.setattr(mapped, "_WINDOW_LOG2", 20)  # windows of 1 MiB
     path = tmp_path / "f.bkf"
     parquet = kw.get("parquet", False)
     if parquet:
-        cls.for_parquet(physical_type="INT64", num_bytes=16 << 20).save(path)  # saved, then mapped "r+"
+        cls.for_parquet(physical_type="INT64", num_bytes=2 << 20).save(path)  # saved, then mapped "r+"
         f = bloomkit.open(path, "r+")
-        mem = cls.for_parquet(physical_type="INT64", num_bytes=16 << 20)
-        keys: list[object] = [np.arange(300_000, dtype=np.int64)]
+        mem = cls.for_parquet(physical_type="INT64", num_bytes=2 << 20)
+        keys: list[object] = [np.arange(50_000, dtype=np.int64)]
     else:
-        f = cls.create(path, capacity=4_000_000, fpr=0.01, seed=3, **kw)
-        mem = cls(capacity=4_000_000, fpr=0.01, seed=3, **kw)
-        keys = [np.arange(300_000, dtype=np.int64), [f"k{i}" for i in range(5000)], np.full(40, 7, dtype=np.int64)]
+        f = cls.create(path, capacity=1_000_000, fpr=0.01, seed=3, **kw)
+        mem = cls(capacity=1_000_000, fpr=0.01, seed=3, **kw)
+        keys = [np.arange(100_000, dtype=np.int64), [f"k{i}" for i in range(2000)], np.full(40, 7, dtype=np.int64)]
     assert type(f).add_many is mapped._add_ordered
     for batch in keys:
         f.add_many(batch)
         mem.add_many(batch)
-        assert _mapping_rss(path) <= (2 << 20) + 2 * PAGE  # released window by window
+        assert _mapping_rss(path) <= (1 << 20) + 2 * PAGE  # released window by window
     assert f == mem
     if cls is CountingBloomFilter:
         assert f.overflowed and mem.overflowed  # 4-bit counters: key 7 forty times saturates
@@ -354,12 +354,12 @@ def test_page_ordered_adds_equal_the_plain_path_and_leave_no_pages_resident(cls,
         assert bytes(f._mapping.mm) == before
     f.close()
     assert bloomkit.load(path) == mem
-    probe = np.arange(-100_000, 400_000, dtype=np.int64)
+    probe = np.arange(-50_000, 150_000, dtype=np.int64)
     with bloomkit.open(path) as g:  # queries of a large BloomFilter are page-ordered too
         assert (type(g).contains_many is mapped._contains_ordered) == (cls is BloomFilter)
         assert np.array_equal(g.contains_many(probe), mem.contains_many(probe))
         if cls is BloomFilter:
-            assert _mapping_rss(path) <= (2 << 20) + 2 * PAGE
+            assert _mapping_rss(path) <= (1 << 20) + 2 * PAGE
             assert np.array_equal(g.contains_many(["k1", "x"]), [True, False])
             with pytest.raises(InvalidParameterError, match="position 1"):
                 g.contains_many(["a", None])

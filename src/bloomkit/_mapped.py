@@ -266,8 +266,9 @@ def _mapped_class(base: type, kind: str) -> type:
 ORDERED_MIN_BYTES = 1 << 26
 """Mapped files at least this large (64 MiB) take the page-ordered ``add_many``; smaller ones the
 plain path (their pages stay resident: ordering would only cost). Measured: docs/mapped.md."""
-ORDERED_POSITIONS = 1 << 27
-"""Probe positions ordered at a time (4 bytes each: 512 MiB), at most one per 8 bytes of the file."""
+ORDERED_POSITIONS = 1 << 28
+"""Probe positions ordered at a time by ``add_many`` (4 bytes each: at most 1 GiB, and at most one
+per 16 bytes of the file); ``contains_many`` orders half as many (8 bytes each: position and key)."""
 _REGION_LOG2 = 20  # the counting sort's bucket: 1 MiB of the file
 _WINDOW_LOG2 = 26  # released from the page tables after each 64 MiB written
 
@@ -358,7 +359,7 @@ def _add_ordered(self: Any, keys: Any) -> None:
     n = len(src)
     shift = _REGION_LOG2 + 3 - (unit.bit_length() - 1)  # positions per region: 1 MiB of storage
     nreg = -(-arr.nbytes >> _REGION_LOG2)
-    chunks = -(-n * k // max(1 << 20, min(ORDERED_POSITIONS, m.size // 8)))
+    chunks = -(-n * k // max(1 << 16, min(ORDERED_POSITIONS, m.size // 16)))
     over = False
     for j in range(chunks):
         h = hash_chunk(slice_keys(src, n * j // chunks, n * (j + 1) // chunks))
@@ -396,7 +397,7 @@ def _contains_ordered(self: Any, keys: Any) -> np.ndarray:
     shift, nreg = _REGION_LOG2 + 3, -(-words.nbytes >> _REGION_LOG2)
     n = len(src)
     out = np.ones(n, dtype=np.bool_)
-    chunks = -(-n * k // max(1 << 20, min(ORDERED_POSITIONS // 2, m.size // 16)))
+    chunks = -(-n * k // max(1 << 16, min(ORDERED_POSITIONS // 2, m.size // 32)))
     for j in range(chunks):
         a, b = n * j // chunks, n * (j + 1) // chunks
         try:
