@@ -47,12 +47,12 @@ def order_probes(h1: np.ndarray, k: int, m: np.uint64, shift: int, nreg: int,
         h = h1[r]
         for i in range(k):
             x = fastmod(probe(h, i), m, M)
-            g = np.int64(x >> U64(shift))
-            j = fill[g]
+            grp = np.int64(x >> U64(shift))
+            j = fill[grp]
             offs[j] = np.uint32(x & low)
             if keyed:
                 keys[j] = np.uint32(r)
-            fill[g] = j + 1
+            fill[grp] = j + 1
     return starts, offs, keys
 
 
@@ -108,15 +108,15 @@ def order_blocks(h: np.ndarray, B: np.uint64, native: bool, shift: int, nreg: in
     starts = np.zeros(nreg + 1, dtype=np.int64)
     for r in range(n):
         base = _nat_base(h[r], B, M) if native else _pq_base(h[r], B)
-        g = np.int64(base >> U64(shift))
-        g_of[r] = g
-        starts[g + 1] += 1
+        grp = np.int64(base >> U64(shift))
+        g_of[r] = grp
+        starts[grp + 1] += 1
     for g in range(nreg):
         starts[g + 1] += starts[g]
     fill = starts[:-1].copy()
     out = np.empty(n, dtype=np.uint64)
     for r in range(n):
-        g = g_of[r]
-        out[fill[g]] = h[r]
-        fill[g] += 1
+        grp = g_of[r]
+        out[fill[grp]] = h[r]
+        fill[grp] += 1
     return starts, out
