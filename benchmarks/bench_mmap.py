@@ -17,12 +17,16 @@ fresh child process, which reports its time and memory (VmRSS / VmHWM of /proc/s
 4. Processes sharing a read-only mapping: P children map one file and query keys spread over
    all of it; the Rss and Pss of the file's mapping in each (/proc/PID/smaps): Pss sums to one file, not P.
 5. ``--big CAPACITY``: ``create(capacity, fpr=0.01)`` in ``--dir``, ``--big-keys`` numpy int64
-   keys added in batches of 10M, all queried back (false negatives counted), 10M never-added
-   keys queried (false positives against the model), RSS and time of each step.
+   keys added in batches of ``--big-batch``, closed, opened (time, RSS growth), all queried back
+   (false negatives counted), ``--big-absent`` never-added keys queried (false positives against
+   the model's binomial band); each step's wall time, user / system CPU, minor / major faults,
+   RSS, RssAnon, RssFile and peak RSS. ``--big-path plain`` runs the plain kernels on the
+   mapping instead of the page-ordered batches (the comparison of docs/mapped.md).
 
     python benchmarks/bench_mmap.py --quick
     python benchmarks/bench_mmap.py --sizes 64M,1G --before /work/main/src
-    python benchmarks/bench_mmap.py --sections 5 --big 1e10 --big-keys 1e8 --dir /work/tmp
+    python benchmarks/bench_mmap.py --sections 5 --big 1e9 --big-keys 2e7 --big-batch 2e7 --big-path plain
+    python benchmarks/bench_mmap.py --sections 5 --big 2e10 --big-keys 1e8 --big-batch 1e8 --dir /work/tmp
 """
 
 from __future__ import annotations
