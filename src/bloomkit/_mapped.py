@@ -239,10 +239,8 @@ def _mapped_class(base: type, kind: str) -> type:
     if cls is not None:
         return cls
     ns: dict[str, Any] = {"_plain_type": base, "__module__": base.__module__, "__qualname__": base.__qualname__}
-    from .bloom import BloomFilter, CountingBloomFilter
-
-    if kind.endswith("ordered") and issubclass(base, BloomFilter) and not issubclass(base, CountingBloomFilter):
-        ns["contains_many"] = _contains_ordered
+    if kind.endswith("ordered") and base.__dict__.get("_STRUCTURE") == "bloom.BloomFilter":
+        ns["contains_many"] = _contains_ordered  # (not the counting filter: its own counters)
     if kind in ("r", "rordered"):
         ns.update({n: _refuse_write(n) for n in _MUTATORS if hasattr(base, n)})
     elif kind in ("r+", "r+ordered"):
