@@ -17,12 +17,16 @@ fresh child process, which reports its time and memory (VmRSS / VmHWM of /proc/s
 4. Processes sharing a read-only mapping: P children map one file and query keys spread over
    all of it; the Rss and Pss of the file's mapping in each (/proc/PID/smaps): Pss sums to one file, not P.
 5. ``--big CAPACITY``: ``create(capacity, fpr=0.01)`` in ``--dir``, ``--big-keys`` numpy int64
-   keys added in batches of 10M, all queried back (false negatives counted), 10M never-added
-   keys queried (false positives against the model), RSS and time of each step.
+   keys added in batches of ``--big-batch``, closed, opened (time, RSS growth), all queried back
+   (false negatives counted), ``--big-absent`` never-added keys queried (false positives against
+   the model's binomial band); each step's wall time, user / system CPU, minor / major faults,
+   RSS, RssAnon, RssFile and peak RSS. ``--big-path plain`` runs the plain kernels on the
+   mapping instead of the page-ordered batches (the comparison of docs/mapped.md).
 
     python benchmarks/bench_mmap.py --quick
     python benchmarks/bench_mmap.py --sizes 64M,1G --before /work/main/src
-    python benchmarks/bench_mmap.py --sections 5 --big 1e10 --big-keys 1e8 --dir /work/tmp
+    python benchmarks/bench_mmap.py --sections 5 --big 1e9 --big-keys 2e7 --big-batch 2e7 --big-path plain
+    python benchmarks/bench_mmap.py --sections 5 --big 2e10 --big-keys 1e8 --big-batch 1e8 --dir /work/tmp
 """
 
 from __future__ import annotations
@@ -332,50 +336,72 @@ def section_share(folder: Path, size: int, procs: int) -> list[dict[str, Any]]:
     return rows
 
 
-def section_big(folder: Path, capacity: int, nkeys: int, absent: int) -> list[dict[str, Any]]:
+def _usage() -> dict[str, float]:
+    import resource
+
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return {"user_s": u.ru_utime, "sys_s": u.ru_stime, "minor_faults": u.ru_minflt, "major_faults": u.ru_majflt}
+
+
+def section_big(folder: Path, capacity: int, nkeys: int, absent: int, batch: int, path_kind: str) -> list[dict[str, Any]]:
+    """Section 5: a BloomFilter of ``capacity`` at 1% built into a file with ``add_many`` (batches
+    of ``batch`` numpy int64 keys), closed, opened, every key queried back, ``absent`` others
+    queried; ``path_kind`` "ordered" (the default: page-ordered batches from ORDERED_MIN_BYTES)
+    or "plain" (ORDERED_MIN_BYTES raised past the file: the in-memory kernels on the mapping)."""
     import bloomkit
+    import bloomkit._mapped as mapped
     from bloomkit import theory
 
+    if path_kind == "plain":
+        mapped.ORDERED_MIN_BYTES = 1 << 62
     path = folder / "big.bkf"
     rows: list[dict[str, Any]] = []
+    last = _usage()
 
     def row(step: str, secs: float, **extra: Any) -> None:
-        st = _status()
-        rows.append({"step": step, "seconds": round(secs, 2), "rss_GiB": round(st["VmRSS"] / 2**30, 3),
-                     "rss_anon_GiB": round(st["RssAnon"] / 2**30, 3), "rss_file_GiB": round(st["RssFile"] / 2**30, 3),
-                     "peak_rss_GiB": round(st["VmHWM"] / 2**30, 3), **extra})
+        nonlocal last
+        st, now = _status(), _usage()
+        rows.append({"path": path_kind, "step": step, "seconds": round(secs, 2),
+                     **{k: round(now[k] - last[k], 2) for k in now},
+                     "rss_GiB": round(st["VmRSS"] / 2**30, 3), "rss_anon_GiB": round(st["RssAnon"] / 2**30, 3),
+                     "rss_file_GiB": round(st["RssFile"] / 2**30, 3), "peak_rss_GiB": round(st["VmHWM"] / 2**30, 3),
+                     "load": round(os.getloadavg()[0], 1), **extra})
+        last = now
         print(rows[-1], flush=True)
 
+    bloomkit.BloomFilter(capacity=10, fpr=0.1).contains_many(np.arange(10))  # numba's start-up
     t0 = time.perf_counter()
     f = bloomkit.BloomFilter.create(path, capacity=capacity, fpr=FPR)
     row("create", time.perf_counter() - t0, file_GiB=round(os.path.getsize(path) / 2**30, 2),
         num_bits=f.num_bits, num_hashes=f.num_hashes)
-    batch = 10_000_000
     t0 = time.perf_counter()
     for lo in range(0, nkeys, batch):
         f.add_many(np.arange(lo, min(nkeys, lo + batch), dtype=np.int64))
-    row("add_many", time.perf_counter() - t0, keys=nkeys)
+    row("add_many", time.perf_counter() - t0, keys=nkeys, batch=batch)
     t0 = time.perf_counter()
     f.flush()
     row("flush", time.perf_counter() - t0)
     t0 = time.perf_counter()
     f.close()
     row("close (CRC)", time.perf_counter() - t0)
+    before = _status()["VmRSS"]
     t0 = time.perf_counter()
     g = bloomkit.open(path)
-    row("open", time.perf_counter() - t0)
+    row("open", time.perf_counter() - t0, rss_growth_MiB=round((_status()["VmRSS"] - before) / 2**20, 2))
     t0 = time.perf_counter()
     missing = 0
     for lo in range(0, nkeys, batch):
         missing += int((~g.contains_many(np.arange(lo, min(nkeys, lo + batch), dtype=np.int64))).sum())
-    row("query added", time.perf_counter() - t0, false_negatives=missing)
+    row("query added", time.perf_counter() - t0, keys=nkeys, false_negatives=missing)
     t0 = time.perf_counter()
     fp = 0
     for lo in range(0, absent, batch):
         fp += int(g.contains_many(np.arange((1 << 62) + lo, (1 << 62) + min(absent, lo + batch), dtype=np.int64)).sum())
     pred = float(theory.false_positive_rate(nkeys, g.num_bits, g.num_hashes))
+    sd = (absent * pred * (1 - pred)) ** 0.5
     row("query absent", time.perf_counter() - t0, absent=absent, false_positives=fp,
-        predicted=round(pred * absent, 1))
+        predicted=round(pred * absent, 1), band_4sd=[round(pred * absent - 4 * sd, 1), round(pred * absent + 4 * sd, 1)],
+        in_band=bool(abs(fp - pred * absent) <= 4 * sd))
     g.close()
     path.unlink()
     return rows
@@ -393,6 +419,9 @@ def main() -> None:
     ap.add_argument("--big", type=float, default=1e9, help="capacity of section 5")
     ap.add_argument("--big-keys", type=float, default=1e8)
     ap.add_argument("--big-absent", type=float, default=1e7)
+    ap.add_argument("--big-batch", type=float, default=5e7, help="keys per add_many / contains_many call of section 5")
+    ap.add_argument("--big-path", choices=["ordered", "plain"], default="ordered",
+                    help="section 5: page-ordered batches (default) or the plain kernels on the mapping")
     ap.add_argument("--dir", default=None, help="folder of the files (default: a temporary one)")
     ap.add_argument("--out", default="benchmarks/results")
     args = ap.parse_args()
@@ -403,6 +432,7 @@ def main() -> None:
     sections = {int(s) for s in args.sections.split(",")}
     rows: list[dict[str, Any]] = []
     load = os.getloadavg()
+    vmstat = subprocess.run(["vmstat", "1", "2"], capture_output=True, text=True, check=False).stdout
     try:
         if 1 in sections:
             rows += [{"section": "1 open / load / save", **r} for r in section_open_load(folder, sizes, args.before, args.repeats)]
@@ -413,10 +443,12 @@ def main() -> None:
         if 4 in sections:
             rows += [{"section": "4 shared mapping", **r} for r in section_share(folder, sizes[-1], args.procs)]
         if 5 in sections:
-            rows += [{"section": "5 big", **r} for r in section_big(folder, int(args.big), int(args.big_keys), int(args.big_absent))]
+            rows += [{"section": "5 big", **r} for r in section_big(folder, int(args.big), int(args.big_keys), int(args.big_absent),
+                                                                  int(args.big_batch), args.big_path)]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    meta = {"load_before": load, "load_after": os.getloadavg(), "args": vars(args),
+    meta = {"load_before": load, "load_after": os.getloadavg(), "args": vars(args), "vmstat_before": vmstat,
+            "vmstat_after": subprocess.run(["vmstat", "1", "2"], capture_output=True, text=True, check=False).stdout,
             "versions": versions(["numpy", "numba", "pybloomfiltermmap3", "pyprobables"])}
     for sec in dict.fromkeys(r["section"] for r in rows):
         print(f"\n## {sec}\n" + markdown_table([{k: v for k, v in r.items() if k != "section"} for r in rows if r["section"] == sec]))

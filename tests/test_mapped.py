@@ -299,6 +299,72 @@ def test_processes_share_a_read_only_mapping(tmp_path):
         assert mine.contains_many(KEYS).all()
 
 
+def _mapping_rss(path: Path) -> int:
+    """Bytes of ``path``'s mappings resident in this process (/proc/self/smaps)."""
+    rss, ours = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if line[:1].isalnum() and "-" in line.split(" ", 1)[0]:
+            ours = line.endswith(str(path))
+        elif ours and line.startswith("Rss:"):
+            rss += int(line.split()[1]) * 1024
+    return rss
+
+
+ORDERED = [(BloomFilter, {}), (CountingBloomFilter, {"counter_bits": 4}), (SplitBlockBloomFilter, {}),
+           (SplitBlockBloomFilter, {"parquet": True})]
+
+
+@pytest.mark.parametrize(("cls", "kw"), ORDERED, ids=[*IDS, "SplitBlockParquet"])
+def test_page_ordered_adds_equal_the_plain_path_and_leave_no_pages_resident(cls, kw, tmp_path, monkeypatch):
+    """Large files mapped for writing take the page-ordered add_many (positions counting-sorted
+    by 1 MiB region, applied in file order, each written window dropped from the page tables):
+    bit for bit the in-memory filter's result (counters' saturation included), a bad key leaves
+    the file unchanged, and the data dropped from the page tables with MADV_DONTNEED are still
+    in the file (close's CRC and load read them back)."""
+    import bloomkit._mapped as mapped
+
+    monkeypatch.setattr(mapped, "ORDERED_MIN_BYTES", 1 << 20)
+    monkeypatch.setattr(mapped, "ORDERED_POSITIONS", 1 << 16)  # several chunks, each one sweep
+    monkeypatch.setattr(mapped, "_WINDOW_LOG2", 20)  # windows of 1 MiB
+    path = tmp_path / "f.bkf"
+    parquet = kw.get("parquet", False)
+    if parquet:
+        cls.for_parquet(physical_type="INT64", num_bytes=2 << 20).save(path)  # saved, then mapped "r+"
+        f = bloomkit.open(path, "r+")
+        mem = cls.for_parquet(physical_type="INT64", num_bytes=2 << 20)
+        keys: list[object] = [np.arange(50_000, dtype=np.int64)]
+    else:
+        f = cls.create(path, capacity=1_000_000, fpr=0.01, seed=3, **kw)
+        mem = cls(capacity=1_000_000, fpr=0.01, seed=3, **kw)
+        keys = [np.arange(100_000, dtype=np.int64), [f"k{i}" for i in range(2000)], np.full(40, 7, dtype=np.int64)]
+    assert type(f).add_many is mapped._add_ordered
+    for batch in keys:
+        f.add_many(batch)
+        mem.add_many(batch)
+        assert _mapping_rss(path) <= (1 << 20) + 2 * PAGE  # released window by window
+    assert f == mem
+    if cls is CountingBloomFilter:
+        assert f.overflowed and mem.overflowed  # 4-bit counters: key 7 forty times saturates
+    if not parquet:
+        before = bytes(f._mapping.mm)
+        with pytest.raises(InvalidParameterError):
+            f.add_many(np.array([1.0, np.nan]))
+        with pytest.raises(InvalidParameterError):
+            f.add_many(["a", None])
+        assert bytes(f._mapping.mm) == before
+    f.close()
+    assert bloomkit.load(path) == mem
+    probe = np.arange(-50_000, 150_000, dtype=np.int64)
+    with bloomkit.open(path) as g:  # queries of a large BloomFilter are page-ordered too
+        assert (type(g).contains_many is mapped._contains_ordered) == (cls is BloomFilter)
+        assert np.array_equal(g.contains_many(probe), mem.contains_many(probe))
+        if cls is BloomFilter:
+            assert _mapping_rss(path) <= (1 << 20) + 2 * PAGE
+            assert np.array_equal(g.contains_many(["k1", "x"]), [True, False])
+            with pytest.raises(InvalidParameterError, match="position 1"):
+                g.contains_many(["a", None])
+
+
 @pytest.mark.slow
 def test_sizes_beyond_two_to_the_32_bits(tmp_path):
     """A BloomFilter of 2**33 + 64 bits (1 GiB, sparse) built into a file: positions above
@@ -306,12 +372,18 @@ def test_sizes_beyond_two_to_the_32_bits(tmp_path):
     m = (1 << 33) + 64
     path = tmp_path / "huge.bkf"
     f = BloomFilter.create(path, num_bits=m, num_hashes=4, preallocate=False)
+    assert type(f).add_many is bloomkit._mapped._add_ordered  # 1 GiB: the page-ordered path
     f.add_many(KEYS[:2000])
     f.add("x")
     assert f.contains_many(KEYS[:2000]).all() and "x" in f
     words = f.bits.words
     high = np.flatnonzero(words[(1 << 32) // 64 :])
     assert high.size > 0  # bits beyond 2**32 are set
+    mem = BloomFilter(num_bits=m, num_hashes=4)
+    mem.add_many(KEYS[:2000])
+    mem.add("x")
+    assert f == mem  # the page-ordered path beyond 2**32 bits: the plain path's bits
+    del mem
     f.flush()
     f.close()
     with bloomkit.open(path) as g:

@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from ._io import KEY_TYPES, Chunk, DistinctCounter, InputError, KeyInput, concat_batches, parse_key
+from ._io import Chunk, DistinctCounter, InputError, KeyInput, concat_batches
 from ._registry import ENTRIES, Entry, load_class, with_capability
 from .errors import BloomkitError, BloomkitWarning, InvalidParameterError
 
-__all__ = ["KINDS", "cmd_build", "cmd_info", "cmd_query", "warn"]
+__all__ = ["KINDS", "cmd_build", "warn"]
 
 
 class StrictError(BloomkitError):
@@ -186,13 +186,42 @@ MAPPED_KINDS = tuple(str(e.cli) for e in with_capability("mapped"))
 """The kinds ``--output-mmap`` builds straight into their file (:mod:`bloomkit._mapped`)."""
 
 
+class _Output:
+    """Where a build goes: ``args.output``, saved once built; with ``--output-mmap``, a file
+    the filter is built in (:func:`bloomkit._mapped.create_beside`: renamed onto the output by
+    :meth:`write`, removed if the build fails before)."""
+
+    def __init__(self, path: str, mapped: bool, stack: contextlib.ExitStack[Any]) -> None:
+        self.path, self.mapped, self.stack = path, mapped, stack
+
+    def new(self, cls: Any, capacity: int, fpr: float, **kw: Any) -> Any:
+        """An empty ``cls`` filter: in memory, or mapped from the file it is built in."""
+        if not self.mapped:
+            return cls.for_requirements(capacity, fpr, **kw)
+        from ._mapped import create_beside
+
+        return self.stack.enter_context(create_beside(cls, self.path, capacity, fpr, **kw))
+
+    def write(self, obj: Any) -> None:
+        """Save ``obj`` to the output, or seal and rename the file it was built in."""
+        if self.mapped:
+            self.stack.close()
+        else:
+            obj.save(self.path)
+
+
+Builder = Callable[[argparse.Namespace, KeyInput, _Progress, _Output], Built]
+"""A kind's build: the structure of the input's keys (added to ``out.new(...)`` for the kinds
+that may be built into their file)."""
+
+
 @dataclass(frozen=True)
 class Kind:
     """A structure the CLI can build: its family (for the options it needs), its builder and
     how many times it reads its input."""
 
     family: str  # "membership", "lookup", "similarity", "items", "records"
-    build: Callable[[argparse.Namespace, KeyInput, _Progress], Built] | None  # None: "records"
+    build: Builder | None  # None: "records"
     help: str
     passes: Callable[[argparse.Namespace], int] = lambda args: 1 if args.capacity is not None else 2
 
@@ -201,24 +230,15 @@ Factory = Callable[[argparse.Namespace, int], tuple[Any, dict[str, Any]]]
 """(class, constructor keyword arguments) of a membership kind at a capacity."""
 
 
-def _membership(factory: Factory) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
-    def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
+def _membership(factory: Factory) -> Builder:
+    def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress, out: _Output) -> Built:
         scan = None
         cap = args.capacity
         if cap is None:
             scan = _scan_keys(inp, prog, args, args.column)
             cap = scan.capacity
         cls, kw = factory(args, cap)
-        if args.output_mmap:  # built in a file beside the output, renamed onto it once complete
-            import tempfile
-
-            fd, args.mmap_partial = tempfile.mkstemp(prefix=".bloomkit-build-", suffix=".partial",
-                                                     dir=os.path.dirname(os.path.abspath(args.output)))
-            os.close(fd)
-            f = cls.create(args.mmap_partial, kw.pop("capacity"), kw.pop("fpr"), overwrite=True, **kw)
-            args.mmap_built = f
-        else:
-            f = cls.for_requirements(kw.pop("capacity"), kw.pop("fpr"), **kw)
+        f = out.new(cls, kw.pop("capacity"), kw.pop("fpr"), **kw)
         rows = 0
         for ch in _chunks(inp, prog, f"building a {type(f).__name__}", args.column, [], args.key_type):
             f.add_many(ch.keys)
@@ -238,8 +258,8 @@ def _for_requirements(entry: Entry) -> Factory:
     return factory
 
 
-def _lookup(entry: Entry) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
-    def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
+def _lookup(entry: Entry) -> Builder:
+    def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress, out: _Output) -> Built:
         """A static table: every key and value in memory (the table is that large anyway)."""
         if not args.values:
             raise InvalidParameterError(f"--kind {args.kind} needs --values COLUMN (a CSV / Parquet column of "
@@ -260,8 +280,8 @@ def _lookup(entry: Entry) -> Callable[[argparse.Namespace, KeyInput, _Progress],
     return build
 
 
-def _static(entry: Entry) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
-    def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
+def _static(entry: Entry) -> Builder:
+    def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress, out: _Output) -> Built:
         """A static filter: every key in memory, then one build at --fpr (repeated keys kept once)."""
         keys = [ch.keys for ch in _chunks(inp, prog, f"reading {inp.source}", args.column, [], args.key_type)]
         obj = load_class(entry).build(concat_batches(keys), fpr=args.fpr, seed=args.seed)
@@ -282,8 +302,8 @@ def _vectors(args: argparse.Namespace, ch: Chunk) -> np.ndarray:
 _DOMAIN_MARGIN = 0.1  # the similarity filters' default domain_margin: the box of the data, widened
 
 
-def _similarity(entry: Entry) -> Callable[[argparse.Namespace, KeyInput, _Progress], Built]:
-    def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
+def _similarity(entry: Entry) -> Builder:
+    def build(args: argparse.Namespace, inp: KeyInput, prog: _Progress, out: _Output) -> Built:
         """First pass: n and the data's box (the domain, widened as the filters fit it); then
         the filter: ``for_requirements`` of document 002's Section 6.4 unless k / L are given."""
         if args.w is None:
@@ -357,7 +377,7 @@ def _verify_size(n: int, or_count: int, levels: int, fpr: float) -> tuple[int, i
     raise InvalidParameterError(f"no verification filter of at most 2^62 bits holds {n} vectors at --fpr {fpr}")
 
 
-def _items(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
+def _items(args: argparse.Namespace, inp: KeyInput, prog: _Progress, out: _Output) -> Built:
     from .multiattr import ParallelBloomFilter
 
     names = args.item_columns
@@ -403,7 +423,7 @@ def kinds(entries: Iterable[Entry] = ENTRIES) -> dict[str, Kind]:
 KINDS: dict[str, Kind] = kinds()
 
 
-def _build_records(args: argparse.Namespace, inp: KeyInput, prog: _Progress) -> Built:
+def _build_records(args: argparse.Namespace, inp: KeyInput, prog: _Progress, out: _Output) -> Built:
     """``--kind range | profile-index``: the schema file's optimizer choice (k, (d, s) per
     attribute), then every row of the table (a numeric range as two columns ``Name.lo`` /
     ``Name.hi``, or one column of points) inserted by column name, a chunk at a time. A range
@@ -486,25 +506,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     kind = KINDS[args.kind]
     args.output_mmap = getattr(args, "output_mmap", False)
     _check_options(args, kind)
-    args.mmap_partial, args.mmap_built = None, None
-    try:
-        return _build(args, kind)
-    finally:
-        if args.mmap_partial is not None:  # --output-mmap that did not complete: nothing is written
-            if args.mmap_built is not None and not args.mmap_built.closed:
-                args.mmap_built.close()
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(args.mmap_partial)
-
-
-def _build(args: argparse.Namespace, kind: Kind) -> int:
     t0 = time.perf_counter()
-    with KeyInput(args.input, args.format, passes=kind.passes(args)) as inp, warnings.catch_warnings():
+    with KeyInput(args.input, args.format, passes=kind.passes(args)) as inp, warnings.catch_warnings(), \
+            contextlib.ExitStack() as stack:
         if args.strict:
             warnings.simplefilter("error", BloomkitWarning)
         prog = _Progress(inp)
+        out = _Output(args.output, args.output_mmap, stack)
         try:
-            built = (kind.build or _build_records)(args, inp, prog)
+            built = (kind.build or _build_records)(args, inp, prog, out)
         except BloomkitWarning as w:  # --strict
             raise StrictError(f"{w} (--strict)") from None
         finally:
@@ -512,7 +522,7 @@ def _build(args: argparse.Namespace, kind: Kind) -> int:
         if inp.skipped_empty:
             warn(f"{inp.source}: skipped {inp.skipped_empty} empty line(s)", args)
         rate = _check_rate(args, kind, built)
-        return _saved(args, built, inp.source, time.perf_counter() - t0, rate)
+        return _saved(args, out, built, inp.source, time.perf_counter() - t0, rate)
 
 
 def _model_rate(obj: Any, keys: int | None) -> float:
@@ -548,15 +558,11 @@ def _check_rate(args: argparse.Namespace, kind: Kind, built: Built) -> float | N
     return rate
 
 
-def _saved(args: argparse.Namespace, built: Built, source: str, seconds: float, rate: float | None) -> int:
+def _saved(args: argparse.Namespace, out: _Output, built: Built, source: str, seconds: float,
+           rate: float | None) -> int:
     obj = built.obj
     info = obj.info()
-    if args.mmap_partial is not None:  # sealed (CRC-32), then renamed onto the output: atomic
-        obj.close()
-        os.replace(args.mmap_partial, args.output)
-        args.mmap_partial = None
-    else:
-        obj.save(args.output)
+    out.write(obj)
     scan = built.scan
     doc: dict[str, Any] = {"output": args.output, "kind": args.kind, "source": source, "rows": built.rows,
                            "seconds": round(seconds, 3), "info": info}
@@ -572,298 +578,3 @@ def _saved(args: argparse.Namespace, built: Built, source: str, seconds: float, 
         f"{type(obj).__name__}: {built.rows:,} rows{distinct} from {source} in {seconds:.1f} s, "
         f"{info.get('size_in_bits'):,} bits, {rate_text} -> {args.output}"])
     return 0
-
-
-# ---------------------------------------------------------------------------------------------
-# query
-
-
-def _key_type(types: tuple[str, ...], override: str | None, what: str) -> str:
-    """How to parse query arguments: --key-type, else the one kind of key ``what`` holds
-    ("unknown", a filter received over the folding wire format: str, with a note)."""
-    if override is not None:
-        return override
-    if types in ((), ("str",)):
-        return "str"
-    if types == ("unknown",):
-        warn("this file does not record its key types (a filter received over the wire): reading the keys as str "
-             "(say --key-type int|float|bytes if they are not)")
-        return "str"
-    if len(types) == 1 and types[0] in KEY_TYPES:
-        return str(types[0])
-    raise InvalidParameterError(
-        f"{what} holds keys of several types ({', '.join(types)}): say which the query keys are "
-        f"with --key-type ({', '.join(KEY_TYPES)})")
-
-
-_QUERY_CHUNK = 1 << 16  # query lines answered at a time
-
-
-def _query_texts(args: argparse.Namespace) -> Iterator[tuple[list[str], bool]]:
-    """(texts, from the arguments?): the arguments, then the lines of --input, a list at a
-    time (the input is read in chunks)."""
-    if not args.keys and not args.input:
-        raise InvalidParameterError("give query keys as arguments or with --input FILE (- for stdin)")
-    if args.keys:
-        yield list(args.keys), True
-    if args.input:
-        with KeyInput(args.input, "text", passes=1) as inp:
-            for ch in inp.chunks(key_type="str"):
-                lines = ch.keys.to_pylist()
-                for lo in range(0, len(lines), _QUERY_CHUNK):
-                    yield lines[lo : lo + _QUERY_CHUNK], False
-
-
-def cmd_query(args: argparse.Namespace) -> int:
-    from ._mapped import map_or_load
-
-    obj = map_or_load(args.filter)  # the protocols by their methods (_protocols imports inspect: ~10 ms)
-    answer: Callable[[list[str], int, bool], list[dict[str, Any]]]
-    if hasattr(obj, "query_many"):
-        answer = lambda t, j, a: _query_similarity(args, obj, t, j)  # noqa: E731
-    elif hasattr(obj, "search") or hasattr(obj, "matches"):
-        answer = lambda t, j, a: _query_records(args, obj, [t] if a else [x.split() for x in t], j)  # noqa: E731
-    elif hasattr(obj, "attribute_key_types"):
-        answer = lambda t, j, a: _query_items(args, obj, t, j)  # noqa: E731
-    elif hasattr(obj, "get_many") or hasattr(obj, "contains_many"):
-        kt = _key_type(tuple(getattr(obj, "key_types", ())), args.key_type, f"this {type(obj).__name__}")
-        lookup = hasattr(obj, "get_many")
-        answer = lambda t, j, a: _query_keys(obj, t, j, kt, lookup)  # noqa: E731
-    else:
-        raise InvalidParameterError(f"{args.filter} holds a {type(obj).__name__}, which `bloomkit query` cannot ask")
-    out: list[dict[str, Any]] = []
-    done = 0
-    for texts, from_args in _query_texts(args):
-        rows = answer(texts, done, from_args)
-        done += len(texts)
-        if args.json:
-            out.extend(rows)
-        else:
-            sys.stdout.write("".join(_answer_line(r) + "\n" for r in rows))
-    if args.json:
-        print(json.dumps(out, default=_jsonable))
-    return 0
-
-
-def _answer_line(r: dict[str, Any]) -> str:
-    if "value" in r:
-        return f"{r['key']}\t{r['value'] if r['value'] is not None else '-'}"
-    if "near" in r:
-        return f"{r['point']}\t{'near' if r['near'] else 'no'}"
-    if "ids" in r:
-        return f"{r['query']}\t" + " ".join(map(str, r["ids"]))
-    text = r.get("key", r.get("item", r.get("query")))
-    return f"{text}\t{'maybe' if r['maybe'] else 'no'}"
-
-
-_ONE_BY_ONE = 100_000
-"""Keys up to which a query asks the compiled single-key ``in`` instead of the batch kernels:
-the first batch call loads numba (about 1.5 s), ``in`` through the C extension costs ~0.2 us."""
-
-
-def _query_keys(obj: Any, texts: list[str], first: int, kt: str, lookup: bool) -> list[dict[str, Any]]:
-    keys = [parse_key(t, kt, f"query key {first + i + 1}: ") for i, t in enumerate(texts)]
-    if lookup:
-        vals = obj.get_many(keys)
-        present = [k in obj for k in keys]
-        return [{"key": t, "value": (v.item() if isinstance(v, np.generic) else v) if p else None}
-                for t, v, p in zip(texts, vals, present, strict=True)]
-    from ._engine.boundary import COMPILED, FilterCore
-
-    if COMPILED and isinstance(obj, FilterCore) and len(keys) <= _ONE_BY_ONE:
-        hits: Any = [k in obj for k in keys]
-    else:
-        hits = obj.contains_many(keys)
-    return [{"key": t, "maybe": bool(h)} for t, h in zip(texts, hits, strict=True)]
-
-
-def _query_similarity(args: argparse.Namespace, obj: Any, texts: list[str], first: int) -> list[dict[str, Any]]:
-    rows = []
-    for i, t in enumerate(texts, first + 1):
-        try:
-            rows.append([float(x) for x in t.replace(";", ",").split(",")])
-        except ValueError:
-            raise InvalidParameterError(f"query {i} ({t!r}) is not a vector of numbers separated by commas") from None
-    if len({len(r) for r in rows}) != 1:
-        raise InvalidParameterError("the query vectors have different lengths")
-    hits = obj.query_many(np.asarray(rows, dtype=float), args.level)
-    return [{"point": t, "level": args.level, "near": bool(h)} for t, h in zip(texts, hits, strict=True)]
-
-
-def _query_items(args: argparse.Namespace, obj: Any, texts: list[str], first: int) -> list[dict[str, Any]]:
-    """Multi-attribute items ``a,b,c``: attribute i parsed as the type attribute i holds."""
-    p = obj.num_attributes
-    kinds = [_key_type(tuple(t), args.key_type, f"attribute {i}") for i, t in enumerate(obj.attribute_key_types)]
-    rows = []
-    for j, t in enumerate(texts, first + 1):
-        parts = t.split(args.sep)
-        if len(parts) != p:
-            raise InvalidParameterError(f"query {j} ({t!r}) has {len(parts)} attributes separated by "
-                                        f"{args.sep!r}; this filter's items have {p}")
-        rows.append(tuple(parse_key(x, k, f"query {j}, attribute {i}: ") for i, (x, k) in enumerate(zip(parts, kinds, strict=True))))
-    hits = obj.contains_many(rows)
-    return [{"item": t, "maybe": bool(h)} for t, h in zip(texts, hits, strict=True)]
-
-
-def _query_records(args: argparse.Namespace, obj: Any, lines: list[list[str]], first: int) -> list[dict[str, Any]]:
-    """Range filters and profile indexes: each argument ``Name=value`` or ``Name=lo:hi``; all
-    arguments together are one query (several queries: one per line of --input)."""
-    out: list[dict[str, Any]] = []
-    for j, words in enumerate(lines, first + 1):
-        query: dict[str, Any] = {}
-        for w in words:
-            name, eq, value = w.partition("=")
-            if not eq or not name:
-                raise InvalidParameterError(f"query {j}: {w!r} is not Name=value or Name=lo:hi")
-            query[name] = _record_value(obj, name, value)
-        if hasattr(obj, "search"):
-            ids = obj.search(query, mode=args.mode, verify=getattr(obj, "store_records", False))
-            out.append({"query": " ".join(words), "ids": [int(i) for i in ids]})
-        else:
-            out.append({"query": " ".join(words), "maybe": bool(obj.matches(query))})
-    return out
-
-
-def _record_value(obj: Any, name: str, text: str) -> Any:
-    schema = obj.schema
-    if name not in schema:
-        raise InvalidParameterError(f"no attribute {name!r} (attributes: {', '.join(schema.names)})")
-    attr = schema[name]
-    if type(attr).__name__ == "Text":
-        return text
-    lo, sep, hi = text.partition(":")
-    try:
-        conv = int if type(attr).__name__ == "Integer" else float
-        return (conv(lo), conv(hi)) if sep else conv(lo)
-    except ValueError:
-        raise InvalidParameterError(f"{name}={text!r}: not a number or a range lo:hi") from None
-
-
-# ---------------------------------------------------------------------------------------------
-# info
-
-
-def cmd_info(args: argparse.Namespace) -> int:
-    """What a saved file holds, from its header and the structure: a filter that maps
-    (:data:`bloomkit._mapped.MAPPABLE`) is mapped read-only, never read whole (a 12 GB filter
-    answers ``info`` at once; its CRC is checked by ``--verify``), the others are loaded."""
-    from ._engine.hashing import hash_name
-    from ._format import open_regular
-    from ._mapped import MAPPABLE, _read_layout, map_or_load
-
-    t0 = time.perf_counter()
-    p, fd = open_regular(args.filter, "bloomkit info")
-    try:
-        if os.pread(fd, 4, 0) == b"PAR1":
-            raise InputError(f"{p} is a Parquet file, not a bloomkit structure: bloomkit parquet info {p} "
-                             "shows the Bloom filters it holds")
-        size = os.fstat(fd).st_size
-        lay = _read_layout(fd, size, 0)
-    finally:
-        os.close(fd)
-    verified = None
-    if getattr(args, "verify", False):
-        from ._mapped import verify
-
-        verified = verify(p)["crc32"]
-    obj = map_or_load(p)
-    try:
-        t_load = time.perf_counter() - t0
-        timing = _timing(obj, t_load) if args.timing else None  # before info(), which may load numba itself
-        info: dict[str, Any] = {"file": args.filter, "bytes": size, "format_version": lay.version,
-                                "hash": hash_name(lay.hash_id)}
-        if lay.structure in MAPPABLE and verified is None:
-            info["crc32_verified"] = "not checked (mapped, not read: --verify reads it all)"
-        elif verified is not None:
-            info["crc32_verified"] = verified
-        info.update(obj.info())
-        if timing is not None:
-            info["timing"] = timing
-    finally:
-        close = getattr(obj, "close", None)
-        if callable(close):
-            close()
-    if args.json:
-        print(json.dumps(info, indent=2, default=_jsonable))
-    else:
-        print("\n".join(_table(info)))
-    return 0
-
-
-def _timing(obj: Any, t_load: float) -> dict[str, Any]:
-    """Seconds to load the file, to import the numba kernels and to run the first and the
-    second batch query of 1,000 keys: the first pays numba's start-up (its kernels come
-    compiled from the cache in ``__pycache__`` after the first run on a machine)."""
-    import importlib
-
-    out: dict[str, Any] = {"load_s": t_load}
-    t = time.perf_counter()
-    importlib.import_module("bloomkit._engine.kernels")
-    out["kernels_import_s"] = time.perf_counter() - t
-    probe = _probe_keys(obj)
-    if probe is not None:
-        for label in ("first_batch_s", "second_batch_s"):
-            t = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", BloomkitWarning)
-                probe()
-            out[label] = time.perf_counter() - t
-    from ._engine.boundary import hash_path
-
-    out["hash_path"] = hash_path()
-    return out
-
-
-def _probe_keys(obj: Any) -> Callable[[], Any] | None:
-    """A batch query of 1,000 keys of the type the structure holds, or None."""
-    types = tuple(getattr(obj, "key_types", ()))
-    if not hasattr(obj, "contains_many") and not hasattr(obj, "get_many"):
-        return None
-    kt = types[0] if len(types) == 1 and types[0] in KEY_TYPES else "str"
-    keys: Any = {"int": np.arange(1000, dtype=np.int64), "float": np.arange(1000, dtype=np.float64) + 0.5,
-                 "bytes": [b"k%d" % i for i in range(1000)]}.get(kt, [f"k{i}" for i in range(1000)])
-    if hasattr(obj, "contains_many") and not hasattr(obj, "attribute_key_types"):
-        return lambda: obj.contains_many(keys)
-    if hasattr(obj, "get_many"):
-        return lambda: obj.get_many(keys)
-    return None
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool) or v is None:
-        return str(v).lower() if isinstance(v, bool) else "-"
-    if isinstance(v, int | np.integer):
-        return f"{int(v):,}"
-    if isinstance(v, float | np.floating):
-        x = float(v)
-        if 1e4 <= abs(x) < 1e15:
-            return f"{x:,.0f}"
-        return f"{x:.4g}" if x == 0 or 1e-3 <= abs(x) < 1e4 else f"{x:.3e}"
-    if isinstance(v, list | tuple) and all(not isinstance(x, dict | list) for x in v):
-        items = [_fmt(x) for x in v[:8]]
-        return ", ".join(items) + (f", ... ({len(v)} in all)" if len(v) > 8 else "") if v else "-"
-    return str(v)
-
-
-def _table(info: dict[str, Any], indent: str = "") -> list[str]:
-    """``info()`` as aligned "name  value" lines; nested dicts indented, lists of dicts as a
-    table (at most 20 rows)."""
-    width = max((len(k) for k in info), default=0)
-    lines = []
-    for k, v in info.items():
-        if isinstance(v, dict):
-            lines.append(f"{indent}{k}")
-            lines.extend(_table(v, indent + "  "))
-        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-            lines.append(f"{indent}{k} ({len(v)})")
-            cols = list(dict.fromkeys(c for x in v for c in x if not isinstance(x[c], dict | list)))
-            cells = [[_fmt(x.get(c)) for c in cols] for x in v[:20]]
-            widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
-            lines.append(indent + "  " + "  ".join(c.rjust(w) for c, w in zip(cols, widths, strict=True)))
-            lines.extend(indent + "  " + "  ".join(x.rjust(w) for x, w in zip(r, widths, strict=True)) for r in cells)
-            if len(v) > 20:
-                lines.append(f"{indent}  ... {len(v) - 20} more (--json shows all)")
-        else:
-            lines.append(f"{indent}{k.ljust(width)}  {_fmt(v)}")
-    return lines
-

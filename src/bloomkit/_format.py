@@ -280,7 +280,13 @@ def write_atomic(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
         if isinstance(e, OSError) and e.filename == tmp:  # disk full, ...: the user's path
             raise type(e)(e.errno, f"cannot save there: {e.strerror}", os.fspath(path)) from None
         raise
-    with contextlib.suppress(OSError):  # directories cannot be opened / synced everywhere
+    fsync_dir(folder)
+
+
+def fsync_dir(folder: str) -> None:
+    """``fsync`` a directory after a rename into it (best effort: directories cannot be opened
+    or synced everywhere)."""
+    with contextlib.suppress(OSError):
         dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
             os.fsync(dfd)

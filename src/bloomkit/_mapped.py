@@ -41,7 +41,9 @@ import os
 import stat
 import struct
 import sys
+import tempfile
 import zlib
+from collections.abc import Iterator
 from typing import Any, Self
 
 import numpy as np
@@ -60,6 +62,7 @@ from ._format import (
     _class_of,
     _pack_parts,
     _with_crc,
+    fsync_dir,
     header_length,
     open_regular,
     parse_layout,
@@ -74,22 +77,29 @@ try:  # pragma: no cover - not on Windows
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["MAPPABLE", "Mappable", "map_or_load", "open", "plain_type", "verify"]
+__all__ = ["MAPPABLE", "Mappable", "create_beside", "map_or_load", "open", "plain_type", "verify"]
 
 _MODES = ("r", "r+")
 _CRC_CHUNK = 1 << 24
 _FLAGS = struct.Struct("<H")  # the flags field, at offset 10 of the header
 
 
-def _crc_of(view: Any, flags_zero: bool, crc: int = 0) -> int:
-    """CRC-32 of ``view`` (a file's bytes without the CRC) read in chunks, with the flags
-    field taken as zero when ``flags_zero`` (the CRC a sealed file stores)."""
-    head = bytearray(view[:_HEADER.size])
+def _crc_of(fd: int, end: int, flags_zero: bool, path: str) -> int:
+    """CRC-32 of bytes ``[0, end)`` of the file ``fd`` (a file's bytes without its CRC), read
+    16 MiB at a time with ``pread`` (through the page cache, never the mapping: a multi-GB
+    file's pages do not become resident in the process), with the flags field taken as zero
+    when ``flags_zero`` (the CRC a sealed file stores)."""
+    head = bytearray(os.pread(fd, _HEADER.size, 0))
     if flags_zero:
         head[10:12] = b"\0\0"
-    crc = zlib.crc32(head, crc)
-    for lo in range(_HEADER.size, len(view), _CRC_CHUNK):
-        crc = zlib.crc32(view[lo : lo + _CRC_CHUNK], crc)
+    crc = zlib.crc32(head)
+    pos = _HEADER.size
+    while pos < end:
+        chunk = os.pread(fd, min(_CRC_CHUNK, end - pos), pos)
+        if not chunk:  # pragma: no cover - truncated while read
+            raise FormatError(f"{path}: the file shrank while its checksum was computed")
+        crc = zlib.crc32(chunk, crc)
+        pos += len(chunk)
     return crc
 
 
@@ -144,7 +154,7 @@ class _Mapping:
         self.write_params(obj)
         self.mm.flush()
         end = self.size - 4
-        crc = _crc_of(memoryview(self.mm)[:end], flags_zero=True)
+        crc = _crc_of(self.fd, end, True, self.path)
         self.mm[end:] = struct.pack("<I", crc)
         self.mm.flush()
         self.set_flags(0)
@@ -166,7 +176,8 @@ _MUTATORS = ("add", "add_many", "update", "remove", "remove_many", "clear", "fol
 _RESIZERS = ("fold", "shrink_to_fpp")
 _KEEP_STORAGE = ("__ior__", "__iand__")
 _OPEN_NAMES = frozenset({"__class__", "__dict__", "_mapping", "close", "flush", "closed", "path",
-                         "__repr__", "__exit__", "__enter__", "_bk_lock", "_lock", "verify", "_core_unbind"})
+                         "__repr__", "__exit__", "__enter__", "_bk_lock", "_lock", "verify", "_core_unbind",
+                         "_unmap"})
 _CLASSES: dict[tuple[type, str], type] = {}
 
 
@@ -221,23 +232,188 @@ def _closed_getattribute(self: Any, name: str) -> Any:
 
 def _mapped_class(base: type, kind: str) -> type:
     """The class of a mapped filter of class ``base``: ``kind`` "r" (mutators refused),
-    "r+" (resizing refused, storage kept) or "closed" (everything refused)."""
+    "r+" (resizing refused, storage kept), "r+ordered" (the same, with the page-ordered
+    ``add_many`` of large files) or "closed" (everything refused)."""
     key = (base, kind)
     cls = _CLASSES.get(key)
     if cls is not None:
         return cls
     ns: dict[str, Any] = {"_plain_type": base, "__module__": base.__module__, "__qualname__": base.__qualname__}
-    if kind == "r":
+    if kind.endswith("ordered") and base.__dict__.get("_STRUCTURE") == "bloom.BloomFilter":
+        ns["contains_many"] = _contains_ordered  # (not the counting filter: its own counters)
+    if kind in ("r", "rordered"):
         ns.update({n: _refuse_write(n) for n in _MUTATORS if hasattr(base, n)})
-    elif kind == "r+":
+    elif kind in ("r+", "r+ordered"):
         ns.update({n: _refuse_resize(n) for n in _RESIZERS if hasattr(base, n)})
         ns.update({n: _keep_storage(base, n) for n in _KEEP_STORAGE if hasattr(base, n)})
+        if kind == "r+ordered":
+            ns["add_many"] = _add_ordered
+            ns["_set_count"] = _set_count_windowed
     else:
         ns["__getattribute__"] = _closed_getattribute
         ns["__repr__"] = lambda self: f"<closed mapped {base.__name__} of {self._mapping.path!r}>"
     cls = type(base.__name__, (base,), ns)
     _CLASSES[key] = cls
     return cls
+
+
+# ---------------------------------------------------------------------------------------------
+# page-ordered batch adds
+
+
+ORDERED_MIN_BYTES = 1 << 28
+"""Mapped files at least this large (256 MiB) take the page-ordered batches; smaller ones the
+plain path (measured, docs/mapped.md: a 64 MiB file's pages stayed resident and the plain path
+took half the CPU; from 256 MiB on they did not and the ordered path took half the plain one's)."""
+ORDERED_POSITIONS = 1 << 28
+"""Probe positions ordered at a time by ``add_many`` (4 bytes each: at most 1 GiB, and at most one
+per 16 bytes of the file); ``contains_many`` orders half as many (8 bytes each: position and key)."""
+_REGION_LOG2 = 20  # the counting sort's bucket: 1 MiB of the file
+_WINDOW_LOG2 = 26  # released from the page tables after each 64 MiB written
+
+
+def _kind(mode: str, size: int) -> str:
+    """The mapped class of a file of ``size`` bytes mapped in ``mode``: ``mode + "ordered"``
+    (page-ordered batches) from ``ORDERED_MIN_BYTES`` on."""
+    return mode + "ordered" if size >= ORDERED_MIN_BYTES else mode
+
+
+def _release(m: _Mapping, arr: np.ndarray, lo: int, hi: int) -> None:
+    """Drop bytes ``[lo, hi)`` of ``arr`` (a view of ``m``'s mapping, page-aligned in the file)
+    from this process's page tables: ``madvise(MADV_DONTNEED)`` on a shared file mapping
+    unmaps the pages; their data, dirty or not, stay in the page cache (written back by the
+    kernel, or by ``flush`` / ``close``), so the next access faults them back in unchanged
+    (tests/test_mapped.py checks it through ``close``'s CRC and ``load``)."""
+    start = m.layout.arrays[0][3] + lo
+    end = min(start + hi - lo, m.size)
+    pad = start % PAGE
+    m.mm.madvise(mmap.MADV_DONTNEED, start - pad, end - start + pad)
+
+
+def _sweep(m: _Mapping, arr: np.ndarray, starts: np.ndarray) -> Iterator[tuple[int, int]]:
+    """The (g0, g1) region ranges holding positions, a window (64 MiB) at a time, each window
+    released from the page tables once the caller has written it: the process's resident file
+    pages stay O(window) whatever the file's size."""
+    nreg = len(starts) - 1
+    per = 1 << (_WINDOW_LOG2 - _REGION_LOG2)
+    for g0 in range(0, nreg, per):
+        g1 = min(nreg, g0 + per)
+        if starts[g1] != starts[g0]:
+            yield g0, g1
+            _release(m, arr, g0 << _REGION_LOG2, g1 << _REGION_LOG2)
+
+
+def _set_count_windowed(self: Any) -> int:
+    """``_set_count`` (set bits, non-zero counters) of a large file mapped for writing, a
+    window at a time, each window released from the page tables once counted: the overfill
+    check of the first ``add_many`` (and ``len``, ``info``) read the whole file without making
+    it resident in the process (numpy's ``bitwise_count`` would also allocate a byte per word).
+    Complexity: O(size)."""
+    from ._engine.storage import popcount_words
+
+    m: _Mapping = self._mapping
+    c = getattr(self, "_counters", None)
+    if c is None:
+        arr = self._bits.words if hasattr(self, "_bits") else self._words
+        count: Any = popcount_words
+    elif c.width == 4:  # two per byte; the padding nibble of an odd size is zero
+        arr, count = c.data, lambda d: np.count_nonzero(d & np.uint8(0x0F)) + np.count_nonzero(d >> np.uint8(4))
+    else:
+        arr, count = c.data[: c.size], np.count_nonzero
+    step = (1 << _WINDOW_LOG2) // arr.itemsize
+    total = 0
+    for lo in range(0, len(arr), step):
+        total += int(count(arr[lo : lo + step]))
+        _release(m, arr, lo * arr.itemsize, (lo + step) * arr.itemsize)
+    return total
+
+
+def _add_ordered(self: Any, keys: Any) -> None:
+    """``add_many`` with the batch's positions applied in file order (:mod:`bloomkit._mapped_kernels`):
+    each page of the file takes at most one fault per chunk of ``ORDERED_POSITIONS`` probes
+    instead of one per probe, and is released from the page tables once written (RSS stays
+    bounded on a filter larger than memory). Bit for bit the plain path's result; a bad key
+    raises before anything is set, as there."""
+    from . import _mapped_kernels as MK
+    from ._engine.columns import as_keys, slice_keys
+    from ._engine.parallel import _refuse_nan, hash_source
+
+    m: _Mapping = self._mapping
+    c: Any = None
+    if hasattr(self, "_counters"):  # CountingBloomFilter: a list or array hashed whole first (as today)
+        c = self._counters
+        src, tags = self._hash(keys)
+        hash_chunk: Any = _same
+        k, arr, unit, mod = self._num_hashes, c.data, c.width, c.m64
+    elif hasattr(self, "_bits"):  # BloomFilter
+        src, hash_chunk, tags = hash_source(as_keys(keys, "keys", f"{type(self).__name__}.add_many"), self._hash)
+        _refuse_nan(src, hash_chunk)
+        k, arr, unit, mod = self._num_hashes, self._bits.words, 1, self._bits.m64
+    else:  # SplitBlockBloomFilter: one block of one region per key
+        src, hash_chunk, tags = self._batch(keys, "add_many")
+        if self.mode == "native":
+            _refuse_nan(src, hash_chunk)
+        insert = self._kernels()[0]
+        k, arr, unit, mod = 1, self._words, 64, self._B64
+    n = len(src)
+    shift = _REGION_LOG2 + 3 - (unit.bit_length() - 1)  # positions per region: 1 MiB of storage
+    nreg = -(-arr.nbytes >> _REGION_LOG2)
+    chunks = -(-n * k // max(1 << 16, min(ORDERED_POSITIONS, m.size // 16)))
+    over = False
+    for j in range(chunks):
+        h = hash_chunk(slice_keys(src, n * j // chunks, n * (j + 1) // chunks))
+        if unit == 64:
+            starts, hs = MK.order_blocks(h, mod, self.mode == "native", shift, nreg)
+            for g0, g1 in _sweep(m, arr, starts):
+                insert(hs[starts[g0] : starts[g1]])
+            continue
+        starts, offs, _ = MK.order_probes(h, k, mod, shift, nreg, False)
+        del h
+        for g0, g1 in _sweep(m, arr, starts):
+            if c is None:
+                MK.set_ordered(arr, starts, offs, shift, g0, g1)
+            elif MK.inc_ordered(arr, c.width, c.max_value, starts, offs, shift, g0, g1):
+                over = True
+    if over:
+        c.overflowed = True
+    self._note_keys(tags)
+    self._count_adds(n, 2)
+
+
+def _contains_ordered(self: Any, keys: Any) -> np.ndarray:
+    """``contains_many`` of a large mapped BloomFilter: the batch's probes ordered by region of
+    the file (keyed by key), tested in file order, each window released from the page tables
+    once read, so a query of a filter larger than memory reads each page at most once per
+    chunk and leaves no resident pages behind. The same answers as the plain path."""
+    from . import _mapped_kernels as MK
+    from ._engine.columns import as_keys, slice_keys
+    from ._engine.parallel import hash_source
+
+    m: _Mapping = self._mapping
+    src, hash_chunk, tags = hash_source(as_keys(keys, "keys", f"{type(self).__name__}.contains_many"), self._hash)
+    self._foreign_keys(tags, 2)
+    k, words, mod = self._num_hashes, self._bits.words, self._bits.m64
+    shift, nreg = _REGION_LOG2 + 3, -(-words.nbytes >> _REGION_LOG2)
+    n = len(src)
+    out = np.ones(n, dtype=np.bool_)
+    chunks = -(-n * k // max(1 << 16, min(ORDERED_POSITIONS // 2, m.size // 32)))
+    for j in range(chunks):
+        a, b = n * j // chunks, n * (j + 1) // chunks
+        try:
+            h = hash_chunk(slice_keys(src, a, b))
+        except InvalidParameterError:
+            hash_chunk(src)  # the error with its position in the whole batch
+            raise
+        starts, offs, idx = MK.order_probes(h, k, mod, shift, nreg, True)
+        del h
+        part = out[a:b]
+        for g0, g1 in _sweep(m, words, starts):
+            MK.test_ordered(words, starts, offs, idx, shift, g0, g1, part)
+    return out
+
+
+def _same(x: Any) -> Any:
+    return x
 
 
 class Mappable:
@@ -327,7 +503,7 @@ class Mappable:
                 os.unlink(p)
             raise
         obj._mapping = _Mapping(p, fd, mm, "r+", layout)
-        obj.__class__ = _mapped_class(cls._plain(), "r+")
+        obj.__class__ = _mapped_class(cls._plain(), _kind("r+", made["size"]))
         return obj
 
     @classmethod
@@ -363,11 +539,16 @@ class Mappable:
         ValueError; closing twice does nothing. In memory: nothing to do.
 
         Complexity: O(size) in ``"r+"`` (one pass to compute the CRC), O(1) in ``"r"``."""
+        self._unmap(seal=True)
+
+    def _unmap(self, seal: bool) -> None:
+        """Close the mapping; ``seal``: in ``"r+"``, flush and seal the file first (else the
+        file is left as it is: a build abandoned by :func:`create_beside`, about to be removed)."""
         m = self.__dict__.get("_mapping")
         if m is None or self.closed:
             return
         with self._lock:  # type: ignore[attr-defined]
-            if m.mode == "r+":
+            if seal and m.mode == "r+":
                 m.seal(self)
             if hasattr(self, "_core_unbind"):
                 self._core_unbind()
@@ -394,18 +575,20 @@ class Mappable:
                 f"verify() needs a filter mapped read-only; {m.path!r} is open for writing, its checksum is "
                 "written by close(): close it, then bloomkit.verify(path)")
         if m is not None:
-            _check_crc(memoryview(m.mm), m.path)
+            _check_crc(m.fd, m.size, m.path)
         try:
             self._check()  # type: ignore[attr-defined]
         except AssertionError:
             raise FormatError(f"inconsistent {type(self).__name__}: its invariants do not hold") from None
 
 
-def _check_crc(view: Any, path: str) -> None:
-    end = len(view) - 4
-    (stored,) = struct.unpack("<I", bytes(view[end:]))
-    if _crc_of(view[:end], flags_zero=False) != stored:
+def _check_crc(fd: int, size: int, path: str) -> int:
+    """The CRC-32 a file stores; FormatError unless it is the CRC of the rest of the file."""
+    end = size - 4
+    (stored,) = struct.unpack("<I", os.pread(fd, 4, end))
+    if _crc_of(fd, end, False, path) != stored:
         raise FormatError(f"{path}: container checksum mismatch: the data are corrupted")
+    return int(stored)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -481,7 +664,7 @@ def open(path: str | os.PathLike[str], mode: str = "r", *, recover: bool = False
         if write:
             mapping.set_flags(FLAG_MODIFIED)
         obj._mapping = mapping
-        obj.__class__ = _mapped_class(cls._plain(), mode)
+        obj.__class__ = _mapped_class(cls._plain(), _kind(mode, size))
         return obj
     except BaseException:
         if fd >= 0:
@@ -503,6 +686,38 @@ def _rewrite_mappable(path: str, recover: bool) -> None:
         parts = _pack_parts(old._STRUCTURE, params, arrays, old._header_hash_id(), old._header_seed(), mapped=True)
         write_atomic(path, _with_crc(parts))
         del arrays, parts
+
+
+@contextlib.contextmanager
+def create_beside(cls: Any, output: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Iterator[Any]:
+    """Build a ``cls`` filter straight into a file that becomes ``output`` only once complete.
+
+    ``with create_beside(BloomFilter, "big.bkf", capacity, fpr) as f: f.add_many(...)``: the
+    filter is :meth:`Mappable.create`-d (with ``*args`` / ``**kwargs``) in a temporary file in
+    ``output``'s directory and yielded; when the block ends normally it is sealed
+    (:meth:`~Mappable.close`: CRC-32, fsync), renamed onto ``output`` (atomically, replacing a
+    file there) and the directory is fsync-ed, as ``save`` does. When the block raises, the
+    mapping is dropped without sealing and the temporary file removed: ``output`` is untouched
+    and no partial file is left (a SIGKILL can leave a ``.bloomkit-build-*.partial`` file, which
+    ``open`` / ``load`` refuse: its header says "being built")."""
+    target = os.path.realpath(os.fspath(output))
+    folder = os.path.dirname(target) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".bloomkit-build-", suffix=".partial", dir=folder)
+    os.close(fd)
+    f: Any = None
+    try:
+        f = cls.create(tmp, *args, overwrite=True, **kwargs)
+        yield f
+        f.close()
+        os.replace(tmp, target)
+    except BaseException:
+        if f is not None:
+            with contextlib.suppress(Exception):
+                f._unmap(seal=False)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(folder)
 
 
 def map_or_load(path: str | os.PathLike[str]) -> Any:
@@ -531,18 +746,7 @@ def verify(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         size = os.fstat(fd).st_size
         lay = _read_layout(fd, size, 0)
-        crc = 0
-        pos = 0
-        end = size - 4
-        while pos < end:
-            chunk = os.pread(fd, min(_CRC_CHUNK, end - pos), pos)
-            if not chunk:  # pragma: no cover - truncated while read
-                raise FormatError(f"{p}: the file shrank while it was verified")
-            crc = zlib.crc32(chunk, crc)
-            pos += len(chunk)
-        (stored,) = struct.unpack("<I", os.pread(fd, 4, end))
-        if crc != stored:
-            raise FormatError(f"{p}: container checksum mismatch: the data are corrupted")
+        stored = _check_crc(fd, size, p)
     finally:
         os.close(fd)
     if lay.structure in MAPPABLE:

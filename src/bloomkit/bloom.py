@@ -1,7 +1,7 @@
 """Bloom and counting Bloom filters: the shared core every module builds on.
 
 Positions are ``G_i(x) mod m`` (k independent SplitMix64 values of the seeded XXH64 of the
-key's canonical encoding, :mod:`bloomkit._hashing`), so a filter folded to a divisor of ``m``
+key's canonical encoding, :mod:`bloomkit._engine.hashing`), so a filter folded to a divisor of ``m``
 equals the filter built at that size (document 003).
 """
 
@@ -214,7 +214,7 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
     bloomkit.BloomkitWarning)`` makes them errors.
 
     Single keys: ``add`` and ``in`` are one C call each when the compiled boundary is active
-    (:mod:`bloomkit._boundary`; the base class ``FilterCore``), else numba kernels; both give
+    (:mod:`bloomkit._engine.boundary`; the base class ``FilterCore``), else numba kernels; both give
     the same bits.
 
     Thread safety: any number of threads may add and query at once. Single-key adds keep the
@@ -276,7 +276,7 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
 
     @property
     def bits(self) -> BitArray:
-        """The underlying :class:`~bloomkit._storage.BitArray` (shared, not a copy)."""
+        """The underlying :class:`~bloomkit._engine.storage.BitArray` (shared, not a copy)."""
         return self._bits
 
     @property
@@ -310,7 +310,7 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         return ref
 
     def _core_rebind(self) -> None:
-        """Bind the storage to the compiled ``add`` / ``in`` (:mod:`bloomkit._boundary`): called
+        """Bind the storage to the compiled ``add`` / ``in`` (:mod:`bloomkit._engine.boundary`): called
         by them whenever the words array is not the one bound (a new BitArray or a new words
         array), checked as :meth:`_words_ref` checks it."""
         ref = self._words_ref()
@@ -372,7 +372,7 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
     def add_many(self, keys: Any) -> None:
         """Insert a batch: list, numpy, pyarrow, pandas or polars (by position). Complexity: O(n k).
 
-        One chunked pass (:func:`bloomkit._parallel.add_chunked`): a slice of keys is hashed,
+        One chunked pass (:func:`bloomkit._engine.parallel.add_chunked`): a slice of keys is hashed,
         its bits set, then the next slice; numpy and pyarrow batches never make an array of
         the hashes of all keys, so memory is the input, the filter and O(chunk) (a list is
         hashed whole first, 8 bytes per key, so that a bad key raises before any bit is set).
@@ -621,7 +621,7 @@ class CountingBloomFilter(BloomFilter):
 
     @property
     def counters(self) -> CounterArray:
-        """The underlying :class:`~bloomkit._storage.CounterArray`."""
+        """The underlying :class:`~bloomkit._engine.storage.CounterArray`."""
         return self._counters
 
     @property

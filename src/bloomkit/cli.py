@@ -348,7 +348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .similarity.dedup import cli_run as cmd_dedup
 
             return cmd_dedup(args)
-        from ._commands import cmd_build, cmd_info, cmd_query
+        from ._cmd_info import cmd_info
+        from ._cmd_query import cmd_query
+        from ._commands import cmd_build
 
         return {"build": cmd_build, "query": cmd_query, "info": cmd_info, "bench": cmd_bench,
                 "parquet": cmd_parquet}[args.cmd](args)

@@ -249,7 +249,7 @@ def add_chunked(
     zeroed copy of ``storage`` without it. The calling thread inserts its slice straight into
     ``storage``, ``CHUNK`` keys at a time (it releases the GIL while it hashes, so the other
     threads' few Python lines never wait long); each other thread fills a private array,
-    ORed into ``storage`` holding the GIL at the end (:func:`bloomkit._kernels.or_into`), so
+    ORed into ``storage`` holding the GIL at the end (:func:`bloomkit._engine.kernels.or_into`), so
     concurrent adds from other Python threads never lose a bit. With precomputed hashes
     (``hash_chunk`` is :func:`identity`: a list hashed whole) the calling thread would never
     release the GIL between its inserts, so it fills a private array too. Threads are used when the

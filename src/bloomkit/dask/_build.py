@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import math
 import os
@@ -488,8 +487,7 @@ _INTO_FILE = tuple(str(e.cli) for e in with_capability("mapped") if "dask" in e.
 def _into_file(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, like: Any, split_every: Any,
                output: Any, owner: str) -> Any:
     """:func:`bloom_filter` with ``output``: the partial filters OR-ed into a mapped file."""
-    import tempfile
-
+    from .._mapped import create_beside
     from .._mapped import open as open_mapped
 
     path = check_path(output, "output", owner)
@@ -499,18 +497,10 @@ def _into_file(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, like:
             f"(without 'like'). Got kind={kind!r}{' with like' if like is not None else ''} instead.")
     if os.path.isdir(path):
         raise InvalidParameterError(f"The 'output' parameter of {owner} must name a file. Got the directory {path!r} instead.")
-    made: dict[str, Any] = {}
-
-    def create(spec: _Spec) -> None:
-        fd, made["tmp"] = tempfile.mkstemp(prefix=".bloomkit-dask-", suffix=".partial",
-                                           dir=os.path.dirname(os.path.abspath(path)))
-        os.close(fd)
-        made["f"] = _kind_classes()[spec.kind].create(made["tmp"], spec.capacity, spec.fpr, seed=spec.seed,
-                                                      overwrite=True)
-
-    try:
-        partials = _filter_graph(column, capacity, fpr, seed, kind, None, split_every, owner, parts_for=create)
-        f = made["f"]
+    specs: list[_Spec] = []
+    partials = _filter_graph(column, capacity, fpr, seed, kind, None, split_every, owner, parts_for=specs.append)
+    (spec,) = specs
+    with create_beside(_kind_classes()[spec.kind], path, spec.capacity, spec.fpr, seed=spec.seed) as f:
         if _client() is not None:
             as_completed = importlib.import_module("distributed").as_completed
             for future in as_completed(_client().compute(partials)):
@@ -519,14 +509,6 @@ def _into_file(column: Any, capacity: Any, fpr: Any, seed: Any, kind: Any, like:
         else:
             for part in partials:  # one partial filter in the client's memory at a time
                 f |= part.compute()
-        f.close()
-        os.replace(made.pop("tmp"), path)
-    finally:
-        if "f" in made and not made["f"].closed:
-            made["f"].close()
-        if "tmp" in made:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(made["tmp"])
     return open_mapped(path)
 
 

@@ -84,7 +84,7 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
     Notes
     -----
     Native mode: block ``h mod B`` (512 bits, 64-byte aligned), lane i's bit
-    ``(splitmix64(h + golden) >> 6 i) & 63``, h bloomkit's key hash (:mod:`bloomkit._hashing`,
+    ``(splitmix64(h + golden) >> 6 i) & 63``, h bloomkit's key hash (:mod:`bloomkit._engine.hashing`,
     the same keys as :class:`bloomkit.BloomFilter`). Parquet mode (:meth:`for_parquet`,
     :meth:`from_parquet_values`, :meth:`from_parquet_bitset`): Parquet's SBBF exactly; keys
     are values of the column's physical type (``physical_type``), hashed as Parquet does.
@@ -380,7 +380,7 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
         return plain_source(keys, self.physical_type, self.type_length, name="keys", owner=owner)
 
     def _core_rebind(self) -> None:
-        """Bind the storage to the compiled ``add`` / ``in`` (:mod:`bloomkit._boundary`; native
+        """Bind the storage to the compiled ``add`` / ``in`` (:mod:`bloomkit._engine.boundary`; native
         mode; Parquet mode keeps the Python methods)."""
         if self.mode == "native":
             words, B = self._words, int(self._B64)
@@ -415,7 +415,7 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
     def add_many(self, keys: Any) -> None:
         """Insert a batch: list, numpy, pyarrow, pandas or polars (by position). Complexity: O(n).
 
-        One chunked pass (:func:`bloomkit._parallel.add_chunked`): a slice of keys is hashed,
+        One chunked pass (:func:`bloomkit._engine.parallel.add_chunked`): a slice of keys is hashed,
         then inserted, then the next; no array of all hashes for numpy / pyarrow batches.
         Large batches use several threads (the calling thread writes the filter holding the
         GIL, the others private arrays merged under it). A bad key raises before any bit is
