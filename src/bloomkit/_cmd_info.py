@@ -25,8 +25,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     """What a saved file holds, from its header and the structure: a filter that maps
     (:data:`bloomkit._mapped.MAPPABLE`) is mapped read-only, never read whole (a 12 GB filter
     answers ``info`` at once; its CRC is checked by ``--verify``), the others are loaded."""
-    from ._format import open_regular
     from ._engine.hashing import hash_name
+    from ._format import open_regular
     from ._mapped import MAPPABLE, _read_layout, map_or_load
 
     t0 = time.perf_counter()
