@@ -323,7 +323,7 @@ def _similarity(entry: Entry) -> Builder:
         scan.distinct, scan.capacity = scan.rows, scan.rows
         span = np.where(scan.upper > scan.lower, scan.upper - scan.lower, 1.0)
         domain = (scan.lower - _DOMAIN_MARGIN * span, scan.upper + _DOMAIN_MARGIN * span)
-        f = _similarity_filter(args, load_class(entry), len(names), scan.rows, domain)
+        f = _similarity_filter(args, load_class(entry), len(names), scan.rows, domain, entry.capabilities)
         rows = 0
         for ch in _chunks(inp, prog, f"building an {entry.name}", names[0], names[1:], None):
             f.add_many(_vectors(args, ch))
@@ -333,32 +333,34 @@ def _similarity(entry: Entry) -> Builder:
     return build
 
 
-def _similarity_filter(args: argparse.Namespace, cls: Any, dim: int, n: int, domain: tuple[Any, Any]) -> Any:
+def _similarity_filter(args: argparse.Namespace, cls: Any, dim: int, n: int, domain: tuple[Any, Any],
+                       caps: frozenset[str]) -> Any:
     """The filter for n vectors: sized by its ``for_requirements`` (near distance r1 =
     ``--near``, default w / 4, where P1 = p(r1, w) = 0.80 as in the paper's Section 6.4
     example; far distance r2 = ``--far``, default 10 r1, the example's ratio; false negatives
     at r1 at most ``--fnr``; LSH and verification false positives at most ``--fpr`` at every
     level), or built from the given ``--and-width`` / ``--or-count`` / bit counts."""
-    levels = 1 if cls.__name__ == "LSBF" else args.levels
+    one_width, virtual = "one-width" in caps, "virtual-bits" in caps  # LSBF; MLBF* (registry capabilities)
+    levels = 1 if one_width else args.levels
     explicit = args.and_width is not None or args.or_count is not None
     if not explicit and hasattr(cls, "for_requirements"):
         r1 = args.near if args.near is not None else args.w / 4
         r2 = args.far if args.far is not None else 10 * r1
         kw: dict[str, Any] = {"w": args.w, "seed": args.seed, "domain": domain}
-        if cls.__name__ != "LSBF":
+        if not one_width:
             kw["levels"] = tuple(range(levels))
-        if args.num_bits is not None and cls.__name__ != "MLBFStar":
+        if args.num_bits is not None and not virtual:
             kw["num_bits"] = args.num_bits
         return cls.for_requirements(dim, r1, r2, args.fnr, args.fpr, args.fpr, n, **kw)
     kw = {"seed": args.seed, "and_width": args.and_width or 5, "domain": domain}
-    if cls.__name__ != "LSBF":
+    if not one_width:
         kw.update(num_levels=levels, or_count=args.or_count or 6)
-    if cls.__name__ != "MLBFStar" and args.num_bits is not None:
+    if not virtual and args.num_bits is not None:
         kw["num_bits"] = args.num_bits
     if args.verify_bits is not None:
         kw["verify_bits"] = args.verify_bits
     else:  # the verification filter sized for n at --fpr (Theorem 8, alpha = 1), the headline rate
-        kw["verify_bits"], kw["verify_hashes"] = _verify_size(n, 1 if cls.__name__ == "LSBF" else kw["or_count"],
+        kw["verify_bits"], kw["verify_hashes"] = _verify_size(n, 1 if one_width else kw["or_count"],
                                                               levels, args.fpr)
     return cls(dim, args.w, **kw)
 

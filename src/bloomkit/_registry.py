@@ -44,6 +44,8 @@ CAPABILITIES = {
     "static": "no insert once built: built once from all of its keys (the CLI reads its input once, keeps it in memory)",
     "dask": "a partition filter of bloomkit.dask.bloom_filter (for_requirements(capacity, fpr, seed=))",
     "shard": "a shard of bloomkit.dask.lookup_table (build(keys, values, ...))",
+    "one-width": "a similarity filter of one granularity w: no levels, no OR count (the CLI builds it so)",
+    "virtual-bits": "a similarity filter without a physical bit array (MLBF*: num_bits is a virtual address space, not --num-bits)",
 }
 
 
@@ -97,8 +99,9 @@ ENTRIES: tuple[Entry, ...] = (
     _e("similarity.MLBF", "similarity", "MLBF", "similarity", "mlbf",
        "MLBF: near-membership of vectors (document 002; --w)"),
     _e("similarity.MLBFStar", "similarity", "MLBFStar", "similarity", "mlbf-star",
-       "MLBF*: the virtual multi-level filter (--w)"),
-    _e("similarity.LSBF", "similarity", "LSBF", "similarity", "lsbf", "LSBF: one-width locality-sensitive filter (--w)"),
+       "MLBF*: the virtual multi-level filter (--w)", "virtual-bits"),
+    _e("similarity.LSBF", "similarity", "LSBF", "similarity", "lsbf", "LSBF: one-width locality-sensitive filter (--w)",
+       "one-width"),
     _e("multiattr.ParallelBloomFilter", "multiattr", "ParallelBloomFilter", "items", "pbf",
        "parallel Bloom filter of multi-attribute items (document 004; --columns)", "dask"),
     _e("ranges.RangeBloomFilter", "ranges", "RangeBloomFilter", "records", "range",
