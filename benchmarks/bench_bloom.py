@@ -20,11 +20,15 @@ pyprobables. Sections:
    ``add_many`` vs rbloom's ``update`` after a warm-up, list queries vs rbloom's ``in`` loop;
    1M numpy int64 and pyarrow str batches; ParallelBloomFilter single items; RangeBloomFilter
    point queries. Ratios are bloomkit / rbloom within one process.
+6. Threads (issue 28): ``add_many`` of 10M numpy int64 keys and of 1M ``list[str]`` / pyarrow
+   strings on 1 and 2 threads, both filters, repeats alternating, the ratio 2 / 1 threads
+   (targets: <= 0.6 for numpy, <= 1.0 for the list).
 
     python benchmarks/bench_bloom.py            # sections 1-4 (1M, 10M, 100M keys)
     python benchmarks/bench_bloom.py --quick    # 1M keys only (RSS at 10M)
     python benchmarks/bench_bloom.py --sections 5 --repeats 7   # the compiled boundary only
     python benchmarks/bench_bloom.py --sections 5 --before /tmp/old/src   # and the code of another checkout
+    python benchmarks/bench_bloom.py --sections 6   # threads: 1 vs 2
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -478,11 +483,50 @@ def boundary(repeats: int, before: str | None = None) -> list[dict[str, Any]]:
     return rows
 
 
+def _timed_adds(cls: Any, n: int, keys: Any, threads: int) -> float:
+    """Seconds of one ``add_many`` into a fresh filter on ``threads`` threads."""
+    f = cls(capacity=n, fpr=FPR)
+    gc.collect()
+    bloomkit.set_num_threads(threads)
+    try:
+        t0 = time.perf_counter()
+        f.add_many(keys)
+        return time.perf_counter() - t0
+    finally:
+        bloomkit.set_num_threads(None)
+
+
+def threads_section(big: int, small: int, repeats: int) -> list[dict[str, Any]]:
+    """Section 6 (issue 28 item 1): ``add_many`` on 1 and 2 threads, same run, both filters:
+    ``big`` numpy int64 keys (target: 2 threads <= 0.6 x 1 thread), ``small`` list[str] keys
+    (target: no slower on 2) and ``small`` pyarrow strings. Repeats alternate 1 and 2 threads
+    (after one warm-up of each), medians; the ratio is median(2) / median(1)."""
+    inputs = {f"numpy int64 {big:,}": (big, _keys(big, 1))}
+    strs = [f"key-{i}" for i in _keys(small, 3).tolist()]
+    inputs[f"list[str] {small:,}"] = (small, strs)
+    inputs[f"pyarrow str {small:,}"] = (small, pa.array(strs, type=pa.string()))
+    rows = []
+    for what, (n, keys) in inputs.items():
+        for cls in (BloomFilter, SplitBlockBloomFilter):
+            times: dict[int, list[float]] = {1: [], 2: []}
+            for rep in range(repeats + 1):
+                for threads in (1, 2):
+                    t = _timed_adds(cls, n, keys, threads)
+                    if rep:
+                        times[threads].append(t)
+            one, two = (float(np.median(times[t])) for t in (1, 2))
+            rows.append({"input": what, "library": cls.__name__, "1 thread ns/key": one / n * 1e9,
+                         "2 threads ns/key": two / n * 1e9, "ratio 2/1": two / one,
+                         "target": "<= 0.6" if "numpy" in what else "<= 1.0"})
+            print(markdown_table([rows[-1]]), flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="1M keys only (RSS at 10M)")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--sections", default="1,2,3,4,5", help="which sections to run (comma-separated)")
+    ap.add_argument("--sections", default="1,2,3,4,5,6", help="which sections to run (comma-separated)")
     ap.add_argument("--rss-child", nargs=3, metavar=("CLASS", "N", "THREADS"), help=argparse.SUPPRESS)
     ap.add_argument("--boundary-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--before", metavar="SRC", help="section 5: also time the code of this src directory (before / after)")
@@ -521,6 +565,10 @@ def main() -> None:
     if 5 in sections:
         rows = boundary(args.repeats, args.before)
         write_results("bench_boundary", rows, meta)
+        print(markdown_table(rows))
+    if 6 in sections:
+        rows = threads_section(10_000_000, 1_000_000, max(args.repeats, 5))
+        write_results("bench_threads", rows, meta)
         print(markdown_table(rows))
 
 

@@ -25,12 +25,14 @@ class _LazyModule:
 
 if TYPE_CHECKING:  # type checkers see the module itself, so kernel calls are checked
     from . import _kernels as kernels
+    from . import _probes as probes
     from .splitblock import _kernels as splitblock_kernels
 else:
     kernels = _LazyModule("bloomkit._kernels")
+    probes = _LazyModule("bloomkit._probes")
     splitblock_kernels = _LazyModule("bloomkit.splitblock._kernels")
 
-__all__ = ["extra_hint", "kernels", "require", "splitblock_kernels"]
+__all__ = ["extra_hint", "kernels", "probes", "require", "splitblock_kernels"]
 
 
 def extra_hint(extra: str) -> str:
