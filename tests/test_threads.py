@@ -12,11 +12,15 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conformance.examples import EXAMPLES
 
+import bloomkit
+from bloomkit import _boundary, _parallel
 from bloomkit._format import registered_structures
 
 WRITERS = sorted(t for t, ex in EXAMPLES.items() if ex.writers is not None)
@@ -70,3 +74,66 @@ def test_concurrent_writers_lose_nothing(tag):
         pytest.fail(f"{tag}: writer threads hang (no result in {TIMEOUT} s)\n{e.stderr}")
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", (
         f"{tag}: exit {proc.returncode}\n{proc.stderr[-4000:]}")
+
+
+MAKERS = {
+    "bloom": lambda: bloomkit.BloomFilter(num_bits=1 << 16, num_hashes=5, seed=4),
+    "double": lambda: bloomkit.BloomFilter(num_bits=1 << 16, num_hashes=7, seed=4, probes="double"),
+    "split": lambda: bloomkit.SplitBlockBloomFilter(num_blocks=128, seed=4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_single_adds_during_a_threaded_batch_add_lose_nothing(monkeypatch, name):
+    """Issue 28: a batch add on 2 threads writes the filter without the GIL, holding its lock
+    (``_parallel.batch_writer``); single-key adds and queries from other Python threads at the
+    same time (the compiled add is re-bound to the Python methods, which wait for the lock).
+    The words equal those of one thread adding everything, and the compiled path is bound
+    again afterwards."""
+    monkeypatch.setattr(_parallel, "MIN_PER_THREAD", 1000)
+    monkeypatch.setattr(_parallel, "CHUNK", 512)  # many chunks: the lock held across them
+    f, ref = MAKERS[name](), MAKERS[name]()
+    batch = np.arange(100_000, dtype=np.int64)
+    singles = [f"s{i}" for i in range(3000)] + list(range(10**7, 10**7 + 3000))
+    start = threading.Barrier(3)
+    errors: list[BaseException] = []
+
+    def run(fn):
+        def body():
+            try:
+                start.wait()
+                fn()
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+        return threading.Thread(target=body)
+
+    def batches():
+        for lo in range(0, len(batch), 25_000):
+            f.add_many(batch[lo:lo + 25_000])
+
+    def adds():
+        for x in singles:
+            f.add(x)
+
+    def queries():
+        assert all(x in f for x in singles[:500] if x in ref)
+
+    bloomkit.set_num_threads(2)
+    try:
+        threads = [run(batches), run(adds), run(queries)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not any(t.is_alive() for t in threads), "writer threads hang"
+    finally:
+        bloomkit.set_num_threads(None)
+    assert not errors, errors
+    ref.add_many(batch)
+    ref.add_many(singles)
+    assert f == ref and f.contains_many(singles).all()
+    f._check()
+    f.add("again")
+    if _boundary.COMPILED:
+        assert f._core_kind in (_boundary.KIND_BITS, _boundary.KIND_BITS_DH, _boundary.KIND_SPLIT)
+    assert not _parallel.writers_active(f)

@@ -7,7 +7,7 @@ equals the filter built at that size (document 003).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
 import numpy as np
 
@@ -54,12 +54,16 @@ from ._validation import (
 from ._watch import FilterWatch
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 
+if TYPE_CHECKING:
+    from ._probes import Entries
+
 __all__ = ["HASH_DOUBLE", "PROBES", "BloomFilter", "CountingBloomFilter"]
 
 HASH_DOUBLE = register_hash_id(5, "xxh64-double-hashing")
 """Hash id of BloomFilters probed by enhanced double hashing (:mod:`bloomkit._probes`)."""
 PROBES = Options("independent", "double")
 
+NUM_BITS = _NUM_BITS  # the folding modules import it from here
 COUNTER_BITS = Options(4, 8, 16, 32)
 _INT64 = 1 << 63
 _STR_BIT, _INT_BIT = 1 << TAG_STR, 1 << TAG_INT
@@ -77,7 +81,7 @@ class _Entries:
         return fn
 
 
-_ENTRY = _Entries()
+_ENTRY: Entries = cast("Entries", _Entries())
 # (words, address, number of words, m) of the storage the by-address kernels last used; one
 # tuple, so a thread never sees an address with another array's length or m
 _WordsRef = tuple[np.ndarray | None, int, int, int]
@@ -152,7 +156,8 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         "fpr": Optional(FPR), "key_types": KEY_TYPES,
     }
     _ARRAYS: ClassVar[Any] = {"words": ArraySpec("<u8")}
-    _HASH_IDS = (HASH_XXH64, HASH_DOUBLE)  # the probe scheme (bloomkit._probes)
+    _HASH_IDS: ClassVar[tuple[int, ...]] = (HASH_XXH64, HASH_DOUBLE)  # the probe scheme (bloomkit._probes)
+    _dh = False  # double hashing (set by _set_storage from the hash id; never in subclasses without it)
     exact_len: ClassVar[bool] = False
 
     def __init__(
@@ -173,10 +178,10 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         self._set_storage(self._new_storage(m))
 
     @classmethod
-    def for_requirements(cls, capacity: int, fpr: float, *, seed: int = 0, probes: str = "independent") -> Self:
+    def for_requirements(cls, capacity: int, fpr: float, *, seed: int = 0) -> Self:
         """The smallest filter (optimal k) holding ``capacity`` keys at false positive rate
         ``fpr``: ``m = ceil(-n ln(fpr) / ln(2)^2)`` (doc 000 Eqs. 1-2). Complexity: O(m / 64)."""
-        return cls(capacity, fpr, seed=seed, probes=probes)
+        return cls(capacity, fpr, seed=seed)
 
     # -- storage ------------------------------------------------------------------------------
     def _new_storage(self, m: int) -> Any:
@@ -527,7 +532,7 @@ class CountingBloomFilter(BloomFilter):
     """
 
     _PARAMS: ClassVar[Any] = {**BloomFilter._PARAMS, "counter_bits": COUNTER_BITS, "overflowed": Bool()}
-    _HASH_IDS = (HASH_XXH64,)  # independent probes only
+    _HASH_IDS: ClassVar[tuple[int, ...]] = (HASH_XXH64,)  # independent probes only
     _ARRAYS: ClassVar[Any] = {"counters": ArraySpec(None)}
 
     def __init__(
