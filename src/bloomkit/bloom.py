@@ -36,7 +36,7 @@ from ._lazy import probes as P
 from ._mapped import Mappable
 from ._membership import WordSetAlgebra
 from ._parallel import add_chunked, core_rebind, hash_source, query_chunked
-from ._sizing import NUM_BITS
+from ._sizing import NUM_BITS as _NUM_BITS
 from ._sizing import resolve_size as _resolve_size
 from ._storage import BitArray, CounterArray
 from ._validation import (
