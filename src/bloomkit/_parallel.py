@@ -259,7 +259,10 @@ def batch_writer(owner: Any) -> Iterator[None]:
                 bind(KIND_PYTHON, None, None, 1, 1, 0, 0, "")
             yield
         finally:
-            d["_bk_writers"] -= 1
+            if d["_bk_writers"] > 1:
+                d["_bk_writers"] -= 1
+            else:  # gone, not 0: a copy of the object's state never carries a writer
+                del d["_bk_writers"]
             if bind is not None:
                 owner._core_unbind()
 
