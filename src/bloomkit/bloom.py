@@ -251,30 +251,27 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
     def _py_add(self, key: Any) -> None:
         """Insert one key, holding the filter's lock (a batch add may be setting bits without
         the GIL: :func:`bloomkit._parallel.batch_writer`). Complexity: O(k)."""
-        with self._lock:
-            self._py_add_locked(key)
-
-    def _py_add_locked(self, key: Any) -> None:
-        t = type(key)
-        if t is str and key.isascii() or t is int and -_INT64 <= key < _INT64:
-            ref = self._wref
-            if ref[0] is not self._bits.words:
-                ref = self._words_ref()
-            if t is str:
-                _ENTRY.bits_add_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3], self._dh)
-                if not self._key_mask & _STR_BIT:
-                    self._note_keys(_STR_BIT)
+        with self._lock:  # one frame: the design warning's stacklevel points at the caller
+            t = type(key)
+            if t is str and key.isascii() or t is int and -_INT64 <= key < _INT64:
+                ref = self._wref
+                if ref[0] is not self._bits.words:
+                    ref = self._words_ref()
+                if t is str:
+                    _ENTRY.bits_add_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3], self._dh)
+                    if not self._key_mask & _STR_BIT:
+                        self._note_keys(_STR_BIT)
+                else:
+                    _ENTRY.bits_add_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3], self._dh)
+                    if not self._key_mask & _INT_BIT:
+                        self._note_keys(_INT_BIT)
             else:
-                _ENTRY.bits_add_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3], self._dh)
-                if not self._key_mask & _INT_BIT:
-                    self._note_keys(_INT_BIT)
-        else:
-            tag, payload = encode_key(key)
-            bits = self._bits
-            _ENTRY.bits_add_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64, self._dh)
-            self._note_keys(1 << tag)
-        left = self._budget - 1
-        self._budget = left if left > 0 else self._design_check(2)
+                tag, payload = encode_key(key)
+                bits = self._bits
+                _ENTRY.bits_add_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64, self._dh)
+                self._note_keys(1 << tag)
+            left = self._budget - 1
+            self._budget = left if left > 0 else self._design_check(2)
 
     def _py_contains(self, key: Any) -> bool:
         """True if the key may be in the set (never False for an inserted key). Complexity: O(k)."""
