@@ -20,11 +20,19 @@ pyprobables. Sections:
    ``add_many`` vs rbloom's ``update`` after a warm-up, list queries vs rbloom's ``in`` loop;
    1M numpy int64 and pyarrow str batches; ParallelBloomFilter single items; RangeBloomFilter
    point queries. Ratios are bloomkit / rbloom within one process.
+6. Threads (issue 28): ``add_many`` of 10M numpy int64 keys and of 1M ``list[str]`` / pyarrow
+   strings on 1 and 2 threads, both filters, repeats alternating, the ratio 2 / 1 threads
+   (targets: <= 0.6 for numpy, <= 1.0 for the list).
+7. Probe schemes (issue 28): BloomFilter(probes="independent" / "double") add and query of 1M
+   numpy int64 keys on 1 thread against the floor loops (hashes given, k = 7, double hashing
+   with Barrett / multiply-high); target: "double" <= 1.2 x the Barrett floor.
 
     python benchmarks/bench_bloom.py            # sections 1-4 (1M, 10M, 100M keys)
     python benchmarks/bench_bloom.py --quick    # 1M keys only (RSS at 10M)
     python benchmarks/bench_bloom.py --sections 5 --repeats 7   # the compiled boundary only
     python benchmarks/bench_bloom.py --sections 5 --before /tmp/old/src   # and the code of another checkout
+    python benchmarks/bench_bloom.py --sections 6   # threads: 1 vs 2
+    python benchmarks/bench_bloom.py --sections 7   # probe schemes vs the floor
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -478,11 +487,149 @@ def boundary(repeats: int, before: str | None = None) -> list[dict[str, Any]]:
     return rows
 
 
+def _timed_adds(cls: Any, n: int, keys: Any, threads: int) -> float:
+    """Seconds of one ``add_many`` into a fresh filter on ``threads`` threads."""
+    f = cls(capacity=n, fpr=FPR)
+    gc.collect()
+    bloomkit.set_num_threads(threads)
+    try:
+        t0 = time.perf_counter()
+        f.add_many(keys)
+        return time.perf_counter() - t0
+    finally:
+        bloomkit.set_num_threads(None)
+
+
+def threads_section(big: int, small: int, repeats: int) -> list[dict[str, Any]]:
+    """Section 6 (issue 28 item 1): ``add_many`` on 1 and 2 threads, same run, both filters:
+    ``big`` numpy int64 keys (target: 2 threads <= 0.6 x 1 thread), ``small`` list[str] keys
+    (target: no slower on 2) and ``small`` pyarrow strings. Repeats alternate 1 and 2 threads
+    (after one warm-up of each), medians; the ratio is median(2) / median(1), and min(2) /
+    min(1) beside it (on a loaded machine the fastest repeat is the one least disturbed)."""
+    inputs = {f"numpy int64 {big:,}": (big, _keys(big, 1))}
+    strs = [f"key-{i}" for i in _keys(small, 3).tolist()]
+    inputs[f"list[str] {small:,}"] = (small, strs)
+    inputs[f"pyarrow str {small:,}"] = (small, pa.array(strs, type=pa.string()))
+    rows = []
+    for what, (n, keys) in inputs.items():
+        for cls in (BloomFilter, SplitBlockBloomFilter):
+            times: dict[int, list[float]] = {1: [], 2: []}
+            for rep in range(repeats + 1):
+                for threads in (1, 2):
+                    t = _timed_adds(cls, n, keys, threads)
+                    if rep:
+                        times[threads].append(t)
+            one, two = (float(np.median(times[t])) for t in (1, 2))
+            best1, best2 = min(times[1]), min(times[2])
+            rows.append({"input": what, "library": cls.__name__, "1 thread ns/key": one / n * 1e9,
+                         "2 threads ns/key": two / n * 1e9, "ratio 2/1": two / one,
+                         "ratio 2/1 (min)": best2 / best1, "target": "<= 0.6" if "numpy" in what else "<= 1.0"})
+            print(markdown_table([rows[-1]]), flush=True)
+    return rows
+
+
+def _floor_kernels() -> dict[str, tuple[Callable, Callable]]:
+    """The floor of issue 28: plain loops with the hashes given, k = 7 (a constant), no
+    prefetch, double hashing with the exact Barrett reduction (what BloomFilter(probes="double")
+    computes) and with multiply-high (Lemire's reduction: not exact under folding)."""
+    import numba
+
+    from bloomkit._engine.jit import GOLDEN, U64, mulhi64, splitmix64
+    from bloomkit._engine.kernels import fastmod, reducer
+
+    def make(barrett: bool) -> tuple[Callable, Callable]:
+        @numba.njit(nogil=True)
+        def add(words: np.ndarray, h1: np.ndarray, m: np.uint64) -> None:
+            M = reducer(m)
+            for r in range(h1.shape[0]):
+                x = h1[r]
+                y = splitmix64(x + GOLDEN)
+                for i in range(7):
+                    p = fastmod(x, m, M) if barrett else mulhi64(x, m)
+                    words[p >> U64(6)] |= U64(1) << (p & U64(63))
+                    x += y
+                    y += U64(i + 1)
+
+        @numba.njit(nogil=True)
+        def test(words: np.ndarray, h1: np.ndarray, m: np.uint64) -> np.ndarray:
+            M = reducer(m)
+            out = np.empty(h1.shape[0], dtype=np.bool_)
+            for r in range(h1.shape[0]):
+                x = h1[r]
+                y = splitmix64(x + GOLDEN)
+                acc = U64(1)
+                for i in range(7):
+                    p = fastmod(x, m, M) if barrett else mulhi64(x, m)
+                    acc &= words[p >> U64(6)] >> (p & U64(63))
+                    x += y
+                    y += U64(i + 1)
+                out[r] = acc != U64(0)
+            return out
+
+        return add, test
+
+    return {"floor: double hashing + Barrett": make(True), "floor: double hashing + multiply-high": make(False)}
+
+
+def probes_section(n: int, repeats: int) -> list[dict[str, Any]]:
+    """Section 7 (issue 28 item 2): 1 thread, n numpy int64 keys, fpr 1 % (k = 7): add (fresh
+    filter) and query (half present) of BloomFilter with each probe scheme against the floor
+    loops (hashes given, :func:`_floor_kernels`); ratios to the Barrett floor (target <= 1.2 for
+    probes="double"). Repeats interleaved; the process's CPU time (one thread: not inflated when
+    other processes take the cores), medians (and the ratio of the fastest repeats)."""
+    from bloomkit._engine.hashing import hash_keys
+
+    keys = _keys(n, 1)
+    query = np.concatenate([keys[: n // 2], _keys(n - n // 2, 2) + 2**62])
+    ref = BloomFilter(capacity=n, fpr=FPR)
+    m, k = ref.num_bits, ref.num_hashes
+    assert k == 7
+    h_add, h_query = hash_keys(keys, 0)[0], hash_keys(query, 0)[0]
+    cases: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {}
+    for name, (add, test) in _floor_kernels().items():
+        words = np.zeros((m + 63) // 64, dtype=np.uint64)
+        cases[name] = (lambda add=add, words=words: (words.fill(0), add(words, h_add, np.uint64(m))),
+                       lambda test=test, words=words: test(words, h_query, np.uint64(m)))
+    for probes in ("independent", "double"):
+        holder = {"f": BloomFilter(capacity=n, fpr=FPR, probes=probes)}
+
+        def adds(holder: dict[str, Any] = holder, probes: str = probes) -> None:
+            holder["f"] = BloomFilter(capacity=n, fpr=FPR, probes=probes)
+            holder["f"].add_many(keys)
+
+        cases[f"BloomFilter(probes={probes!r})"] = (adds, lambda holder=holder: holder["f"].contains_many(query))
+    bloomkit.set_num_threads(1)
+    try:
+        times: dict[str, dict[str, list[float]]] = {c: {"add": [], "query": []} for c in cases}
+        for rep in range(repeats + 1):
+            for c, (add, test) in cases.items():
+                for what, fn in (("add", add), ("query", test)):
+                    gc.collect()
+                    t0 = time.process_time()  # one thread: its CPU time, robust to other processes' load
+                    fn()
+                    if rep:
+                        times[c][what].append(time.process_time() - t0)
+    finally:
+        bloomkit.set_num_threads(None)
+    base = times["floor: double hashing + Barrett"]
+    floor = {w: float(np.median(base[w])) for w in ("add", "query")}
+    best = {w: min(base[w]) for w in ("add", "query")}
+    rows = []
+    for c in cases:
+        add_t, q_t = (float(np.median(times[c][w])) for w in ("add", "query"))
+        rows.append({"keys": n, "k": k, "case": c, "add ns/key": add_t / n * 1e9, "query ns/key": q_t / n * 1e9,
+                     "add / floor": add_t / floor["add"], "query / floor": q_t / floor["query"],
+                     "add / floor (min)": min(times[c]["add"]) / best["add"],
+                     "query / floor (min)": min(times[c]["query"]) / best["query"]})
+    print(markdown_table(rows), flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="1M keys only (RSS at 10M)")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--sections", default="1,2,3,4,5", help="which sections to run (comma-separated)")
+    ap.add_argument("--sections", default="1,2,3,4,5,6,7", help="which sections to run (comma-separated)")
     ap.add_argument("--rss-child", nargs=3, metavar=("CLASS", "N", "THREADS"), help=argparse.SUPPRESS)
     ap.add_argument("--boundary-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--before", metavar="SRC", help="section 5: also time the code of this src directory (before / after)")
@@ -521,6 +668,13 @@ def main() -> None:
     if 5 in sections:
         rows = boundary(args.repeats, args.before)
         write_results("bench_boundary", rows, meta)
+        print(markdown_table(rows))
+    if 7 in sections:
+        rows = probes_section(1_000_000, max(args.repeats, 7))
+        write_results("bench_probes", rows, meta)
+    if 6 in sections:
+        rows = threads_section(10_000_000, 1_000_000, max(args.repeats, 5))
+        write_results("bench_threads", rows, meta)
         print(markdown_table(rows))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import pickle
 import subprocess
 import sys
@@ -427,9 +428,12 @@ def test_clear_keeps_parameters_and_empties(cls):
     bf._check()
 
 
-@pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter])
+@pytest.mark.parametrize("cls", [BloomFilter, CountingBloomFilter, "double"])
 @pytest.mark.parametrize("factor", [2, 3, 5, 12])
 def test_fold_equals_the_filter_built_at_the_smaller_size(cls, factor):
+    """Both probe schemes: G_i is independent of m, reduced exactly (Barrett)."""
+    if cls == "double":
+        cls = functools.partial(BloomFilter, probes="double")
     keys = np.arange(2000)
     big = cls(num_bits=720 * 64, num_hashes=4, seed=9)
     big.add_many(keys)
@@ -679,3 +683,75 @@ def test_single_keys_start_no_numba():
             "heavy = [m for m in ('numba', 'scipy', 'pyarrow') if m in sys.modules]\n"
             "assert not heavy, heavy\n")
     subprocess.run([sys.executable, "-W", "ignore", "-c", code], check=True)
+
+
+# -- the double-hashing probe scheme (issue 28 item 2, bloomkit._engine.probes) ----------------------------
+
+
+def _dh_reference(h1: int, k: int, m: int) -> list[int]:
+    """G_i = h1 + i h2 + (i^3 - i) / 6 mod 2^64, h2 = splitmix64(h1 + golden), then mod m."""
+    mask = (1 << 64) - 1
+
+    def splitmix(z: int) -> int:
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    h2 = splitmix((h1 + 0x9E3779B97F4A7C15) & mask)
+    return [((h1 + i * h2 + (i**3 - i) // 6) & mask) % m for i in range(k)]
+
+
+@pytest.mark.parametrize("k,m", [(7, 1 << 16), (10, 9973), (3, 50_000), (1, 64)])
+def test_double_hashing_positions_are_the_formula(k, m):
+    from bloomkit._engine.hashing import hash64
+    from bloomkit._engine.lazy import probes as P
+
+    keys = ["a", "bé", 7, -3, b"raw", (1, "x")]
+    h = np.array([hash64(x, 5) for x in keys], dtype=np.uint64)
+    pos = P.dh_positions(h, k, np.uint64(m))
+    for row, h1 in zip(pos.tolist(), h.tolist(), strict=True):
+        assert row == _dh_reference(int(h1), k, m)
+    for x, row in zip(keys, pos.tolist(), strict=True):
+        f = BloomFilter(num_bits=m, num_hashes=k, seed=5, probes="double")
+        f.add(x)
+        assert np.flatnonzero(f.bits.test_many(np.arange(m))).tolist() == sorted(set(row))
+        g = BloomFilter(num_bits=m, num_hashes=k, seed=5, probes="double")
+        g.add_many([x])
+        assert g == f and x in f and f.contains_many([x]).all()
+
+
+def test_double_hashing_is_a_saved_hash_id_and_stays_apart(tmp_path):
+    from bloomkit._format import pack, unpack
+
+    f = BloomFilter(2000, 0.01, seed=3, probes="double")
+    f.add_many(np.arange(2000))
+    assert f.probes == "double" and f.info()["probes"] == "double"
+    assert BloomFilter(2000, 0.01).probes == "independent"
+    data = f.to_bytes()
+    assert unpack(data).hash_id == 5
+    g = BloomFilter.from_bytes(data)
+    assert g == f and g.probes == "double" and g.contains_many(np.arange(2000)).all()
+    f.save(tmp_path / "d.bk")
+    assert bloomkit.load(tmp_path / "d.bk") == f
+    plain = BloomFilter(2000, 0.01, seed=3)
+    plain.add_many(np.arange(2000))
+    assert plain != f and plain.to_bytes() != data  # other positions
+    with pytest.raises(IncompatibleFiltersError):
+        _ = plain | f
+    with pytest.raises(InvalidParameterError, match="probes"):
+        BloomFilter(100, 0.01, probes="triple")
+    with pytest.raises(TypeError):
+        CountingBloomFilter(100, 0.01, probes="double")  # type: ignore[call-arg]
+    c = CountingBloomFilter(num_bits=64, num_hashes=2)
+    params, arrays = c._to_state()
+    forged = pack(c._STRUCTURE, params, arrays, hash_id=5, seed=0)  # a counting filter never probes so
+    with pytest.raises(FormatError, match="hash id"):
+        CountingBloomFilter.from_bytes(forged)
+
+
+def test_double_hashing_model():
+    n, m, k = 1000, 9586, 7
+    assert theory.double_hashing_fpr(n, m, k) - theory.false_positive_rate(n, m, k) == pytest.approx(
+        (1 - theory.false_positive_rate(n, m, k)) * n / m**2, rel=1e-3)
+    f = BloomFilter(num_bits=m, num_hashes=k, probes="double")
+    assert f.predicted_fpr(n) == pytest.approx(theory.double_hashing_fpr(n, m, k))

@@ -200,6 +200,9 @@ KEYS: list[Any] = (["", "a", "é", "naïve", "\ud800", "x" * 100, "\x00z", b"", 
                    + [f"k{i}" for i in range(400)] + list(range(400)))
 MAKERS = {
     "bloom": lambda: BloomFilter(num_bits=9973, num_hashes=5, seed=11),
+    "bloom_double": lambda: BloomFilter(num_bits=9973, num_hashes=5, seed=11, probes="double"),
+    "bloom_double7": lambda: BloomFilter(num_bits=1 << 13, num_hashes=7, seed=11, probes="double"),
+    "bloom_double10": lambda: BloomFilter(num_bits=6000, num_hashes=10, seed=11, probes="double"),
     "counting4": lambda: CountingBloomFilter(num_bits=4001, num_hashes=4, seed=11),
     "counting8": lambda: CountingBloomFilter(num_bits=4000, num_hashes=3, counter_bits=8),
     "counting16": lambda: CountingBloomFilter(num_bits=999, num_hashes=7, counter_bits=16),

@@ -614,7 +614,10 @@ out:
 /* width), ::test_counters_saturate_alike,                                                    */
 /* ::test_environment_switch_forces_numba_and_files_are_identical.                            */
 
-enum { KIND_UNBOUND = 0, KIND_PYTHON = 1, KIND_BITS = 2, KIND_COUNTERS = 3, KIND_SPLIT = 4 };
+/* KIND_BITS_DH: bits probed by enhanced double hashing (hash id 5, bloomkit._probes):
+ * G_0 = h, G_{i+1} = G_i + y_i, y_0 = splitmix64(h + GOLDEN), y_{i+1} = y_i + i + 1 (mod 2^64);
+ * KIND_ITEMS (5) is ItemCore's */
+enum { KIND_UNBOUND = 0, KIND_PYTHON = 1, KIND_BITS = 2, KIND_COUNTERS = 3, KIND_SPLIT = 4, KIND_BITS_DH = 6 };
 
 typedef struct {
     PyObject_HEAD
@@ -751,7 +754,7 @@ static PyObject *core_bind(Core *c, PyObject *const *args, Py_ssize_t nargs) {
         c->kind = kind;
         Py_RETURN_NONE;
     }
-    if (kind < KIND_BITS || kind > KIND_SPLIT || m < 1 || k < 1 || k > 1 << 20 ||
+    if (((kind < KIND_BITS || kind > KIND_SPLIT) && kind != KIND_BITS_DH) || m < 1 || k < 1 || k > 1 << 20 ||
         (kind == KIND_COUNTERS && counter_item_bytes(width) == 0)) {
         PyErr_SetString(PyExc_ValueError, "_core_bind: bad kind, m, k or width");
         return NULL;
@@ -760,7 +763,7 @@ static PyObject *core_bind(Core *c, PyObject *const *args, Py_ssize_t nargs) {
     if (PyObject_GetBuffer(args[2], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
     size_t itemsize = kind == KIND_COUNTERS ? counter_item_bytes(width) : 8;
     unsigned long long need;
-    if (kind == KIND_BITS) need = ((m + 63) / 64) * 8;
+    if (kind == KIND_BITS || kind == KIND_BITS_DH) need = ((m + 63) / 64) * 8;
     else if (kind == KIND_SPLIT) need = m * 64;
     else need = width == 4 ? (m + 1) / 2 : m * itemsize;
     if ((size_t)view.itemsize != itemsize || (unsigned long long)view.len < need || (kind == KIND_SPLIT && m > (1ULL << 57))) {
@@ -834,7 +837,15 @@ static inline void cset(uint8_t *d, int width, uint64_t i, unsigned v) {
 /* Set the key's bits / counters; 1 if a counter saturated. No Python code runs in here. */
 static int core_insert(Core *c, uint64_t h) {
     int over = 0;
-    if (c->kind == KIND_BITS) {
+    if (c->kind == KIND_BITS_DH) {
+        uint64_t *w = (uint64_t *)c->view.buf, x = h, y = splitmix64(h + GOLDEN);
+        for (int i = 0; i < c->k; i++) {
+            uint64_t p = fastmod(x, c->m, c->M);
+            w[p >> 6] |= 1ULL << (p & 63);
+            x += y;
+            y += (uint64_t)(i + 1);
+        }
+    } else if (c->kind == KIND_BITS) {
         uint64_t *w = (uint64_t *)c->view.buf;
         for (int i = 0; i < c->k; i++) {
             uint64_t x = fastmod(splitmix64(h + (uint64_t)(i + 1) * GOLDEN), c->m, c->M);
@@ -858,6 +869,17 @@ static int core_insert(Core *c, uint64_t h) {
 }
 
 static int core_test(Core *c, uint64_t h) {
+    if (c->kind == KIND_BITS_DH) {
+        const uint64_t *w = (const uint64_t *)c->view.buf;
+        uint64_t x = h, y = splitmix64(h + GOLDEN);
+        for (int i = 0; i < c->k; i++) {
+            uint64_t p = fastmod(x, c->m, c->M);
+            if (!((w[p >> 6] >> (p & 63)) & 1)) return 0;
+            x += y;
+            y += (uint64_t)(i + 1);
+        }
+        return 1;
+    }
     if (c->kind == KIND_BITS) {
         const uint64_t *w = (const uint64_t *)c->view.buf;
         for (int i = 0; i < c->k; i++) {
@@ -888,9 +910,11 @@ static int core_prepare(Core *c, PyObject *key, uint64_t *h) {
         if (core_ensure(c) < 0) return -1;
         if (c->kind == KIND_PYTHON) return 0;
         uint64_t seed = c->seed;
+        int kind = c->kind;
         int tag = key_hash(key, seed, h);
         if (tag < 0) return -1;
-        if (core_ready(c) && c->seed == seed) return tag;
+        /* the kind too: a batch writer binds KIND_PYTHON while its kernels run without the GIL */
+        if (core_ready(c) && c->seed == seed && c->kind == kind) return tag;
     }
 }
 
@@ -1933,7 +1957,7 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     }
     if (PyModule_AddIntConstant(mod, "KIND_PYTHON", KIND_PYTHON) < 0 || PyModule_AddIntConstant(mod, "KIND_BITS", KIND_BITS) < 0 ||
         PyModule_AddIntConstant(mod, "KIND_COUNTERS", KIND_COUNTERS) < 0 || PyModule_AddIntConstant(mod, "KIND_SPLIT", KIND_SPLIT) < 0 ||
-        PyModule_AddIntConstant(mod, "KIND_ITEMS", KIND_ITEMS) < 0) {
+        PyModule_AddIntConstant(mod, "KIND_ITEMS", KIND_ITEMS) < 0 || PyModule_AddIntConstant(mod, "KIND_BITS_DH", KIND_BITS_DH) < 0) {
         Py_DECREF(mod);
         return NULL;
     }

@@ -7,14 +7,19 @@ equals the filter built at that size (document 003).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
 import numpy as np
 
 from . import theory
-from ._engine.boundary import COMPILED, KIND_BITS, KIND_COUNTERS, FilterCore, check_storage
+from ._engine.boundary import (
+    COMPILED,
+    KIND_BITS,
+    KIND_BITS_DH,
+    KIND_COUNTERS,
+    FilterCore,
+    check_storage,
+)
 from ._engine.columns import as_keys
 from ._engine.hashing import (
     HASH_XXH64,
@@ -29,14 +34,18 @@ from ._engine.hashing import (
     hash_keys,
     key_type_mask,
     key_type_names,
+    register_hash_id,
     tag_seed,
 )
 from ._engine.lazy import kernels as K
-from ._engine.parallel import add_chunked, hash_source, query_chunked
+from ._engine.lazy import probes as P
+from ._engine.parallel import add_chunked, core_rebind, hash_source, query_chunked
 from ._engine.storage import BitArray, CounterArray
 from ._format import ArraySpec, Persistable
 from ._mapped import Mappable
 from ._membership import WordSetAlgebra
+from ._sizing import NUM_BITS as _NUM_BITS
+from ._sizing import resolve_size as _resolve_size
 from ._validation import (
     CAPACITY,
     FPR,
@@ -44,132 +53,42 @@ from ._validation import (
     MAX_HASHES,
     NUM_HASHES,
     Bool,
-    Int,
     InvariantError,
     Optional,
     Options,
     check_float,
-    param_error,
 )
 from ._watch import FilterWatch
 from .errors import FormatError, IncompatibleFiltersError, InvalidParameterError
 
-__all__ = ["BloomFilter", "CountingBloomFilter"]
+if TYPE_CHECKING:
+    from ._engine.probes import Entries
 
-_MAX_BITS = (1 << 63) - 1
-NUM_BITS = Int(1, _MAX_BITS)
+__all__ = ["HASH_DOUBLE", "PROBES", "BloomFilter", "CountingBloomFilter"]
+
+HASH_DOUBLE = register_hash_id(5, "xxh64-double-hashing")
+"""Hash id of BloomFilters probed by enhanced double hashing (:mod:`bloomkit._engine.probes`)."""
+PROBES = Options("independent", "double")
+
+NUM_BITS = _NUM_BITS  # the folding modules import it from here
 COUNTER_BITS = Options(4, 8, 16, 32)
 _INT64 = 1 << 63
 _STR_BIT, _INT_BIT = 1 << TAG_STR, 1 << TAG_INT
 
 
-def _resolve_size(
-    owner: str, capacity: Any, fpr: Any, num_bits: Any, num_hashes: Any
-) -> tuple[int, int, int | None, float | None]:
-    """(m, k, capacity, fpr) from either (capacity, fpr) or (num_bits[, num_hashes])."""
-    cap = None if capacity is None else CAPACITY(capacity, "capacity", owner)
-    rate = None if fpr is None else FPR(fpr, "fpr", owner)
-    if num_bits is None:
-        if cap is None or rate is None:
-            raise InvalidParameterError(
-                f"{owner} needs either capacity and fpr, or num_bits (and num_hashes). "
-                f"Got capacity={capacity!r}, fpr={fpr!r}, num_bits=None instead."
-            )
-        bits = -cap * np.log(rate) / theory.LN2**2  # doc 000: m = ceil(-n ln(fpr) / ln(2)^2)
-        if not bits <= _MAX_BITS:
-            raise InvalidParameterError(
-                f"{owner} cannot hold capacity={capacity!r} keys at fpr={fpr!r}: that needs {bits:.3g} bits, "
-                f"more than the {_MAX_BITS} a filter can have."
-            )
-        m = _bits_meeting(cap, rate)
-    else:
-        if rate is not None:
-            raise InvalidParameterError(
-                f"{owner} takes either fpr or num_bits, not both. Got fpr={fpr!r}, num_bits={num_bits!r} instead."
-            )
-        m = NUM_BITS(num_bits, "num_bits", owner)
-    if num_hashes is None:
-        if cap is None:
-            raise InvalidParameterError(
-                f"{owner} needs num_hashes (or capacity to derive it) when num_bits is given. "
-                "Got num_hashes=None instead."
-            )
-        k = int(theory.optimal_num_hashes(cap, m))
-    else:
-        kf = check_float(num_hashes, "num_hashes", owner, lo=0.5, hi=MAX_HASHES)
-        k = int(round(kf))
-        if k < 1:
-            raise param_error("num_hashes", owner, f"a number that rounds to [1, {MAX_HASHES}]", num_hashes)
-    return m, k, cap, rate
-
-
-def _bits_meeting(n: int, fpr: float) -> int:
-    """The smallest m, from doc 000's ``m = ceil(-n ln(fpr) / (ln 2)^2)`` up, at which Eq. (2)
-    with the integer ``k = round(m/n ln 2)`` the filter uses is at most ``fpr``.
-
-    Eq. 1's m is exact for the real optimum k = (m/n) ln 2; rounding k (and the exact
-    ``(1 - 1/m)^(nk)`` of Eq. 2) leaves the rate up to 16 % above ``fpr`` for tiny n and up to
-    0.7 % above for large n, so a filter built for (capacity, fpr) would miss its own promise.
-    For n >= 100 a few per mille more bits meet it (n = 1,000, fpr = 0.01: 9,586 -> 9,594 bits;
-    at fpr = 0.1: +0.33 %). Complexity: O(log m) evaluations of Eq. (2).
-
-    >>> _bits_meeting(1000, 0.01)
-    9594
-    """
-
-    def meets(m: int) -> bool:
-        k = max(1, round(m / n * theory.LN2))
-        return (-math.expm1(n * k * math.log1p(-1.0 / m))) ** k <= fpr if m > 1 else k == 1 and fpr >= 1.0
-
-    lo = int(theory.num_bits_for(n, fpr))
-    if meets(lo):
-        return lo
-    hi = lo + max(1, lo // 256)
-    while not meets(hi):
-        lo, hi = hi, hi + 2 * (hi - lo)
-    while hi - lo > 1:  # Eq. 2 falls with m (k stays optimal), up to the jumps of round()
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
-    return hi
-
-
 class _Entries:
-    """The compiled entry points of the single-key kernels, one signature each, resolved on
-    first use and then plain attributes (``_ENTRY.bits_add_ascii``).
-
-    ``bits_*_one`` take (bytes payload, uint64 seed, uint64 words, int k, uint64 m);
-    ``bits_*_ascii`` and ``bits_*_int`` take (str or int64 key, uint64 seed, int address of
-    the words, int number of words, int k, uint64 m). Calling the entry point skips the
-    dispatcher's type resolution (0.43 -> 0.24 us per call); passing the words by address
-    skips unboxing the array. Only this module calls them, always with exactly these types.
-    """
-
-    # the entry points, as type checkers see them (__getattr__ creates them on first use)
-    bits_add_one: Callable[[bytes, np.uint64, np.ndarray, int, np.uint64], None]
-    bits_test_one: Callable[[bytes, np.uint64, np.ndarray, int, np.uint64], bool]
-    bits_add_ascii: Callable[[str, int, int, int, int, int], None]
-    bits_test_ascii: Callable[[str, int, int, int, int, int], bool]
-    bits_add_int: Callable[[int, int, int, int, int, int], None]
-    bits_test_int: Callable[[int, int, int, int, int, int], bool]
+    """The single-key entry points of :class:`bloomkit._engine.probes.Entries`, imported (with numba)
+    on first use and then plain attributes (``_ENTRY.bits_add_ascii``)."""
 
     def __getattr__(self, name: str) -> Any:
-        from numba import types
+        from ._engine.probes import Entries
 
-        sig: tuple[types.Type, ...]
-        if name.endswith("_one"):
-            sig = (types.Bytes(types.uint8, 1, "C", readonly=True), types.uint64,
-                   types.Array(types.uint64, 1, "C"), types.int64, types.uint64)
-        elif name.endswith(("_ascii", "_int")):
-            key = types.unicode_type if name.endswith("_ascii") else types.int64
-            sig = (key, types.uint64, types.int64, types.int64, types.int64, types.uint64)
-        else:
-            raise AttributeError(name)
-        fn = getattr(K, name).compile(sig)
+        fn = getattr(Entries(), name)
         setattr(self, name, fn)
         return fn
 
 
-_ENTRY = _Entries()
+_ENTRY: Entries = cast("Entries", _Entries())
 # (words, address, number of words, m) of the storage the by-address kernels last used; one
 # tuple, so a thread never sees an address with another array's length or m
 _WordsRef = tuple[np.ndarray | None, int, int, int]
@@ -197,6 +116,12 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         k, the number of probes (rounded; must round to >= 1).
     seed : int in [0, 2**64)
         Hash seed; filters combine only with filters of the same seed.
+    probes : {"independent", "double"}
+        The probe scheme (:mod:`bloomkit._engine.probes`): ``"independent"`` (default; k SplitMix64
+        values per key, the positions of every file saved before) or ``"double"`` (enhanced
+        double hashing: one, about half the time per key; the rate model
+        :func:`bloomkit.theory.double_hashing_fpr`). Saved in the file as its hash id;
+        filters combine only with filters of the same scheme.
 
     Notes
     -----
@@ -218,8 +143,9 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
     the same bits.
 
     Thread safety: any number of threads may add and query at once. Single-key adds keep the
-    GIL (the C call and the numba kernels alike); batch adds set bits in private arrays merged
-    under the GIL, so no bit is ever lost; queries release the GIL. ``fold`` / ``clear`` /
+    GIL (the C call and the numba kernels alike); batch adds set bits without it holding the
+    filter's lock, which single-key adds wait for while a batch add runs, so no bit is ever
+    lost; queries release the GIL. ``fold`` / ``clear`` /
     ``|=`` while other threads add can lose those concurrent adds (they replace or reset the
     storage): do them from one thread.
 
@@ -237,6 +163,8 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         "fpr": Optional(FPR), "key_types": KEY_TYPES,
     }
     _ARRAYS: ClassVar[Any] = {"words": ArraySpec("<u8")}
+    _HASH_IDS: ClassVar[tuple[int, ...]] = (HASH_XXH64, HASH_DOUBLE)  # the probe scheme (bloomkit._engine.probes)
+    _dh = False  # double hashing (set by _set_storage from the hash id; never in subclasses without it)
     exact_len: ClassVar[bool] = False
 
     def __init__(
@@ -247,11 +175,12 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         num_bits: int | None = None,
         num_hashes: int | None = None,
         seed: int = 0,
+        probes: str = "independent",
     ) -> None:
         owner = type(self).__name__
         m, k, self.capacity, self.fpr = _resolve_size(owner, capacity, fpr, num_bits, num_hashes)
         self.seed = check_seed(seed, owner)
-        self._hash_id = HASH_XXH64
+        self._hash_id = HASH_DOUBLE if PROBES(probes, "probes", owner) == "double" else HASH_XXH64
         self._num_hashes = k
         self._set_storage(self._new_storage(m))
 
@@ -269,6 +198,7 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         """Install the storage; every construction path (init, load, fold, copy) ends here,
         so the state derived from it and from the seed is set here and nowhere else."""
         self._bits = bits
+        self._dh = self.__dict__.get("_hash_id") == HASH_DOUBLE  # the probe scheme (bloomkit._engine.probes)
         self._tag_seeds = _tag_seeds(self.seed)
         self._str_seed = int(self._tag_seeds[TAG_STR])
         self._int_seed = int(self._tag_seeds[TAG_INT])
@@ -288,6 +218,11 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
     def num_hashes(self) -> int:
         """k, the number of probes per key."""
         return self._num_hashes
+
+    @property
+    def probes(self) -> str:
+        """The probe scheme: ``"independent"`` or ``"double"`` (:mod:`bloomkit._engine.probes`)."""
+        return "double" if self._hash_id == HASH_DOUBLE else "independent"
 
     @property
     def size_in_bits(self) -> int:
@@ -313,31 +248,37 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         """Bind the storage to the compiled ``add`` / ``in`` (:mod:`bloomkit._engine.boundary`): called
         by them whenever the words array is not the one bound (a new BitArray or a new words
         array), checked as :meth:`_words_ref` checks it."""
-        ref = self._words_ref()
-        self._core_bind(KIND_BITS, self._bits, ref[0], ref[3], self._num_hashes, self.seed, 0, "words")
+        def bind() -> None:
+            ref = self._words_ref()
+            kind = KIND_BITS_DH if self._dh else KIND_BITS
+            self._core_bind(kind, self._bits, ref[0], ref[3], self._num_hashes, self.seed, 0, "words")
+
+        core_rebind(self, bind)  # the Python methods while a batch add writes without the GIL
 
     def _py_add(self, key: Any) -> None:
-        """Insert one key. Complexity: O(k)."""
-        t = type(key)
-        if t is str and key.isascii() or t is int and -_INT64 <= key < _INT64:
-            ref = self._wref
-            if ref[0] is not self._bits.words:
-                ref = self._words_ref()
-            if t is str:
-                _ENTRY.bits_add_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3])
-                if not self._key_mask & _STR_BIT:
-                    self._note_keys(_STR_BIT)
+        """Insert one key, holding the filter's lock (a batch add may be setting bits without
+        the GIL: :func:`bloomkit._engine.parallel.batch_writer`). Complexity: O(k)."""
+        with self._lock:  # one frame: the design warning's stacklevel points at the caller
+            t = type(key)
+            if t is str and key.isascii() or t is int and -_INT64 <= key < _INT64:
+                ref = self._wref
+                if ref[0] is not self._bits.words:
+                    ref = self._words_ref()
+                if t is str:
+                    _ENTRY.bits_add_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3], self._dh)
+                    if not self._key_mask & _STR_BIT:
+                        self._note_keys(_STR_BIT)
+                else:
+                    _ENTRY.bits_add_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3], self._dh)
+                    if not self._key_mask & _INT_BIT:
+                        self._note_keys(_INT_BIT)
             else:
-                _ENTRY.bits_add_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3])
-                if not self._key_mask & _INT_BIT:
-                    self._note_keys(_INT_BIT)
-        else:
-            tag, payload = encode_key(key)
-            bits = self._bits
-            _ENTRY.bits_add_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
-            self._note_keys(1 << tag)
-        left = self._budget - 1
-        self._budget = left if left > 0 else self._design_check(2)
+                tag, payload = encode_key(key)
+                bits = self._bits
+                _ENTRY.bits_add_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64, self._dh)
+                self._note_keys(1 << tag)
+            left = self._budget - 1
+            self._budget = left if left > 0 else self._design_check(2)
 
     def _py_contains(self, key: Any) -> bool:
         """True if the key may be in the set (never False for an inserted key). Complexity: O(k)."""
@@ -350,15 +291,15 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
             if t is str:
                 if mask and not mask & _STR_BIT:
                     self._foreign_key(key, TAG_STR, 2)
-                return _ENTRY.bits_test_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3])
+                return _ENTRY.bits_test_ascii(key, self._str_seed, ref[1], ref[2], self._num_hashes, ref[3], self._dh)
             if mask and not mask & _INT_BIT:
                 self._foreign_key(key, TAG_INT, 2)
-            return _ENTRY.bits_test_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3])
+            return _ENTRY.bits_test_int(key, self._int_seed, ref[1], ref[2], self._num_hashes, ref[3], self._dh)
         tag, payload = encode_key(key)
         if self._key_mask and not self._key_mask >> tag & 1:
             self._foreign_key(key, tag, 2)
         bits = self._bits
-        return _ENTRY.bits_test_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64)
+        return _ENTRY.bits_test_one(payload, self._tag_seeds[tag], bits.words, self._num_hashes, bits.m64, self._dh)
 
     if not COMPILED:  # else FilterCore's compiled add / in (the same bits)
         add = _py_add
@@ -377,18 +318,18 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         the hashes of all keys, so memory is the input, the filter and O(chunk) (a list is
         hashed whole first, 8 bytes per key, so that a bad key raises before any bit is set).
         Large batches use several threads (:func:`bloomkit.set_num_threads`): the calling
-        thread sets its share of the bits in the filter holding the GIL, the others in
-        private word arrays ORed into the filter at the end holding the GIL (so concurrent
-        adds from other threads never lose a bit; private arrays take at most a fifth of the
-        batch's bytes). A bad key (NaN, None, an unsupported type) raises before any bit is
+        thread sets its share of the bits in the filter without the GIL, holding the
+        filter's lock (concurrent single-key and batch adds wait for it, so no bit is ever
+        lost; queries go on), the others in private word arrays ORed into the filter at the
+        end (private arrays take at most a fifth of the batch's bytes). A bad key (NaN, None, an unsupported type) raises before any bit is
         set. An empty batch changes nothing.
         """
         keys = as_keys(keys, "keys", f"{type(self).__name__}.add_many")
         bits = self._bits  # words and m of one storage object (a concurrent fold replaces both)
         words, k, m = bits.words, self._num_hashes, bits.m64
         src, hash_chunk, tags = hash_source(keys, self._hash)
-        add_chunked(src, hash_chunk, lambda h: K.bits_set(words, h, k, m),
-                    lambda private, h: K.bits_set_private(private, h, k, m), words, probes_per_key=k)
+        insert = P.dh_set if self._dh else K.bits_set_nogil
+        add_chunked(src, hash_chunk, lambda target, h: insert(target, h, k, m), words, self, probes_per_key=k)
         self._note_keys(tags)
         self._count_adds(len(src), 2)
 
@@ -402,7 +343,8 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         words, k, m = bits.words, self._num_hashes, bits.m64
         src, hash_chunk, tags = hash_source(keys, self._hash)
         self._foreign_keys(tags, 2)
-        return query_chunked(src, lambda part: K.bits_test(words, hash_chunk(part), k, m))
+        test = P.dh_test if self._dh else K.bits_test
+        return query_chunked(src, lambda part: test(words, hash_chunk(part), k, m))
 
     # -- folding (document 003) ---------------------------------------------------------------
     def fold(self, factor: int) -> None:
@@ -470,7 +412,8 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         n = self.estimated_count() if num_keys is None else check_float(num_keys, "num_keys", "predicted_fpr", lo=0)
         if not np.isfinite(n):
             return 1.0
-        return float(theory.false_positive_rate(n, self.num_bits, self._num_hashes))
+        model = theory.double_hashing_fpr if self._dh else theory.false_positive_rate
+        return float(model(n, self.num_bits, self._num_hashes))
 
     def __len__(self) -> int:
         """Rounded Swamidass-Baldi *estimate* of the number of distinct keys (not a count:
@@ -493,7 +436,8 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         over = limit is not None and set_bits > limit[0]
         return {
             "structure": self._STRUCTURE, "class": type(self).__name__, "seed": self.seed,
-            "num_bits": self.num_bits, "num_hashes": self._num_hashes, "capacity": cap, "fpr": self.fpr,
+            "num_bits": self.num_bits, "num_hashes": self._num_hashes, "probes": self.probes, "capacity": cap,
+            "fpr": self.fpr,
             "size_in_bits": self.size_in_bits, "key_types": list(self.key_types),
             "fill_ratio": set_bits / m, "estimated_count": est if np.isfinite(est) else None,
             "count_is_exact": False, "predicted_fpr": self.predicted_fpr(),
@@ -592,6 +536,7 @@ class CountingBloomFilter(BloomFilter):
     """
 
     _PARAMS: ClassVar[Any] = {**BloomFilter._PARAMS, "counter_bits": COUNTER_BITS, "overflowed": Bool()}
+    _HASH_IDS: ClassVar[tuple[int, ...]] = (HASH_XXH64,)  # independent probes only
     _ARRAYS: ClassVar[Any] = {"counters": ArraySpec(None)}
 
     def __init__(

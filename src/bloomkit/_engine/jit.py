@@ -7,8 +7,10 @@ Thread-safety rule (DESIGN convention 11)
   batch queries run on several threads.
 * :data:`jit_mut`: kernels that *write* storage a structure shares between threads (bits,
   counters, cells, hash-table slots). They keep the GIL: two threads adding at once run one after
-  the other and no update is lost. The only exception is a write into a private array that is
-  merged under the GIL afterwards (``bloomkit._engine.kernels.bits_set_private`` + ``or_into``).
+  the other and no update is lost. The exceptions: a write into a private array merged
+  afterwards, and batch adds of the Bloom / split-block filters, which write the storage
+  from the thread holding the filter's lock while single-key adds wait for it
+  (``bloomkit._engine.parallel.batch_writer``, ``bloomkit._engine.kernels.bits_set_nogil``).
 * :data:`jit_inline`: small helpers inlined into their callers (they take the caller's GIL rule).
 
 Every kernel is compiled on first use and cached on disk (``cache=True``), never at import.

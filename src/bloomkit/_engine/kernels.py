@@ -433,9 +433,10 @@ def bits_set(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
 
 
 @jit_read
-def bits_set_private(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
-    """:func:`bits_set` without the GIL, for a thread's private word array (merged afterwards
-    with :func:`or_into`, which keeps the GIL)."""
+def bits_set_nogil(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
+    """:func:`bits_set` without the GIL: into the filter's words from the thread that holds the
+    filter's lock (:func:`bloomkit._engine.parallel.batch_writer`), or into a thread's private word
+    array (merged afterwards with :func:`or_into`)."""
     _set_bits(words, h1, k, m)
 
 
@@ -769,14 +770,6 @@ def counters_fold(arr: np.ndarray, width: int, maxval: int, size: int, factor: i
     return over
 
 
-# ---------------------------------------------------------------------------------------------
-# single-key paths: one compiled call per key. numba's wrapper unboxes a numpy array in about
-# as much time as the whole key takes otherwise, so the fast paths get the filter's words as
-# an address (the caller keeps the array alive and checks it is still the filter's) and the
-# key as a str or an int. They keep the GIL, so no other thread can swap or free the words
-# while they run.
-
-
 @intrinsic
 def _as_u64_ptr(typingctx, addr):  # type: ignore[no-untyped-def]
     """An integer address as a ``uint64*`` (for ``numba.carray``)."""
@@ -788,77 +781,4 @@ def _as_u64_ptr(typingctx, addr):  # type: ignore[no-untyped-def]
     return sig, codegen
 
 
-@intrinsic
-def _as_u8_ptr(typingctx, ptr):  # type: ignore[no-untyped-def]
-    """A ``void*`` (a str's character data) as a ``uint8*``."""
-    sig = types.CPointer(types.uint8)(ptr)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.bitcast(args[0], context.get_value_type(types.CPointer(types.uint8)))
-
-    return sig, codegen
-
-
-@jit_inline
-def _set_probes(words: np.ndarray, h1: np.uint64, k: int, m: np.uint64) -> None:
-    M = reducer(m)
-    for i in range(k):
-        x = fastmod(probe(h1, i), m, M)
-        words[x >> U64(6)] |= U64(1) << (x & U64(63))
-
-
-@jit_inline
-def _test_probes(words: np.ndarray, h1: np.uint64, k: int, m: np.uint64) -> bool:
-    M = reducer(m)
-    for i in range(k):
-        x = fastmod(probe(h1, i), m, M)
-        if (words[x >> U64(6)] >> (x & U64(63))) & U64(1) == U64(0):
-            return False
-    return True
-
-
-@jit_inline
-def _ascii_hash(key: str, seed: np.uint64) -> np.uint64:
-    """XXH64 of an ASCII str's characters, which are its UTF-8 (the caller checks isascii())."""
-    n = key._length  # type: ignore[attr-defined]
-    return xxh64(numba.carray(_as_u8_ptr(key._data), n), 0, n, seed)  # type: ignore[attr-defined, call-arg]
-
-
-@jit_mut
-def bits_add_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64) -> None:
-    """Set the k probe bits of one key given its canonical payload and tag seed.
-
-    C twin: ``core_insert`` of _speedups.c, section "FilterCore"."""
-    _set_probes(words, xxh64(payload, 0, len(payload), seed), k, m)
-
-
-@jit_mut
-def bits_test_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64) -> bool:
-    """True if all k probe bits of one key are set.
-
-    C twin: ``core_test`` of _speedups.c, section "FilterCore"."""
-    return _test_probes(words, xxh64(payload, 0, len(payload), seed), k, m)
-
-
-@jit_mut
-def bits_add_ascii(key: str, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> None:
-    """:func:`bits_add_one` of an ASCII str key, the words given by address."""
-    _set_probes(numba.carray(_as_u64_ptr(addr), nwords), _ascii_hash(key, seed), k, m)  # type: ignore[attr-defined, call-arg]
-
-
-@jit_mut
-def bits_test_ascii(key: str, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> bool:
-    """:func:`bits_test_one` of an ASCII str key, the words given by address."""
-    return _test_probes(numba.carray(_as_u64_ptr(addr), nwords), _ascii_hash(key, seed), k, m)  # type: ignore[attr-defined, call-arg]
-
-
-@jit_mut
-def bits_add_int(key: int, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> None:
-    """:func:`bits_add_one` of an int64 key (payload: its 8 little-endian bytes)."""
-    _set_probes(numba.carray(_as_u64_ptr(addr), nwords), xxh64_u64(U64(key), seed), k, m)  # type: ignore[attr-defined, call-arg]
-
-
-@jit_mut
-def bits_test_int(key: int, seed: np.uint64, addr: int, nwords: int, k: int, m: np.uint64) -> bool:
-    """:func:`bits_test_one` of an int64 key (payload: its 8 little-endian bytes)."""
-    return _test_probes(numba.carray(_as_u64_ptr(addr), nwords), xxh64_u64(U64(key), seed), k, m)  # type: ignore[attr-defined, call-arg]
+# single-key kernels: bloomkit._engine.probes (both probe schemes)

@@ -26,11 +26,13 @@ class _LazyModule:
 if TYPE_CHECKING:  # type checkers see the module itself, so kernel calls are checked
     from ..splitblock import _kernels as splitblock_kernels
     from . import kernels as kernels
+    from . import probes as probes
 else:
     kernels = _LazyModule("bloomkit._engine.kernels")
+    probes = _LazyModule("bloomkit._engine.probes")
     splitblock_kernels = _LazyModule("bloomkit.splitblock._kernels")
 
-__all__ = ["extra_hint", "kernels", "require", "splitblock_kernels"]
+__all__ = ["extra_hint", "kernels", "probes", "require", "splitblock_kernels"]
 
 
 def extra_hint(extra: str) -> str:

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from .._validation import check_int
 from ..errors import InvalidParameterError
+from .boundary import KIND_PYTHON
 from .columns import batch_len, slice_keys
 from .hashing import key_tags
 from .lazy import kernels as K
@@ -40,7 +42,9 @@ __all__ = [
     "PRIVATE_BYTES",
     "PRIVATE_CHUNK",
     "add_chunked",
+    "batch_writer",
     "chunk_bounds",
+    "core_rebind",
     "get_num_threads",
     "hash_batch",
     "hash_source",
@@ -49,6 +53,7 @@ __all__ = [
     "query_chunked",
     "ranges",
     "set_num_threads",
+    "writers_active",
 ]
 
 T = TypeVar("T")
@@ -231,12 +236,63 @@ def _refuse_nan(keys: Any, hash_chunk: Callable[[Any], np.ndarray]) -> None:
                 hash_chunk(keys[: a + int(bad[0]) + 1])
 
 
+@contextmanager
+def batch_writer(owner: Any) -> Iterator[None]:
+    """Let this thread write ``owner``'s storage with kernels that release the GIL.
+
+    Holds ``owner._lock`` (the filter's re-entrant lock) throughout and counts the writer in
+    ``owner.__dict__["_bk_writers"]``. Single-key adds from other threads must not set bits in
+    the same words meanwhile (a read-modify-write of a word beside a nogil writer can lose a
+    bit): the compiled ``add`` is re-bound to the Python methods (``KIND_PYTHON``), whose
+    ``_py_add`` takes the lock and so waits; single-key queries go on (``_py_contains``, no
+    lock). On exit the storage is unbound and re-bound to the compiled path at the next call.
+    The filter's ``_core_rebind`` binds ``KIND_PYTHON`` while a writer is counted
+    (:func:`writers_active`) and checks again after binding. Other batch adds wait for the
+    lock. Complexity: O(1).
+    """
+    with owner._lock:
+        d = owner.__dict__
+        d["_bk_writers"] = d.get("_bk_writers", 0) + 1
+        bind = getattr(owner, "_core_bind", None)
+        try:
+            if bind is not None:
+                bind(KIND_PYTHON, None, None, 1, 1, 0, 0, "")
+            yield
+        finally:
+            if d["_bk_writers"] > 1:
+                d["_bk_writers"] -= 1
+            else:  # gone, not 0: a copy of the object's state never carries a writer
+                del d["_bk_writers"]
+            if bind is not None:
+                owner._core_unbind()
+
+
+def writers_active(owner: Any) -> bool:
+    """True while a :func:`batch_writer` of ``owner`` is open (on any thread)."""
+    return bool(owner.__dict__.get("_bk_writers"))
+
+
+def core_rebind(owner: Any, bind_fast: Callable[[], None]) -> None:
+    """``owner._core_rebind()`` of a filter written by :func:`add_chunked`: ``bind_fast()``
+    (its compiled storage) unless a :func:`batch_writer` is open, then ``KIND_PYTHON``;
+    repeated until the count of writers read before and after binding agree (a writer that
+    opened meanwhile re-bound to KIND_PYTHON itself or will unbind at its end)."""
+    while True:
+        busy = writers_active(owner)
+        if busy:
+            owner._core_bind(KIND_PYTHON, None, None, 1, 1, 0, 0, "")
+        else:
+            bind_fast()
+        if writers_active(owner) == busy:
+            return
+
+
 def add_chunked(
     keys: Any,
     hash_chunk: Callable[[Any], np.ndarray],
-    set_shared: Callable[[np.ndarray], None],
-    set_private: Callable[[np.ndarray, np.ndarray], None],
+    insert: Callable[[np.ndarray, np.ndarray], None],
     storage: np.ndarray,
+    owner: Any,
     *,
     probes_per_key: int = 1,
     refuse_nan: bool = True,
@@ -244,18 +300,19 @@ def add_chunked(
     """Insert a batch chunk by chunk, on several threads when it pays.
 
     ``hash_chunk(slice)`` gives the hashes of a slice of ``keys`` (numpy, pyarrow, or an
-    array of hashes with the identity); ``set_shared(h)`` inserts them into ``storage`` with a
-    kernel that keeps the GIL; ``set_private(private, h)`` inserts them into a thread's private
-    zeroed copy of ``storage`` without it. The calling thread inserts its slice straight into
-    ``storage``, ``CHUNK`` keys at a time (it releases the GIL while it hashes, so the other
-    threads' few Python lines never wait long); each other thread fills a private array,
-    ORed into ``storage`` holding the GIL at the end (:func:`bloomkit._engine.kernels.or_into`), so
-    concurrent adds from other Python threads never lose a bit. With precomputed hashes
-    (``hash_chunk`` is :func:`identity`: a list hashed whole) the calling thread would never
-    release the GIL between its inserts, so it fills a private array too. Threads are used when the
-    probes outnumber the storage words 4 to 1 (the merge costs a pass over the words) and
-    their private arrays fit in ``min(PRIVATE_BYTES, batch bytes / 5)`` (``PRIVATE_BYTES`` for
-    precomputed hashes of a list, whose objects take far more).
+    array of hashes with the identity); ``insert(target, h)`` inserts them into ``target``
+    (``storage`` or a private zeroed copy of it) with a kernel that releases the GIL. The
+    whole batch runs inside :func:`batch_writer` of ``owner`` (the filter): the calling
+    thread inserts its slice straight into ``storage``, ``CHUNK`` keys at a time, holding the
+    filter's lock but not the GIL, so the other threads' few Python lines between their
+    kernels never wait for it (the GIL-holding inserts made the worker wait ~83 % of its time:
+    2 threads were slower than 1). Each other thread fills a private array, ORed into
+    ``storage`` at the end (:func:`bloomkit._engine.kernels.or_into`); OR is commutative, so the
+    words are identical for any number of threads. Concurrent single-key adds wait for the
+    lock (:func:`batch_writer`), concurrent batch adds too: no bit is ever lost. Threads are
+    used when the probes outnumber the storage words 4 to 1 (the merge costs a pass over the
+    words) and their private arrays fit in ``min(PRIVATE_BYTES, batch bytes / 5)``
+    (``PRIVATE_BYTES`` for precomputed hashes of a list, whose objects take far more).
 
     With ``refuse_nan``, a float batch holding NaN raises (through ``hash_chunk``) before
     anything is inserted; every other bad input fails on the first chunk of every slice.
@@ -267,29 +324,27 @@ def add_chunked(
         raise InvalidParameterError("The 'keys' parameter must be a canonical batch.")
     if refuse_nan:
         _refuse_nan(keys, hash_chunk)
-    direct = hash_chunk is not identity
     extra = len(ranges(n)) - 1
     if n * probes_per_key < 4 * storage.size:
         extra = 0
     # a list's objects take far more than its hashes: only PRIVATE_BYTES bounds its threads
-    budget = min(PRIVATE_BYTES, _nbytes(keys) // 5) if direct else PRIVATE_BYTES
-    extra = min(extra, budget // max(1, storage.nbytes) - (not direct))
-    if extra <= 0:
-        extra, direct = 0, True
+    budget = PRIVATE_BYTES if hash_chunk is identity else min(PRIVATE_BYTES, _nbytes(keys) // 5)
+    extra = max(0, min(extra, budget // max(1, storage.nbytes)))
 
     def job(lo: int, hi: int) -> np.ndarray | None:
-        if lo == 0 and direct:
+        if lo == 0:
             for a, b in chunk_bounds(lo, hi, CHUNK):
-                set_shared(hash_chunk(slice_keys(keys, a, b)))
+                insert(storage, hash_chunk(slice_keys(keys, a, b)))
             return None
         private = aligned_zeros(storage.shape, storage.dtype, "a thread's private filter array")
         for a, b in chunk_bounds(lo, hi, PRIVATE_CHUNK):
-            set_private(private, hash_chunk(slice_keys(keys, a, b)))
+            insert(private, hash_chunk(slice_keys(keys, a, b)))
         return private
 
-    for private in map_ranges(job, split(n, extra + 1)):
-        if private is not None:
-            K.or_into(storage, private)
+    with batch_writer(owner):
+        for private in map_ranges(job, split(n, extra + 1)):
+            if private is not None:
+                K.or_into(storage, private)
 
 
 def query_chunked(keys: Any, test_chunk: Callable[[Any], np.ndarray]) -> np.ndarray:

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from .. import theory
-from .._engine.hashing import hash64_tag
+from .._engine.hashing import HASH_XXH64, hash64_tag
 from .._validation import (
     CAPACITY,
     FPR,
@@ -94,6 +94,7 @@ class FoldableBase(BloomFilter):
         **BloomFilter._PARAMS, "m1": NUM_BITS, "history": HISTORY, "count": COUNT,
         "retain_original": RETAIN_ORIGINAL, "set_version": SET_VERSION,
     }
+    _HASH_IDS: ClassVar[tuple[int, ...]] = (HASH_XXH64,)  # independent probes only (bloomkit._engine.probes)
 
     # -- construction -------------------------------------------------------------------------
     def _init_foldable(self, num_bits: Any, num_hashes: Any, seed: Any, capacity: Any, fpr: Any,

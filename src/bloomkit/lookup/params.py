@@ -506,7 +506,10 @@ def encode_cost(num_hashes: int, storage_ratio: float, load_factor: float) -> fl
     """
     k = check_int(num_hashes, "num_hashes", "encode_cost", lo=1)
     r = STORAGE_RATIO(storage_ratio, "storage_ratio", "encode_cost")
-    return k / (r * _check_p(load_factor, "encode_cost"))
+    cost = k / r / _check_p(load_factor, "encode_cost")  # not k / (r p): r p can underflow to 0
+    if not math.isfinite(cost):
+        raise param_error("storage_ratio", "encode_cost", "a ratio whose bound k / (r p) is finite", storage_ratio)
+    return cost
 
 
 def unmatched_query_bound(num_hashes: int, load_factor: float, num_tables: int) -> float:

@@ -571,6 +571,7 @@ def s_curve(similarity: Any, rows: int, bands: int) -> Any:
 
 
 def _rows_levels(rows_by_level: Any, level: int) -> tuple[tuple[int, ...], int]:
+    check_reals(rows_by_level, "rows_by_level", _OWNER, lo=1)  # never an arbitrary (endless) iterable
     rows = tuple(check_int(r, "rows_by_level", _OWNER, lo=1, hi=_MAX_COUNT) for r in np.atleast_1d(rows_by_level))
     if not rows or any(b >= a for a, b in zip(rows, rows[1:], strict=False)):
         raise InvalidParameterError(

@@ -14,9 +14,9 @@ Storage is always a uint64 array, 64-byte aligned (:func:`bloomkit._engine.stora
   ``((uint32(h) * SALT[j]) mod 2**32) >> 27`` (the Parquet format's BloomFilter.md).
 
 Batch kernels prefetch the block of the key ``_RING`` positions ahead, so the cache misses of
-independent keys overlap. ``*_add`` kernels keep the GIL (they write the filter's storage);
-``*_add_private`` release it and write a thread's private array (merged afterwards with
-:func:`bloomkit._engine.kernels.or_into`, which keeps the GIL); tests release it.
+independent keys overlap. Batch kernels release the GIL: ``*_add`` write the filter's storage
+from a thread that holds its lock (:func:`bloomkit._engine.parallel.batch_writer`) or a thread's
+private array (merged afterwards with :func:`bloomkit._engine.kernels.or_into`); ``*_add_one`` keep it.
 """
 
 from __future__ import annotations
@@ -62,15 +62,10 @@ def _nat_insert(words: np.ndarray, h: np.ndarray, B: np.uint64) -> None:
             prefetch(words, np.int64(ring[slot]))  # type: ignore[call-arg]
 
 
-@jit_mut
-def native_add(words: np.ndarray, h: np.ndarray, B: np.uint64) -> None:
-    """Insert every hash into the filter's storage (keeps the GIL)."""
-    _nat_insert(words, h, B)
-
-
 @jit_read
-def native_add_private(words: np.ndarray, h: np.ndarray, B: np.uint64) -> None:
-    """:func:`native_add` into a thread's private array (releases the GIL)."""
+def native_add(words: np.ndarray, h: np.ndarray, B: np.uint64) -> None:
+    """Insert every hash (releases the GIL: the filter's storage under its batch writer's lock,
+    or a thread's private array)."""
     _nat_insert(words, h, B)
 
 
@@ -156,15 +151,9 @@ def _pq_insert(words: np.ndarray, h: np.ndarray, z: np.uint64) -> None:
             prefetch(words, np.int64(ring[slot]))  # type: ignore[call-arg]
 
 
-@jit_mut
-def parquet_add(words: np.ndarray, h: np.ndarray, z: np.uint64) -> None:
-    """Parquet's ``filter_insert`` of every hash (keeps the GIL)."""
-    _pq_insert(words, h, z)
-
-
 @jit_read
-def parquet_add_private(words: np.ndarray, h: np.ndarray, z: np.uint64) -> None:
-    """:func:`parquet_add` into a thread's private array (releases the GIL)."""
+def parquet_add(words: np.ndarray, h: np.ndarray, z: np.uint64) -> None:
+    """Parquet's ``filter_insert`` of every hash (releases the GIL, as :func:`native_add`)."""
     _pq_insert(words, h, z)
 
 

@@ -23,7 +23,7 @@ from .._engine.hashing import (
     register_hash_id,
 )
 from .._engine.lazy import splitblock_kernels as SK
-from .._engine.parallel import add_chunked, hash_source, identity, query_chunked
+from .._engine.parallel import add_chunked, core_rebind, hash_source, identity, query_chunked
 from .._engine.storage import aligned_copy, aligned_zeros, popcount_words
 from .._format import ArraySpec, Persistable
 from .._mapped import Mappable
@@ -99,8 +99,9 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
 
     Thread safety: any number of threads may add and query at once. Single-key adds keep the
     GIL (the compiled boundary's C call and the numba kernel alike); a batch add sets bits from
-    the calling thread holding the GIL and from the other threads in private arrays merged
-    under the GIL, so no bit is ever lost; queries release the GIL. ``fold`` / ``clear`` / ``|=`` while other threads add can lose those concurrent
+    the calling thread without the GIL, holding the filter's lock (single-key adds wait for
+    it meanwhile), and from the other threads in private arrays merged at the end, so no bit
+    is ever lost; queries release the GIL. ``fold`` / ``clear`` / ``|=`` while other threads add can lose those concurrent
     adds (they replace or reset the storage): do them from one thread.
 
     Examples
@@ -287,14 +288,13 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
     def contains_hashes(self, hashes: Any) -> np.ndarray:
         """Membership of precomputed hashes (native: bloomkit's h1; Parquet: XXH64 of the
         plain encoding, :func:`bloomkit.parquet.plain_hashes`). Complexity: O(n)."""
-        out: np.ndarray = self._kernels()[2](check_hashes(hashes, "hashes", f"{type(self).__name__}.contains_hashes"))
+        out: np.ndarray = self._kernels()[1](check_hashes(hashes, "hashes", f"{type(self).__name__}.contains_hashes"))
         return out
 
     def add_hashes(self, hashes: Any) -> None:
         """Insert precomputed hashes (see :meth:`contains_hashes`). Complexity: O(n)."""
-        shared, private, _test = self._kernels()
-        add_chunked(check_hashes(hashes, "hashes", f"{type(self).__name__}.add_hashes"), identity, shared, private,
-                    self._words, refuse_nan=False)
+        add_chunked(check_hashes(hashes, "hashes", f"{type(self).__name__}.add_hashes"), identity,
+                    self._kernels()[0], self._words, self, refuse_nan=False)
 
     # -- state --------------------------------------------------------------------------------
     def _setup(self, mode: str, hash_id: int, physical_type: str | None, type_length: int | None) -> None:
@@ -324,15 +324,13 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
         self._words = words
         self._B64 = np.uint64(len(words) // _WORDS_PER_BLOCK[self.mode])
 
-    def _kernels(self) -> tuple[Any, Any, Any]:
-        """(insert keeping the GIL, insert into a private array, test) of this layout, each
-        bound to the current storage and block count."""
+    def _kernels(self) -> tuple[Any, Any]:
+        """(insert into a word array without the GIL, test) of this layout, bound to the block
+        count (the test also to the current storage)."""
         words, B = self._words, self._B64
         if self.mode == "native":
-            return (lambda h: SK.native_add(words, h, B), lambda p, h: SK.native_add_private(p, h, B),
-                    lambda h: SK.native_test(words, h, B))
-        return (lambda h: SK.parquet_add(words, h, B), lambda p, h: SK.parquet_add_private(p, h, B),
-                lambda h: SK.parquet_test(words, h, B))
+            return lambda t, h: SK.native_add(t, h, B), lambda h: SK.native_test(words, h, B)
+        return lambda t, h: SK.parquet_add(t, h, B), lambda h: SK.parquet_test(words, h, B)
 
     def _need_parquet(self, what: str) -> None:
         if self.mode != "parquet":
@@ -383,9 +381,12 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
         """Bind the storage to the compiled ``add`` / ``in`` (:mod:`bloomkit._engine.boundary`; native
         mode; Parquet mode keeps the Python methods)."""
         if self.mode == "native":
-            words, B = self._words, int(self._B64)
-            check_storage(type(self).__name__, words, np.dtype(np.uint64), B * _WORDS_PER_BLOCK["native"], "words")
-            self._core_bind(KIND_SPLIT, None, words, B, LANES, self.seed, 0, "")
+            def bind() -> None:
+                words, B = self._words, int(self._B64)
+                check_storage(type(self).__name__, words, np.dtype(np.uint64), B * _WORDS_PER_BLOCK["native"], "words")
+                self._core_bind(KIND_SPLIT, None, words, B, LANES, self.seed, 0, "")
+
+            core_rebind(self, bind)  # the Python methods while a batch add writes without the GIL
         else:
             self._core_bind(KIND_PYTHON, None, None, 1, 1, 0, 0, "")
 
@@ -393,7 +394,8 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
         """Insert one key (Parquet mode: one value of the column's type). Complexity: O(1)."""
         if self.mode == "native":
             h, tag = hash64_tag(key, self.seed)
-            SK.native_add_one(self._words, np.uint64(h), self._B64)
+            with self._lock:  # a batch add may be setting bits without the GIL (batch_writer)
+                SK.native_add_one(self._words, np.uint64(h), self._B64)
             self._note_keys(1 << tag)
             self._count_adds(1, 2)
         else:
@@ -417,13 +419,12 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
 
         One chunked pass (:func:`bloomkit._engine.parallel.add_chunked`): a slice of keys is hashed,
         then inserted, then the next; no array of all hashes for numpy / pyarrow batches.
-        Large batches use several threads (the calling thread writes the filter holding the
-        GIL, the others private arrays merged under it). A bad key raises before any bit is
-        set.
+        Large batches use several threads (the calling thread writes the filter without the
+        GIL, holding its lock, the others private arrays merged at the end). A bad key
+        raises before any bit is set.
         """
         src, hash_chunk, tags = self._batch(keys, "add_many")
-        shared, private, _test = self._kernels()
-        add_chunked(src, hash_chunk, shared, private, self._words, refuse_nan=self.mode == "native")
+        add_chunked(src, hash_chunk, self._kernels()[0], self._words, self, refuse_nan=self.mode == "native")
         self._note_keys(tags)
         self._count_adds(len(src), 2)
 
@@ -433,7 +434,7 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
         src, hash_chunk, tags = self._batch(keys, "contains_many")
         if self.mode == "native":
             self._foreign_keys(tags, 2)
-        test = self._kernels()[2]
+        test = self._kernels()[1]
         return query_chunked(src, lambda part: test(hash_chunk(part)))
 
     # -- folding ------------------------------------------------------------------------------
