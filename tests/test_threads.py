@@ -25,7 +25,8 @@ import pytest
 from conformance.examples import EXAMPLES
 
 import bloomkit
-from bloomkit import _boundary, _parallel
+from bloomkit._engine import boundary as _boundary
+from bloomkit._engine import parallel as _parallel
 from bloomkit._format import registered_structures
 
 WRITERS = sorted(t for t, ex in EXAMPLES.items() if ex.writers is not None)

@@ -217,7 +217,7 @@ static void put_le64(uint8_t *q, uint64_t v) {
 }
 
 /* UTF-8 of a str, lone surrogates encoded as their 3 bytes ("surrogatepass", as
- * bloomkit._hashing.encode_key does). ASCII strs are read in place: *data points into the
+ * bloomkit._engine.hashing.encode_key does). ASCII strs are read in place: *data points into the
  * str and nothing is written to b. */
 static int str_utf8(PyObject *s, Buf *b, const uint8_t **data, size_t *len) {
     if (BK_READY(s) < 0) return -1;
@@ -437,7 +437,7 @@ static int parse_seed(PyObject *obj, uint64_t *seed) {
 static PyObject *m_configure(PyObject *self, PyObject *encode_key) {
     (void)self;
     if (!PyCallable_Check(encode_key)) {
-        PyErr_SetString(PyExc_TypeError, "configure() needs bloomkit._hashing.encode_key");
+        PyErr_SetString(PyExc_TypeError, "configure() needs bloomkit._engine.hashing.encode_key");
         return NULL;
     }
     Py_INCREF(encode_key);
@@ -607,14 +607,15 @@ out:
 /* ------------------------------------------------------------------------------------------ */
 /* FilterCore: single-key add / `in` over storage bound once                                  */
 /*                                                                                            */
-/* Twins of core_insert / core_test: bloomkit._engine.kernels:bits_add_one, :bits_test_one,   */
-/* :counters_inc_h1, :counters_test_h1; bloomkit.splitblock._kernels:native_add_one,          */
+/* Twins of core_insert / core_test: bloomkit._engine.probes:bits_add_one, :bits_test_one;    */
+/* bloomkit._engine.kernels:counters_inc_h1, :counters_test_h1;                               */
+/* bloomkit.splitblock._kernels:native_add_one,                                               */
 /* :native_test_one. Tests: tests/test_speedups.py::                                          */
 /* test_single_keys_set_the_bits_of_the_python_path (C add / `in` vs numba vs add_many, every */
 /* width), ::test_counters_saturate_alike,                                                    */
 /* ::test_environment_switch_forces_numba_and_files_are_identical.                            */
 
-/* KIND_BITS_DH: bits probed by enhanced double hashing (hash id 5, bloomkit._probes):
+/* KIND_BITS_DH: bits probed by enhanced double hashing (hash id 5, bloomkit._engine.probes):
  * G_0 = h, G_{i+1} = G_i + y_i, y_0 = splitmix64(h + GOLDEN), y_{i+1} = y_i + i + 1 (mod 2^64);
  * KIND_ITEMS (5) is ItemCore's */
 enum { KIND_UNBOUND = 0, KIND_PYTHON = 1, KIND_BITS = 2, KIND_COUNTERS = 3, KIND_SPLIT = 4, KIND_BITS_DH = 6 };

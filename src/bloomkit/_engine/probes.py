@@ -198,13 +198,17 @@ def _ascii_hash(key: str, seed: np.uint64) -> np.uint64:
 
 @jit_mut
 def bits_add_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64, dh: bool) -> None:
-    """Set the k probe bits of one key given its canonical payload and tag seed."""
+    """Set the k probe bits of one key given its canonical payload and tag seed.
+
+    C twin: ``core_insert`` of _speedups.c, section "FilterCore"."""
     _set_probes(words, xxh64(payload, 0, len(payload), seed), k, m, dh)
 
 
 @jit_mut
 def bits_test_one(payload: bytes, seed: np.uint64, words: np.ndarray, k: int, m: np.uint64, dh: bool) -> bool:
-    """True if all k probe bits of one key are set."""
+    """True if all k probe bits of one key are set.
+
+    C twin: ``core_test`` of _speedups.c, section "FilterCore"."""
     return _test_probes(words, xxh64(payload, 0, len(payload), seed), k, m, dh)
 
 
