@@ -336,7 +336,7 @@ def _add_ordered(self: Any, keys: Any) -> None:
     raises before anything is set, as there."""
     from . import _mapped_kernels as MK
     from ._engine.columns import as_keys, slice_keys
-    from ._engine.parallel import _refuse_nan, hash_source
+    from ._engine.parallel import _refuse_nan, batch_writer, hash_source
 
     m: _Mapping = self._mapping
     c: Any = None
@@ -360,20 +360,21 @@ def _add_ordered(self: Any, keys: Any) -> None:
     nreg = -(-arr.nbytes >> _REGION_LOG2)
     chunks = -(-n * k // max(1 << 16, min(ORDERED_POSITIONS, m.size // 16)))
     over = False
-    for j in range(chunks):
-        h = hash_chunk(slice_keys(src, n * j // chunks, n * (j + 1) // chunks))
-        if unit == 64:
-            starts, hs = MK.order_blocks(h, mod, self.mode == "native", shift, nreg)
+    with batch_writer(self):  # the split-block insert releases the GIL: single-key adds wait
+        for j in range(chunks):
+            h = hash_chunk(slice_keys(src, n * j // chunks, n * (j + 1) // chunks))
+            if unit == 64:
+                starts, hs = MK.order_blocks(h, mod, self.mode == "native", shift, nreg)
+                for g0, g1 in _sweep(m, arr, starts):
+                    insert(arr, hs[starts[g0] : starts[g1]])
+                continue
+            starts, offs, _ = MK.order_probes(h, k, mod, shift, nreg, False)
+            del h
             for g0, g1 in _sweep(m, arr, starts):
-                insert(hs[starts[g0] : starts[g1]])
-            continue
-        starts, offs, _ = MK.order_probes(h, k, mod, shift, nreg, False)
-        del h
-        for g0, g1 in _sweep(m, arr, starts):
-            if c is None:
-                MK.set_ordered(arr, starts, offs, shift, g0, g1)
-            elif MK.inc_ordered(arr, c.width, c.max_value, starts, offs, shift, g0, g1):
-                over = True
+                if c is None:
+                    MK.set_ordered(arr, starts, offs, shift, g0, g1)
+                elif MK.inc_ordered(arr, c.width, c.max_value, starts, offs, shift, g0, g1):
+                    over = True
     if over:
         c.overflowed = True
     self._note_keys(tags)
