@@ -82,7 +82,8 @@ test-pure: $(VENV)/.installed-test
 # builds use the setuptools of .venv (the test extra pins it): nothing is downloaded.
 # tests/wheel_smoke.py checks the sdist (every README / docs link resolves inside it), the
 # wheel (package data, LICENSE, metadata, the console script) and the installed package (the
-# `bloomkit` command builds a file); then bloomkit runs on numba alone. Part of `make test`.
+# `bloomkit` command builds a file); then bloomkit runs on numba alone (test_speedups: the
+# fallback paths; the whole suite on numba alone is test-pure). Part of `make test`.
 NOCC := build/nocc
 test-no-compiler: $(VENV)/.installed-test
 	rm -rf $(NOCC) && $(PYTHON) -m venv --without-pip $(NOCC)/venv
@@ -96,7 +97,7 @@ test-no-compiler: $(VENV)/.installed-test
 	cd $(NOCC) && venv/bin/python ../../tests/wheel_smoke.py dist/bloomkit-*.tar.gz dist/bloomkit-*.whl
 	cd $(NOCC) && venv/bin/python -c 'import bloomkit, sys; p = bloomkit.info()["hash_path"]; print(p); \
 		assert p.startswith("numba (not built"), p; assert bloomkit.__file__.startswith(sys.prefix), bloomkit.__file__'
-	cd $(NOCC) && venv/bin/python -m pytest -q -p no:cacheprovider -c ../../pyproject.toml ../../tests/test_speedups.py ../../tests/test_bloom.py
+	cd $(NOCC) && venv/bin/python -m pytest -q -p no:cacheprovider -c ../../pyproject.toml ../../tests/test_speedups.py
 
 test-slow: $(VENV)/.installed-test
 	$(PY) -m pytest -q -n 2 --dist loadfile -m slow

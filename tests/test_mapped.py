@@ -311,7 +311,7 @@ def _mapping_rss(path: Path) -> int:
 
 
 ORDERED = [(BloomFilter, {}), (CountingBloomFilter, {"counter_bits": 4}), (SplitBlockBloomFilter, {}),
-           (SplitBlockBloomFilter, {"parquet": True})]
+           pytest.param(SplitBlockBloomFilter, {"parquet": True}, marks=pytest.mark.slow)]  # CI time
 
 
 @pytest.mark.parametrize(("cls", "kw"), ORDERED, ids=[*IDS, "SplitBlockParquet"])
