@@ -10,7 +10,7 @@ XORed back: v(x) for a stored key, a uniform c-bit word for an absent one.
 
 Construction is on-the-fly banded Gaussian elimination (the paper's Algorithm "insert"): rows
 are kept in per-slot arrays C[m] (uint64: the row normalised to start at its pivot slot) and
-R[m] (its right-hand side); a new row is XORed with the row at its pivot until it finds an
+R[m] (its right-hand side, uint32 when c <= 32); a new row is XORed with the row at its pivot until it finds an
 empty pivot, or becomes 0 (0 = 0: a row implied by the rows before it, solved as it is; 0 = r:
 the system has no solution, the attempt fails). Keys are inserted in order of their start (a
 counting sort by 64-slot block, then by offset inside the block) so that the rows touched move
@@ -145,7 +145,7 @@ def _back_rows(C: np.ndarray, R: np.ndarray, m: Any, width: Any) -> np.ndarray:
         ci = C[i]
         v = U64(0)
         if ci != U64(0):
-            v = R[i]
+            v = U64(R[i])
             rest = ci >> U64(1)
             while rest != U64(0):
                 t = np.int64(cttz64(rest))  # type: ignore[call-arg]
@@ -224,10 +224,10 @@ def _bucket_order(sh: np.ndarray, sv: np.ndarray, lo: Any, hi: Any, salt: np.uin
 
 @jit_inline
 def _setup(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tuple[
-        np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """What both builds start from: the keys sorted by block (:func:`_by_bucket`), buffers for
-    the largest block and 65 offset counters (:func:`_bucket_order`), rows C[m] and right-hand
-    sides R[m]."""
+    the largest block and 65 offset counters (:func:`_bucket_order`) and the rows C[m] (the
+    right-hand sides R[m] are the caller's zeroed array: uint32 when c <= 32, see :func:`rhs`)."""
     sh, sv, pos = _by_bucket(h1s, vals, salt, m)
     big = 1
     for b in range(m // 64):
@@ -235,12 +235,17 @@ def _setup(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tuple[
     th = np.empty(big, dtype=np.uint64)
     tv = np.empty(big, dtype=np.uint64)
     cnt = np.zeros(65, dtype=np.int64)
-    return sh, sv, pos, th, tv, cnt, np.zeros(m, dtype=np.uint64), np.zeros(m, dtype=np.uint64)
+    return sh, sv, pos, th, tv, cnt, np.zeros(m, dtype=np.uint64)
+
+
+def rhs(m: int, c: int) -> np.ndarray:
+    """The zeroed right-hand sides R[m] of a build: 4 bytes per slot when c <= 32, else 8."""
+    return np.zeros(m, dtype=np.uint32 if c <= 32 else np.uint64)
 
 
 @jit_read
 def rb_build_bumped(
-    h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int, width: int
+    h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int, width: int, R: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """One layer of bumped ribbon (BuRR, Dillinger et al. SEA 2022, with a one-byte threshold per
     bucket): buckets of 64 start positions, solved left to right; in each bucket the keys are
@@ -259,7 +264,7 @@ def rb_build_bumped(
     nb = m // 64
     starts = U64(m - 63)
     cmask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    sh, sv, pos, th, tv, cnt, C, R = _setup(h1s, vals, salt, m)
+    sh, sv, pos, th, tv, cnt, C = _setup(h1s, vals, salt, m)
     thr = np.zeros(nb, dtype=np.uint8)
     cap = h1s.shape[0] // 8 + 64
     bh = np.empty(cap, dtype=np.uint64)
@@ -313,7 +318,8 @@ def rb_build_bumped(
 
 
 @jit_read
-def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int, width: int) -> tuple[np.ndarray, int]:
+def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int, width: int,
+             R: np.ndarray) -> tuple[np.ndarray, int]:
     """Standard ribbon: band every key's row (keys counting-sorted by 64-slot block, each block
     by offset), then back-substitute. Returns (Z, status): 0 = solved, 1 = no solution (a row
     reduced to 0 = 1), 2 = a key's h1 repeats (Z empty for 1 and 2). A row that reduces to
@@ -323,7 +329,7 @@ def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int,
     nb = m // 64
     starts = U64(m - 63)
     cmask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    sh, sv, pos, th, tv, cnt, C, R = _setup(h1s, vals, salt, m)
+    sh, sv, pos, th, tv, cnt, C = _setup(h1s, vals, salt, m)
     for b in range(nb):
         lo = pos[b - 1]
         hi = pos[b]

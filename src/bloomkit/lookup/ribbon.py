@@ -159,7 +159,7 @@ def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None
     thrs: list[np.ndarray] = []
     while bumped and len(h1) >= BUMP_MIN and len(slots) < MAX_LAYERS - 1:
         m = 64 * max(2, int(len(h1) * BUMP_LOAD) // 64)
-        Z, thr, h1, vals, dups = RK.rb_build_bumped(h1, vals, np.uint64(len(slots)), m, c, width)
+        Z, thr, h1, vals, dups = RK.rb_build_bumped(h1, vals, np.uint64(len(slots)), m, c, width, RK.rhs(m, c))
         if dups:
             return None
         slots.append(m)
@@ -171,7 +171,7 @@ def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None
         eps = default_overhead(len(h1)) if overhead is None else overhead
         m = _slots(len(h1), eps)
         for salt in range(nb, nb + attempts):
-            Z, status = RK.rb_build(h1, vals, np.uint64(salt), m, c, width)
+            Z, status = RK.rb_build(h1, vals, np.uint64(salt), m, c, width, RK.rhs(m, c))
             tries += 1
             if status == 2:
                 return None
