@@ -299,8 +299,8 @@ class RibbonRetrieval(StaticLookup):
         RibbonRetrieval
 
         Complexity: O(n) expected per layer (a row XORs O(1) earlier rows in expectation) plus the
-        back-substitution (columns: c parities per slot; rows: a XOR per set bit of the slot's row); working memory about 16 bytes per key (the keys
-        sorted by block) and 12 per slot (rows, right-hand sides; 16 when c > 32) beside the keys'
+        back-substitution (columns: c parities per slot; rows: a XOR per set bit of the slot's
+        row); working memory about 16 bytes per key (the keys sorted by block) and 12 per slot (rows, right-hand sides; 16 when c > 32) beside the keys'
         hashes (measured: 33.5 bytes per key beyond the input and the table at 10^6 and 10^7 keys,
         c = 32).
         """
