@@ -275,3 +275,43 @@ def test_freeze_a_geometric_filter():
         labels.to_static(["a", "zzz"])
     with pytest.raises(InvalidParameterError, match="'table'"):
         RibbonRetrieval.from_table("not a table", ["a"])
+
+
+def test_ribbon_retrieval_rows_layout_answers_like_columns(monkeypatch):
+    """c = 8 / 16 / 32 / 64 is stored by rows, other c by columns: both layouts hold the same
+    solution (same pivots, free slots 0), so a rows table and a columns table of the same keys
+    give the same answer for every key, stored or absent; a saved file says its layout, and a
+    rows file of another c is refused."""
+    import bloomkit.lookup.ribbon as rb
+    from bloomkit import FormatError
+
+    keys, absent = KEYS[:5000], ABSENT[:20_000]
+    for v, e in ((4, 4), (16, 16), (32, 32), (5, 13)):
+        vals = RNG.integers(1, 2**v, len(keys))
+        t = RibbonRetrieval.build(keys, vals, value_bits=v, error_bits=e)
+        assert t.info()["layout"] == ("rows" if v + e in rb.ROW_WIDTHS else "columns")
+        with monkeypatch.context() as mp:
+            mp.setattr(rb, "row_width", lambda c: 0)
+            cols = RibbonRetrieval.build(keys, vals, value_bits=v, error_bits=e)
+        assert cols.info()["layout"] == "columns" and cols.size_in_bits == t.size_in_bits
+        assert (t.get_many(keys) == vals).all() and (cols.get_many(keys) == vals).all()
+        assert (t.get_many(absent) == cols.get_many(absent)).all()
+        back = load_roundtrip(t)
+        back._check()
+        assert (back.get_many(absent) == t.get_many(absent)).all()
+    params, arrays = RibbonRetrieval.build(keys, vals, value_bits=5, error_bits=13)._to_state()
+    with pytest.raises(FormatError, match="stored by rows"):
+        RibbonRetrieval._from_state({**params, "layout": "rows"}, arrays, 0, 0)
+
+
+def test_sixty_four_check_bits_still_find_absent_keys():
+    """c = 64 (V + E = 64, or a filter's 64-bit fingerprint): the check fp(x) is the whole
+    64-bit product (a shift by 64 - c = 0), so absent keys are found absent."""
+    keys = KEYS[:3000]
+    f = RibbonFilter.build(keys, fingerprint_bits=64)
+    assert f.contains_many(keys).all() and not f.contains_many(ABSENT[:50_000]).any()
+    vals = RNG.integers(1, 2**32, len(keys))
+    for v, e in ((32, 32), (60, 4)):
+        t = RibbonRetrieval.build(keys, vals % 2**v + (vals % 2**v == 0), value_bits=v, error_bits=e)
+        hits = int((t.get_many(ABSENT[:50_000]) != 0).sum())
+        assert hits <= 50_000 * 2.0**-e * 1.5 + 10, (v, e, hits)

@@ -10,7 +10,7 @@ XORed back: v(x) for a stored key, a uniform c-bit word for an absent one.
 
 Construction is on-the-fly banded Gaussian elimination (the paper's Algorithm "insert"): rows
 are kept in per-slot arrays C[m] (uint64: the row normalised to start at its pivot slot) and
-R[m] (its right-hand side); a new row is XORed with the row at its pivot until it finds an
+R[m] (its right-hand side, uint32 when c <= 32); a new row is XORed with the row at its pivot until it finds an
 empty pivot, or becomes 0 (0 = 0: a row implied by the rows before it, solved as it is; 0 = r:
 the system has no solution, the attempt fails). Keys are inserted in order of their start (a
 counting sort by 64-slot block, then by offset inside the block) so that the rows touched move
@@ -18,9 +18,16 @@ through memory; a repeated key (equal h1: equal start, equal offset) is found wh
 block and reported, never solved. Back-substitution runs from slot m-1 down, bit-sliced: one
 64-bit window of solution bits per result bit.
 
-Z is stored interleaved column-major (the paper's ICML): block b of 64 slots is c words, word j
-holding result bit j of the block's 64 slots, so a query reads 2 x c words of two adjacent
-blocks and computes each result bit as a parity of 64 bits.
+Z has one of two layouts (``width`` of the builds):
+
+* *columns* (``width = 0``, the paper's interleaved column-major ICML): block b of 64 slots is
+  c words, word j holding result bit j of the block's 64 slots, so a query reads 2 x c words of
+  two adjacent blocks (8 cache lines at c = 32) and computes each result bit as a parity of 64
+  bits. Any c; the ribbon filter's layout.
+* *rows* (``width = c``, c in 8 / 16 / 32 / 64): slot i is the c-bit word i of Z (packed into
+  the uint64 words little-endian, read through a uint8 / 16 / 32 / 64 view), so a query XORs
+  the 64 consecutive slots its coefficient selects: 64 c / 8 bytes (4 - 5 cache lines at
+  c = 32, half the columns' traffic). Ribbon retrieval's layout when c is one of those widths.
 """
 
 from __future__ import annotations
@@ -53,8 +60,8 @@ def rb_coef(h: np.uint64) -> np.uint64:
 
 @jit_inline
 def rb_fp(h: np.uint64, c: Any) -> np.uint64:
-    """fp(x): the top c bits of h * FP_MUL (0 < c <= 64)."""
-    return ((h * FP_MUL) >> U64(63 - c)) >> U64(1)
+    """fp(x): the top c bits of h * FP_MUL (0 < c <= 64: a shift of 0 - 63)."""
+    return (h * FP_MUL) >> U64(64 - c)
 
 
 # numba's stubs type a call of an @intrinsic with its code generator's signature (typingctx
@@ -126,6 +133,38 @@ def _back_substitute(C: np.ndarray, R: np.ndarray, m: Any, c: Any) -> np.ndarray
 
 
 @jit_inline
+def _back_rows(C: np.ndarray, R: np.ndarray, m: Any, width: Any) -> np.ndarray:
+    """Z in the rows layout: slot i = R[i] XOR the slots i + t (t >= 1) that bit t of C[i]
+    selects (0 for an empty slot), from slot m-1 down; the last 64 slots solved are kept in a
+    ring of 128 uint64 (slots at or beyond m read 0), each slot packed into word i w / 64 at bit
+    (i w) mod 64 (w = ``width`` in 8 / 16 / 32 / 64)."""
+    Z = np.zeros(m * width // 64, dtype=np.uint64)
+    ring = np.zeros(128, dtype=np.uint64)
+    per = 64 // width
+    for i in range(m - 1, -1, -1):
+        ci = C[i]
+        v = U64(0)
+        if ci != U64(0):
+            v = U64(R[i])
+            rest = ci >> U64(1)
+            while rest != U64(0):
+                t = np.int64(cttz64(rest))  # type: ignore[call-arg]
+                v ^= ring[(i + 1 + t) & 127]
+                rest &= rest - U64(1)
+        ring[i & 127] = v
+        Z[i // per] |= v << U64((i % per) * width)
+    return Z
+
+
+@jit_inline
+def _solution(C: np.ndarray, R: np.ndarray, m: Any, c: Any, width: Any) -> np.ndarray:
+    """Z in the columns layout (``width`` 0) or the rows layout (``width`` = c)."""
+    if width:
+        return _back_rows(C, R, m, width)
+    return _back_substitute(C, R, m, c)
+
+
+@jit_inline
 def _by_bucket(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counting sort of the keys by 64-slot block of their start (nb + 1 counters: the scatter
     moves through nb write fronts): (h1 sorted, values sorted, ends) with block b's keys at
@@ -185,10 +224,10 @@ def _bucket_order(sh: np.ndarray, sv: np.ndarray, lo: Any, hi: Any, salt: np.uin
 
 @jit_inline
 def _setup(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tuple[
-        np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """What both builds start from: the keys sorted by block (:func:`_by_bucket`), buffers for
-    the largest block and 65 offset counters (:func:`_bucket_order`), rows C[m] and right-hand
-    sides R[m]."""
+    the largest block and 65 offset counters (:func:`_bucket_order`) and the rows C[m] (the
+    right-hand sides R[m] are the caller's zeroed array: uint32 when c <= 32, see :func:`rhs`)."""
     sh, sv, pos = _by_bucket(h1s, vals, salt, m)
     big = 1
     for b in range(m // 64):
@@ -196,12 +235,17 @@ def _setup(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tuple[
     th = np.empty(big, dtype=np.uint64)
     tv = np.empty(big, dtype=np.uint64)
     cnt = np.zeros(65, dtype=np.int64)
-    return sh, sv, pos, th, tv, cnt, np.zeros(m, dtype=np.uint64), np.zeros(m, dtype=np.uint64)
+    return sh, sv, pos, th, tv, cnt, np.zeros(m, dtype=np.uint64)
+
+
+def rhs(m: int, c: int) -> np.ndarray:
+    """The zeroed right-hand sides R[m] of a build: 4 bytes per slot when c <= 32, else 8."""
+    return np.zeros(m, dtype=np.uint32 if c <= 32 else np.uint64)
 
 
 @jit_read
 def rb_build_bumped(
-    h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int
+    h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int, width: int, R: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """One layer of bumped ribbon (BuRR, Dillinger et al. SEA 2022, with a one-byte threshold per
     bucket): buckets of 64 start positions, solved left to right; in each bucket the keys are
@@ -214,12 +258,13 @@ def rb_build_bumped(
 
     Keys are counting-sorted by block (:func:`_by_bucket`), then each block by offset
     (:func:`_bucket_order`). Returns (Z, thresholds, h1 and values of the bumped keys, repeated
-    keys): when a key's h1 repeats, nothing is solved (Z empty) and the count says how many."""
+    keys): when a key's h1 repeats, nothing is solved (Z empty) and the count says how many.
+    Z in the layout of ``width`` (module docstring)."""
     nv = vals.shape[0]
     nb = m // 64
     starts = U64(m - 63)
     cmask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    sh, sv, pos, th, tv, cnt, C, R = _setup(h1s, vals, salt, m)
+    sh, sv, pos, th, tv, cnt, C = _setup(h1s, vals, salt, m)
     thr = np.zeros(nb, dtype=np.uint8)
     cap = h1s.shape[0] // 8 + 64
     bh = np.empty(cap, dtype=np.uint64)
@@ -269,20 +314,22 @@ def rb_build_bumped(
                 break
     sh = np.empty(0, dtype=np.uint64)  # the sorted keys are done with: freed before Z is made
     sv = np.empty(0, dtype=np.uint64)
-    return _back_substitute(C, R, m, c), thr, bh[:nbumped].copy(), bv[:nbumped].copy() if nv else bv, 0
+    return _solution(C, R, m, c, width), thr, bh[:nbumped].copy(), bv[:nbumped].copy() if nv else bv, 0
 
 
 @jit_read
-def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int) -> tuple[np.ndarray, int]:
+def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int, width: int,
+             R: np.ndarray) -> tuple[np.ndarray, int]:
     """Standard ribbon: band every key's row (keys counting-sorted by 64-slot block, each block
     by offset), then back-substitute. Returns (Z, status): 0 = solved, 1 = no solution (a row
     reduced to 0 = 1), 2 = a key's h1 repeats (Z empty for 1 and 2). A row that reduces to
-    0 = 0 is solved as it is. ``vals`` are uint64 values (empty: every value 0, a filter)."""
+    0 = 0 is solved as it is. ``vals`` are uint64 values (empty: every value 0, a filter); Z in
+    the layout of ``width`` (module docstring)."""
     nv = vals.shape[0]
     nb = m // 64
     starts = U64(m - 63)
     cmask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    sh, sv, pos, th, tv, cnt, C, R = _setup(h1s, vals, salt, m)
+    sh, sv, pos, th, tv, cnt, C = _setup(h1s, vals, salt, m)
     for b in range(nb):
         lo = pos[b - 1]
         hi = pos[b]
@@ -296,7 +343,7 @@ def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int)
                 return np.zeros(0, dtype=np.uint64), 1
     sh = np.empty(0, dtype=np.uint64)  # freed before Z is made
     sv = np.empty(0, dtype=np.uint64)
-    return _back_substitute(C, R, m, c), 0
+    return _solution(C, R, m, c, width), 0
 
 
 @jit_read
@@ -338,6 +385,48 @@ def rb_query(
             g = U64(0)
             for j in range(c):
                 g |= (ctpop64((Z[b0 + j] & lo) ^ (Z[b1 + j] & hi)) & U64(1)) << U64(j)
+            g ^= rb_fp(h, c)
+            out[k] = g if g >> U64(vbits) == U64(0) else U64(miss)
+            break
+
+
+@jit_read
+def rb_query_rows(
+    h1s: np.ndarray, Z: np.ndarray, soff: np.ndarray, thr: np.ndarray, toff: np.ndarray, ms: np.ndarray,
+    salts: np.ndarray, c: int, vbits: int, miss: int, out: np.ndarray,
+) -> None:
+    """:func:`rb_query` on the rows layout: ``Z`` is the solution viewed as c-bit slots (uint8 /
+    16 / 32 / 64), layer l's slots start at ``soff[l]``; a key XORs the 64 slots from its start
+    that its coefficient selects (branch-free: each slot ANDed with the mask of its bit, in two
+    halves of 32 bits, a loop LLVM vectorises). The first layer's 64 slots of key i + PREFETCH
+    are prefetched (one prefetch per cache line) while key i is answered."""
+    n = h1s.shape[0]
+    layers = ms.shape[0]
+    m0 = U64(ms[0] - 63)
+    step = 512 // c  # slots per cache line
+    for i in range(n + PREFETCH):
+        if i < n:
+            s = np.int64(mulhi64(rb_hash(h1s[i], salts[0]), m0))  # type: ignore[call-arg]
+            for q in range(s, s + 64, step):
+                prefetch(Z, q)
+            prefetch(Z, s + 63)
+        k = i - PREFETCH
+        if k < 0:
+            continue
+        for lay in range(layers):
+            h = rb_hash(h1s[k], salts[lay])
+            s = np.int64(mulhi64(h, U64(ms[lay] - 63)))  # type: ignore[call-arg]
+            if toff[lay + 1] > toff[lay] and lay + 1 < layers and (s & 63) < thr[toff[lay] + (s >> 6)]:
+                continue
+            cf = rb_coef(h)
+            base = soff[lay] + s
+            lo32 = np.uint32(cf & U64(0xFFFFFFFF))
+            hi32 = np.uint32(cf >> U64(32))
+            g = U64(0)
+            for t in range(32):
+                g ^= U64(Z[base + t]) & (U64(0) - U64((lo32 >> np.uint32(t)) & np.uint32(1)))
+            for t in range(32):
+                g ^= U64(Z[base + 32 + t]) & (U64(0) - U64((hi32 >> np.uint32(t)) & np.uint32(1)))
             g ^= rb_fp(h, c)
             out[k] = g if g >> U64(vbits) == U64(0) else U64(miss)
             break

@@ -24,7 +24,9 @@ What this is and is not
 * Static: ``set`` / ``update`` / ``insert`` / ``remove`` raise UpdateNotSupportedError; freeze an
   updatable :class:`GeometricFilter` with :meth:`RibbonRetrieval.from_table`
   (``GeometricFilter.to_static(keys)``).
-* c = V + E <= 64.
+* c = V + E <= 64. When c is 8, 16, 32 or 64 the solution is stored by rows (slot i is the
+  c-bit word i: a query reads 64 consecutive slots, 4 - 5 cache lines at c = 32), otherwise by
+  interleaved columns (2 c words of 64 bits per query); the saved ``layout`` parameter says which.
 """
 
 from __future__ import annotations
@@ -86,13 +88,23 @@ up about 99.97 % full (measured at 10^6 keys)."""
 MAX_LAYERS = 64
 LAYER_SLOTS = ListOf(Int(64, 1 << 50), 1, MAX_LAYERS)
 LAYER_SALTS = ListOf(Int(0, 1 << 32), 1, MAX_LAYERS)
+ROW_WIDTHS = (8, 16, 32, 64)
+"""c of a solution stored by rows (one slot per c-bit word); other c are stored by columns."""
+LAYOUT = Options("columns", "rows")
+_ROW_DTYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def row_width(c: int) -> int:
+    """The ``width`` of the builds for a c-bit solution: c when it is stored by rows, else 0 (columns)."""
+    return c if c in ROW_WIDTHS else 0
 
 
 @dataclass
 class Layers:
     """The solved system: layer l has ``slots[l]`` slots (a multiple of 64), ``salts[l]``, words
     ``Z[zoff[l]:zoff[l + 1]]`` and, for the first ``bumped`` layers, one threshold byte per
-    bucket of 64 slots ``thr[toff[l]:toff[l + 1]]``."""
+    bucket of 64 slots ``thr[toff[l]:toff[l + 1]]``. ``width`` 0: Z by columns, else by rows of
+    ``width`` = c bits (:mod:`._ribbon_kernels`); both take sum(slots) c / 64 words."""
 
     slots: list[int]
     salts: list[int]
@@ -100,6 +112,7 @@ class Layers:
     Z: np.ndarray
     thr: np.ndarray
     attempts: int = 0
+    width: int = 0
 
     def offsets(self, c: int) -> tuple[np.ndarray, np.ndarray]:
         zoff = np.concatenate([[0], np.cumsum([m // 64 * c for m in self.slots])]).astype(np.int64)
@@ -109,7 +122,7 @@ class Layers:
     def copy(self) -> Layers:
         """An independent copy (the solution aligned like the original)."""
         return Layers(list(self.slots), list(self.salts), self.bumped, aligned_copy(self.Z), self.thr.copy(),
-                      self.attempts)
+                      self.attempts, self.width)
 
     def bits(self, c: int) -> int:
         """Bits of the solution and the thresholds."""
@@ -117,7 +130,7 @@ class Layers:
 
 
 def solve(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None, attempts: int, owner: str,
-          dedupe: Any, bumped: bool) -> tuple[Layers, np.ndarray, np.ndarray]:
+          dedupe: Any, bumped: bool, width: int = 0) -> tuple[Layers, np.ndarray, np.ndarray]:
     """Band and solve: (layers, h1, vals) after ``dedupe``; ``vals`` may be empty (every value 0:
     a filter).
 
@@ -127,9 +140,10 @@ def solve(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None, atte
     (``attempts`` in all) and finally BloomkitError naming the slack. ``dedupe(h1, vals) ->
     (h1, vals)`` is called when the first layer finds a repeated h1 (a key given twice): it
     removes repeated keys or raises by the caller's policy, and the build starts again. A row
-    implied by the others (0 = 0) is solved as it is: no restart."""
+    implied by the others (0 = 0) is solved as it is: no restart. ``width``: the layout of Z
+    (0 columns, c rows)."""
     for _ in range(2):
-        layers = _solve_once(h1, vals, c, overhead, attempts, owner, bumped)
+        layers = _solve_once(h1, vals, c, overhead, attempts, owner, bumped, width)
         if layers is not None:
             return layers, h1, vals
         h1, vals = dedupe(h1, vals)
@@ -137,7 +151,7 @@ def solve(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None, atte
 
 
 def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None, attempts: int, owner: str,
-                bumped: bool) -> Layers | None:
+                bumped: bool, width: int) -> Layers | None:
     """The layers of one build, or None when a key repeats."""
     slots: list[int] = []
     salts: list[int] = []
@@ -145,7 +159,7 @@ def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None
     thrs: list[np.ndarray] = []
     while bumped and len(h1) >= BUMP_MIN and len(slots) < MAX_LAYERS - 1:
         m = 64 * max(2, int(len(h1) * BUMP_LOAD) // 64)
-        Z, thr, h1, vals, dups = RK.rb_build_bumped(h1, vals, np.uint64(len(slots)), m, c)
+        Z, thr, h1, vals, dups = RK.rb_build_bumped(h1, vals, np.uint64(len(slots)), m, c, width, RK.rhs(m, c))
         if dups:
             return None
         slots.append(m)
@@ -157,7 +171,7 @@ def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None
         eps = default_overhead(len(h1)) if overhead is None else overhead
         m = _slots(len(h1), eps)
         for salt in range(nb, nb + attempts):
-            Z, status = RK.rb_build(h1, vals, np.uint64(salt), m, c)
+            Z, status = RK.rb_build(h1, vals, np.uint64(salt), m, c, width, RK.rhs(m, c))
             tries += 1
             if status == 2:
                 return None
@@ -171,16 +185,21 @@ def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None
                 f"{owner}: the ribbon system of {len(h1)} keys in {m} slots (eps = {eps:.3g}) "
                 f"had no solution in {attempts} attempts; raise overhead (or max_attempts)")
     thr = np.concatenate(thrs) if thrs else np.zeros(0, np.uint8)
-    return Layers(slots, salts, nb, np.concatenate(Zs) if len(Zs) > 1 else Zs[0], thr, tries)
+    return Layers(slots, salts, nb, np.concatenate(Zs) if len(Zs) > 1 else Zs[0], thr, tries, width)
 
 
 KernelArgs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def kernel_args(layers: Layers, c: int) -> KernelArgs:
-    """The arguments of :func:`rb_query` before ``c``: solution, offsets, thresholds, slots, salts."""
+    """The arguments of :func:`rb_query` (columns) or :func:`rb_query_rows` (rows: Z viewed as
+    c-bit slots, offsets in slots) before ``c``: solution, offsets, thresholds, slots, salts."""
     zoff, toff = layers.offsets(c)
-    return layers.Z, zoff, layers.thr, toff, np.array(layers.slots, np.int64), np.array(layers.salts, np.uint64)
+    Z = layers.Z
+    if layers.width:
+        Z = Z.view(_ROW_DTYPES[layers.width])
+        zoff = np.concatenate([[0], np.cumsum(layers.slots)]).astype(np.int64)
+    return Z, zoff, layers.thr, toff, np.array(layers.slots, np.int64), np.array(layers.salts, np.uint64)
 
 
 def _slots(n: int, eps: float) -> int:
@@ -211,10 +230,11 @@ class RibbonRetrieval(StaticLookup):
     _PARAMS: ClassVar[Any] = {
         "value_bits": VALUE_BITS, "error_bits": ERROR_BITS, "fpr": FPR, "layer_slots": LAYER_SLOTS,
         "layer_salts": LAYER_SALTS, "bumped_layers": Int(0, MAX_LAYERS), "count": Int(0), "key_types": KEY_TYPES,
+        "layout": LAYOUT,
     }
     _ARRAYS: ClassVar[Any] = {"solution": ArraySpec("<u8"), "thresholds": ArraySpec("|u1", optional=True, hi=64),
                               **LABEL_ARRAYS}
-    _PROBES_PER_KEY: ClassVar[int] = 2  # 2 blocks of c words per key (per layer asked)
+    _PROBES_PER_KEY: ClassVar[int] = 2  # 64 slots per key (per layer asked): 2 blocks of c words, or 64 c-bit rows
     _FROZEN: ClassVar[str] = ("a ribbon table cannot be changed after it is solved (every slot is shared by the "
                               "keys' equations)")
 
@@ -225,8 +245,9 @@ class RibbonRetrieval(StaticLookup):
         self.fpr = 2.0**-16
         self._count = 0
         self._dups = 0
-        self._set_layers(Layers([64], [0], 0, aligned_zeros(self.value_bits + self.error_bits, np.uint64,
-                                                              "the ribbon solution"), np.zeros(0, np.uint8)))
+        c = self.value_bits + self.error_bits
+        self._set_layers(Layers([64], [0], 0, aligned_zeros(c, np.uint64, "the ribbon solution"),
+                                np.zeros(0, np.uint8), 0, row_width(c)))
 
     def _set_layers(self, layers: Layers) -> None:
         self._c = self.value_bits + self.error_bits
@@ -278,9 +299,10 @@ class RibbonRetrieval(StaticLookup):
         RibbonRetrieval
 
         Complexity: O(n) expected per layer (a row XORs O(1) earlier rows in expectation) plus the
-        back-substitution, c parities per slot; working memory about 16 bytes per key (the keys
-        sorted by block) and 16 per slot (rows, right-hand sides) beside the keys' hashes and
-        values (measured: 37 bytes per key beyond the input and the table at 10^6 keys).
+        back-substitution (columns: c parities per slot; rows: a XOR per set bit of the slot's
+        row); working memory about 16 bytes per key (the keys sorted by block) and 12 per slot (rows, right-hand sides; 16 when c > 32) beside the keys'
+        hashes (measured: 33.5 bytes per key beyond the input and the table at 10^6 and 10^7 keys,
+        c = 32).
         """
         owner = f"{_OWNER}.build"
         dup = ON_DUPLICATE(on_duplicate, "on_duplicate", owner)
@@ -311,7 +333,7 @@ class RibbonRetrieval(StaticLookup):
             box["keys"], box["dups"] = k2, d
             return h2, v2
 
-        layers, h1, _vals = solve(h1, vals, v + eb, eps, attempts, owner, dedupe, bump)
+        layers, h1, _vals = solve(h1, vals, v + eb, eps, attempts, owner, dedupe, bump, row_width(v + eb))
         return cls._made(layers, len(h1), v, eb, e, sd, codec, tags, box["dups"])
 
     @classmethod
@@ -373,13 +395,13 @@ class RibbonRetrieval(StaticLookup):
             return h2, v2
 
         codec = None if table.codec is None else table.codec.copy()
-        layers, h1, _vals = solve(h1, ids, v + eb, eps, attempts, owner, dedupe, bump)
+        layers, h1, _vals = solve(h1, ids, v + eb, eps, attempts, owner, dedupe, bump, row_width(v + eb))
         return cls._made(layers, len(h1), v, eb, e, table.seed, codec, tags, box["dups"])
 
     # ------------------------------------------------------------------ queries
     def _query(self, h1: np.ndarray) -> np.ndarray:
         out = np.empty(len(h1), dtype=np.uint64)
-        RK.rb_query(h1, *self._kargs, self._c, self.value_bits, 0, out)
+        (RK.rb_query_rows if self._layers.width else RK.rb_query)(h1, *self._kargs, self._c, self.value_bits, 0, out)
         return out
 
     def clear(self) -> None:
@@ -433,7 +455,8 @@ class RibbonRetrieval(StaticLookup):
         """Parameters, sizes, overhead over the bound V + log2(1/e), predicted rate. Complexity: O(1)."""
         bound = self.value_bits + math.log2(1.0 / self.fpr)
         return {**self._info_common(), "num_slots": self.num_slots, "layers": len(self._layers.slots),
-                "bumped_layers": self._layers.bumped, "ribbon_width": 64, "bound_bits_per_key": bound,
+                "bumped_layers": self._layers.bumped, "ribbon_width": 64,
+                "layout": "rows" if self._layers.width else "columns", "bound_bits_per_key": bound,
                 "bits_per_key_over_bound": self.bits_per_key() / bound, "predicted_fpr": self.predicted_fpr()}
 
     def __repr__(self) -> str:
@@ -454,7 +477,7 @@ class RibbonRetrieval(StaticLookup):
         params = {
             "value_bits": self.value_bits, "error_bits": self.error_bits, "fpr": self.fpr,
             "layer_slots": list(lay.slots), "layer_salts": list(lay.salts), "bumped_layers": lay.bumped,
-            "count": self._count, "key_types": list(self.key_types),
+            "count": self._count, "key_types": list(self.key_types), "layout": "rows" if lay.width else "columns",
         }
         arrays = {"solution": lay.Z, **self._label_arrays()}
         if len(lay.thr):
@@ -466,7 +489,10 @@ class RibbonRetrieval(StaticLookup):
         v, eb = params["value_bits"], params["error_bits"]
         if v + eb > MAX_CHECK_BITS:
             raise FormatError(f"{_OWNER}: value_bits + error_bits = {v + eb} exceeds {MAX_CHECK_BITS}")
-        layers = read_layers(params, arrays, v + eb, _OWNER)
+        if params["layout"] == "rows" and v + eb not in ROW_WIDTHS:
+            raise FormatError(f"{_OWNER}: a solution stored by rows needs value_bits + error_bits in {ROW_WIDTHS}; "
+                              f"got {v + eb}")
+        layers = read_layers(params, arrays, v + eb, _OWNER, v + eb if params["layout"] == "rows" else 0)
         t = cls.__new__(cls)
         t.seed, t.value_bits, t.error_bits, t.fpr = seed, v, eb, params["fpr"]
         t._count, t._dups = params["count"], 0
@@ -485,10 +511,13 @@ def _check_layers(lay: Layers, c: int) -> None:
         raise InvariantError("lay.Z.dtype == np.uint64 and len(lay.Z) == sum(m // 64 for m in lay.slots) * c")
     if not (lay.thr.dtype == np.uint8 and len(lay.thr) == sum(m // 64 for m in lay.slots[: lay.bumped])):
         raise InvariantError("lay.thr.dtype == np.uint8 and len(lay.thr) == sum(m // 64 for m in lay.slots[: lay.bumped])")
+    if not (lay.width in (0, c) and (lay.width == 0 or c in ROW_WIDTHS)):
+        raise InvariantError("lay.width in (0, c) and (lay.width == 0 or c in ROW_WIDTHS)")
 
 
-def read_layers(params: dict[str, Any], arrays: dict[str, np.ndarray], c: int, owner: str) -> Layers:
-    """The layers of a saved ribbon (sizes checked against the arrays: FormatError)."""
+def read_layers(params: dict[str, Any], arrays: dict[str, np.ndarray], c: int, owner: str, width: int = 0) -> Layers:
+    """The layers of a saved ribbon (sizes checked against the arrays: FormatError); ``width``:
+    the layout of its solution (0 columns, c rows)."""
     slots, salts, nb = params["layer_slots"], params["layer_salts"], params["bumped_layers"]
     if len(slots) != len(salts) or nb > len(slots) or any(m % 64 for m in slots):
         raise FormatError(f"{owner}: inconsistent layers (slots {slots}, salts {salts}, {nb} bumped)")
@@ -500,4 +529,4 @@ def read_layers(params: dict[str, Any], arrays: dict[str, np.ndarray], c: int, o
     if len(Z) != want_z or len(thr) != want_t:
         raise FormatError(f"{owner}: the 'solution' / 'thresholds' arrays must hold {want_z} words / {want_t} bytes; "
                           f"got {len(Z)} / {len(thr)}")
-    return Layers(list(slots), list(salts), nb, Z, thr)
+    return Layers(list(slots), list(salts), nb, Z, thr, 0, width)
