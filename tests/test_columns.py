@@ -184,3 +184,34 @@ def test_unsized_or_endless_batches_are_refused_without_iterating(batch):
     assert not bf
     with pytest.raises(InvalidParameterError, match="'points' parameter of f"):  # rows of vectors too
         as_matrix(batch, "points", "f")
+
+
+@pytest.mark.parametrize("kind", ["numpy", "arrow", "list"])
+def test_keys_go_through_the_front_door_once(kind, monkeypatch):
+    """A batch method converts its keys once (:class:`KeyBatch` from ``key_source``); the
+    chunks below it are slices of that batch, never converted or typed again."""
+    import bloomkit._engine.hashing as H
+    import bloomkit._engine.parallel as P
+    from bloomkit._engine.columns import KeyBatch
+
+    n = 3 * P.CHUNK + 17  # several chunks, and several threads' slices
+    ints = np.arange(n, dtype=np.int64)
+    keys = {"numpy": ints, "arrow": pa.array([str(i) for i in range(n)]), "list": [str(i) for i in range(n)]}[kind]
+    calls = {"as_keys": 0, "key_tags": 0}
+
+    def counting(name, fn):
+        def wrapper(*a, **kw):
+            calls[name] += 1
+            return fn(*a, **kw)
+        return wrapper
+
+    monkeypatch.setattr(P, "as_keys", counting("as_keys", P.as_keys))
+    monkeypatch.setattr(H, "as_keys", counting("as_keys", H.as_keys))
+    monkeypatch.setattr(P, "key_tags", counting("key_tags", P.key_tags))
+    f = BloomFilter(n, 0.01)
+    f.add_many(keys)
+    assert calls["as_keys"] == 1
+    assert calls["key_tags"] == (kind != "list")  # a list's types are found while hashing it
+    assert f.contains_many(keys).all()
+    b = KeyBatch(ints, 16)
+    assert len(b) == n and len(b.slice(5, 9)) == 4 and b.slice(5, 9).tags == 16 and b.nbytes == ints.nbytes

@@ -335,34 +335,35 @@ def _add_ordered(self: Any, keys: Any) -> None:
     bounded on a filter larger than memory). Bit for bit the plain path's result; a bad key
     raises before anything is set, as there."""
     from . import _mapped_kernels as MK
-    from ._engine.columns import as_keys, slice_keys
-    from ._engine.parallel import _refuse_nan, batch_writer, hash_source
+    from ._engine.columns import KeyBatch
+    from ._engine.parallel import _refuse_nan, batch_writer, hashes_of, key_source
 
     m: _Mapping = self._mapping
     c: Any = None
     if hasattr(self, "_counters"):  # CountingBloomFilter: a list or array hashed whole first (as today)
         c = self._counters
-        src, tags = self._hash(keys)
-        hash_chunk: Any = _same
+        h_all, tags = self._hash(keys)
+        batch = KeyBatch(h_all, tags, hashed=True)
+        hash_chunk: Any = hashes_of
         k, arr, unit, mod = self._num_hashes, c.data, c.width, c.m64
     elif hasattr(self, "_bits"):  # BloomFilter
-        src, hash_chunk, tags = hash_source(as_keys(keys, "keys", f"{type(self).__name__}.add_many"), self._hash)
-        _refuse_nan(src, hash_chunk)
+        batch, hash_chunk = key_source(keys, self._hash, f"{type(self).__name__}.add_many")
+        _refuse_nan(batch, hash_chunk)
         k, arr, unit, mod = self._num_hashes, self._bits.words, 1, self._bits.m64
     else:  # SplitBlockBloomFilter: one block of one region per key
-        src, hash_chunk, tags = self._batch(keys, "add_many")
+        batch, hash_chunk = self._batch(keys, "add_many")
         if self.mode == "native":
-            _refuse_nan(src, hash_chunk)
+            _refuse_nan(batch, hash_chunk)
         insert = self._kernels()[0]
         k, arr, unit, mod = 1, self._words, 64, self._B64
-    n = len(src)
+    n = len(batch)
     shift = _REGION_LOG2 + 3 - (unit.bit_length() - 1)  # positions per region: 1 MiB of storage
     nreg = -(-arr.nbytes >> _REGION_LOG2)
     chunks = -(-n * k // max(1 << 16, min(ORDERED_POSITIONS, m.size // 16)))
     over = False
     with batch_writer(self):  # the split-block insert releases the GIL: single-key adds wait
         for j in range(chunks):
-            h = hash_chunk(slice_keys(src, n * j // chunks, n * (j + 1) // chunks))
+            h = hash_chunk(batch.slice(n * j // chunks, n * (j + 1) // chunks))
             if unit == 64:
                 starts, hs = MK.order_blocks(h, mod, self.mode == "native", shift, nreg)
                 for g0, g1 in _sweep(m, arr, starts):
@@ -377,7 +378,7 @@ def _add_ordered(self: Any, keys: Any) -> None:
                     over = True
     if over:
         c.overflowed = True
-    self._note_keys(tags)
+    self._note_keys(batch.tags)
     self._count_adds(n, 2)
 
 
@@ -387,23 +388,22 @@ def _contains_ordered(self: Any, keys: Any) -> np.ndarray:
     once read, so a query of a filter larger than memory reads each page at most once per
     chunk and leaves no resident pages behind. The same answers as the plain path."""
     from . import _mapped_kernels as MK
-    from ._engine.columns import as_keys, slice_keys
-    from ._engine.parallel import hash_source
+    from ._engine.parallel import key_source
 
     m: _Mapping = self._mapping
-    src, hash_chunk, tags = hash_source(as_keys(keys, "keys", f"{type(self).__name__}.contains_many"), self._hash)
-    self._foreign_keys(tags, 2)
+    batch, hash_chunk = key_source(keys, self._hash, f"{type(self).__name__}.contains_many")
+    self._foreign_keys(batch.tags, 2)
     k, words, mod = self._num_hashes, self._bits.words, self._bits.m64
     shift, nreg = _REGION_LOG2 + 3, -(-words.nbytes >> _REGION_LOG2)
-    n = len(src)
+    n = len(batch)
     out = np.ones(n, dtype=np.bool_)
     chunks = -(-n * k // max(1 << 16, min(ORDERED_POSITIONS // 2, m.size // 32)))
     for j in range(chunks):
         a, b = n * j // chunks, n * (j + 1) // chunks
         try:
-            h = hash_chunk(slice_keys(src, a, b))
+            h = hash_chunk(batch.slice(a, b))
         except InvalidParameterError:
-            hash_chunk(src)  # the error with its position in the whole batch
+            hash_chunk(batch)  # the error with its position in the whole batch
             raise
         starts, offs, idx = MK.order_probes(h, k, mod, shift, nreg, True)
         del h
@@ -411,10 +411,6 @@ def _contains_ordered(self: Any, keys: Any) -> np.ndarray:
         for g0, g1 in _sweep(m, words, starts):
             MK.test_ordered(words, starts, offs, idx, shift, g0, g1, part)
     return out
-
-
-def _same(x: Any) -> Any:
-    return x
 
 
 class Mappable:

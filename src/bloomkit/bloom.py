@@ -20,7 +20,6 @@ from ._engine.boundary import (
     FilterCore,
     check_storage,
 )
-from ._engine.columns import as_keys
 from ._engine.hashing import (
     HASH_XXH64,
     TAG_INT,
@@ -39,7 +38,7 @@ from ._engine.hashing import (
 )
 from ._engine.lazy import kernels as K
 from ._engine.lazy import probes as P
-from ._engine.parallel import add_chunked, core_rebind, hash_source, query_chunked
+from ._engine.parallel import add_chunked, core_rebind, key_source, query_chunked
 from ._engine.storage import BitArray, CounterArray
 from ._format import ArraySpec, Persistable
 from ._mapped import Mappable
@@ -324,27 +323,25 @@ class BloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWatch, Mappab
         end (private arrays take at most a fifth of the batch's bytes). A bad key (NaN, None, an unsupported type) raises before any bit is
         set. An empty batch changes nothing.
         """
-        keys = as_keys(keys, "keys", f"{type(self).__name__}.add_many")
+        batch, hash_chunk = key_source(keys, self._hash, f"{type(self).__name__}.add_many")
         bits = self._bits  # words and m of one storage object (a concurrent fold replaces both)
         words, k, m = bits.words, self._num_hashes, bits.m64
-        src, hash_chunk, tags = hash_source(keys, self._hash)
         insert = P.dh_set if self._dh else K.bits_set_nogil
-        add_chunked(src, hash_chunk, lambda target, h: insert(target, h, k, m), words, self, probes_per_key=k)
-        self._note_keys(tags)
-        self._count_adds(len(src), 2)
+        add_chunked(batch, hash_chunk, lambda target, h: insert(target, h, k, m), words, self, probes_per_key=k)
+        self._note_keys(batch.tags)
+        self._count_adds(len(batch), 2)
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key of a batch. Complexity: O(n k).
 
         Hashed and tested a chunk at a time (no array of all hashes for numpy / pyarrow
         batches), large batches on several threads (read-only, no copies)."""
-        keys = as_keys(keys, "keys", f"{type(self).__name__}.contains_many")
+        batch, hash_chunk = key_source(keys, self._hash, f"{type(self).__name__}.contains_many")
         bits = self._bits
         words, k, m = bits.words, self._num_hashes, bits.m64
-        src, hash_chunk, tags = hash_source(keys, self._hash)
-        self._foreign_keys(tags, 2)
+        self._foreign_keys(batch.tags, 2)
         test = P.dh_test if self._dh else K.bits_test
-        return query_chunked(src, lambda part: test(words, hash_chunk(part), k, m))
+        return query_chunked(batch, lambda part: test(words, hash_chunk(part), k, m))
 
     # -- folding (document 003) ---------------------------------------------------------------
     def fold(self, factor: int) -> None:

@@ -404,9 +404,9 @@ def _probe(col: _Column, filters: list[SplitBlockBloomFilter | None], values: An
            owner: str) -> np.ndarray:
     key = (col.physical_type, col.type_length, str(col.arrow_type))
     if key not in cache:
-        phys, hash_fn, _t = plain_source(values, col.physical_type, col.type_length, col.arrow_type,
-                                         name="values", owner=owner)
-        cache[key] = hash_fn(phys)
+        batch, hash_fn = plain_source(values, col.physical_type, col.type_length, col.arrow_type,
+                                      name="values", owner=owner)
+        cache[key] = hash_fn(batch)
     h = cache[key]
     out = np.ones((len(filters), len(h)), dtype=bool)
     done: dict[int, np.ndarray] = {}  # a filter shared by row groups is asked once

@@ -17,25 +17,24 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from . import theory
-from ._engine.columns import as_keys
+from ._engine.columns import KeyBatch
 from ._engine.hashing import (
     HASH_XXH64,
     KeyTypesMixin,
     check_seed,
     hash64_tag,
     hash_keys,
-    key_tags,
     key_type_mask,
     key_type_names,
 )
 from ._engine.lazy import kernels as K
-from ._engine.parallel import hash_batch, map_ranges, ranges
+from ._engine.parallel import hash_batch, key_source, map_ranges, ranges
 from ._format import ArraySpec, Persistable
 from ._validation import (
     CAPACITY,
@@ -355,25 +354,22 @@ class ScalableBloomFilter(KeyTypesMixin, FilterWatch, Persistable):
             self._note_keys(1 << tag)
 
     # -- batches ------------------------------------------------------------------------------
+    def _batch(self, keys: Any, what: str) -> tuple[KeyBatch, Callable[[KeyBatch], np.ndarray]]:
+        """The front door of a batch method (:func:`bloomkit._engine.parallel.key_source`)."""
+        owner = f"{type(self).__name__}.{what}"
+        return key_source(keys, lambda ks: hash_keys(ks, self.seed, owner=owner), owner)
+
     def add_many(self, keys: Any) -> None:
         """Insert a batch (list, numpy, pyarrow, pandas or polars; by position), key by key in
         order: the result is that of :meth:`add` on each key. Large batches are hashed on
         several threads before the lock is taken. A bad key raises before any key is added.
 
         Complexity: O(n k) per slice."""
-        owner = f"{type(self).__name__}.add_many"
-        keys = as_keys(keys, "keys", owner)
-        found = [key_tags(keys) or 0]
-
-        def hash_part(part: Any) -> np.ndarray:
-            h, tags = hash_keys(part, self.seed, owner=owner)
-            found[0] |= tags
-            return h
-
-        h = hash_batch(keys, hash_part)[0]
+        batch, hash_chunk = self._batch(keys, "add_many")
+        h = hash_batch(batch, hash_chunk)[0]
         with self._lock:
             self._insert(h)
-            self._note_keys(found[0])
+            self._note_keys(batch.tags)
 
     def _insert(self, h: np.ndarray) -> None:
         """Insert hashed keys in order (the caller holds the lock). Only the last slice takes
@@ -410,19 +406,11 @@ class ScalableBloomFilter(KeyTypesMixin, FilterWatch, Persistable):
         """Bool array: membership of every key of a batch. Complexity: O(n k) per slice.
 
         Large batches are hashed and tested on several threads (read-only)."""
-        owner = f"{type(self).__name__}.contains_many"
-        keys = as_keys(keys, "keys", owner)
+        batch, hash_chunk = self._batch(keys, "contains_many")
+        self._foreign_keys(batch.tags, 2)
         series = self._series  # held until the kernels return: the words stay alive
         table = series[1]
-        found = [key_tags(keys) or 0]
-
-        def hash_part(part: Any) -> np.ndarray:
-            h, tags = hash_keys(part, self.seed, owner=owner)
-            found[0] |= tags
-            return h
-
-        _h, _parts, hits = hash_batch(keys, hash_part, lambda h, lo, hi: K.series_test(table, h[lo:hi]))
-        self._foreign_keys(found[0], 2)
+        _h, _parts, hits = hash_batch(batch, hash_chunk, lambda h, lo, hi: K.series_test(table, h[lo:hi]))
         return hits[0] if len(hits) == 1 else np.concatenate(hits)
 
     def clear(self) -> None:

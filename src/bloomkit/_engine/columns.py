@@ -39,6 +39,7 @@ from .._validation import param_error, safe_repr
 from ..errors import InvalidParameterError
 
 __all__ = [
+    "KeyBatch",
     "as_keys",
     "sized_items",
     "as_matrix",
@@ -612,6 +613,44 @@ def slice_keys(keys: Any, lo: int, hi: int) -> Any:
     if _module(keys) == "pyarrow":
         return keys.slice(lo, hi - lo)
     return keys[lo:hi]
+
+
+class KeyBatch:
+    """A canonical batch of keys on its way down the engine: made once at the front door
+    (:func:`bloomkit._engine.parallel.key_source`), then only sliced, so no layer below asks
+    again what the keys are, how many, or how to cut them.
+
+    ``data`` is what :func:`as_keys` returns (a numpy / pyarrow batch, or a list), or the
+    uint64 hashes of a list (``hashed``: the door hashes a list whole, so a bad key raises
+    before anything changes, and passes its hashes down); ``tags`` the mask of its key types (read from the type once, or found
+    while hashing the list); ``len()`` its number of keys; :meth:`slice` a zero-copy slice
+    that keeps ``tags`` and ``hashed``; :attr:`nbytes` the bytes ``data`` occupies.
+
+    >>> b = KeyBatch(np.arange(10), 16)
+    >>> part = b.slice(2, 5)
+    >>> len(part), part.data.tolist(), part.tags, part.hashed
+    (3, [2, 3, 4], 16, False)
+    """
+
+    __slots__ = ("data", "tags", "hashed")
+
+    def __init__(self, data: Any, tags: int = 0, hashed: bool = False) -> None:
+        self.data, self.tags, self.hashed = data, tags, hashed
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def slice(self, lo: int, hi: int) -> KeyBatch:
+        """Keys ``lo:hi`` (numpy views and pyarrow slices: no copy). Complexity: O(1)."""
+        return KeyBatch(slice_keys(self.data, lo, hi), self.tags, self.hashed)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of ``data`` (a list's hashes: 8 per key)."""
+        return int(getattr(self.data, "nbytes", 0))
+
+    def __repr__(self) -> str:
+        return f"KeyBatch({len(self)} {'hashes' if self.hashed else type(self.data).__name__}, tags={self.tags:#x})"
 
 
 def take(keys: Any, idx: Any) -> Any:

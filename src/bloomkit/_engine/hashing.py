@@ -52,6 +52,7 @@ import numpy as np
 from .._validation import KEY_TYPE_CHOICES, MAX_HASHES, safe_repr
 from ..errors import InvalidParameterError
 from .boundary import extension
+from .columns import KeyBatch, as_keys
 from .lazy import kernels as K
 
 if TYPE_CHECKING:
@@ -552,12 +553,18 @@ def hash_keys(keys: Any, seed: int = 0, *, name: str = "keys", owner: str | None
     """h1 of every key of a batch and the mask of their key types (see :func:`key_type_names`).
 
     The batch goes through the data front door first (:func:`bloomkit._engine.columns.as_keys`:
-    pandas / polars / arrow tables by position, nulls refused naming ``name`` and ``owner``).
+    pandas / polars / arrow tables by position, nulls refused naming ``name`` and ``owner``),
+    unless it is a :class:`~bloomkit._engine.columns.KeyBatch`, which has been through it.
 
     Complexity: O(total payload bytes).
     """
-    from .columns import as_keys
-
+    if isinstance(keys, KeyBatch):  # from the front door: no second look at the keys
+        if keys.hashed:
+            return keys.data, keys.tags
+        data = keys.data
+        if isinstance(data, list):
+            return _hash_list(data, seed)
+        return (_hash_numpy(data, seed) if isinstance(data, np.ndarray) else _hash_arrow(data, seed)), keys.tags
     keys = as_keys(keys, name, owner)
     if isinstance(keys, list):
         return _hash_list(keys, seed)

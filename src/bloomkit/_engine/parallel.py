@@ -29,7 +29,7 @@ import numpy as np
 from .._validation import check_int
 from ..errors import InvalidParameterError
 from .boundary import KIND_PYTHON
-from .columns import batch_len, slice_keys
+from .columns import KeyBatch, as_keys
 from .hashing import key_tags
 from .lazy import kernels as K
 from .storage import aligned_zeros
@@ -47,8 +47,8 @@ __all__ = [
     "core_rebind",
     "get_num_threads",
     "hash_batch",
-    "hash_source",
-    "identity",
+    "hashes_of",
+    "key_source",
     "map_ranges",
     "query_chunked",
     "ranges",
@@ -166,74 +166,75 @@ def map_ranges(fn: Callable[[int, int], T], parts: Sequence[tuple[int, int]]) ->
 
 
 def hash_batch(
-    keys: Any,
-    hash_fn: Callable[[Any], np.ndarray],
+    batch: KeyBatch,
+    hash_chunk: Callable[[KeyBatch], np.ndarray],
     then: Callable[[np.ndarray, int, int], T] | None = None,
 ) -> tuple[np.ndarray, list[tuple[int, int]], list[T]]:
-    """Hash a batch on several threads and run ``then(h1, lo, hi)`` on each slice.
+    """Hash a batch (from :func:`key_source`) on several threads and run ``then(h1, lo, hi)``
+    on each slice.
 
-    numpy and pyarrow batches are hashed slice by slice on the threads (``hash_fn`` on each
-    slice, nogil kernels). Lists and other inputs are hashed on this thread: joining their
-    str keys holds the GIL, and threads fighting for it made 1M-key list adds slower (58 -> 72
-    ns/key); their ``then`` still runs on the threads. Returns (h1, slices, then's results in
+    numpy and pyarrow batches are hashed slice by slice on the threads (``hash_chunk`` on each
+    slice, nogil kernels). A list was hashed whole at the door, on the calling thread: joining
+    its str keys holds the GIL, and threads fighting for it made 1M-key list adds slower (58 ->
+    72 ns/key); its ``then`` still runs on the threads. Returns (h1, slices, then's results in
     slice order). A bad key raises the error of hashing the whole batch on one thread (same
     message, positions counted in the whole batch).
     """
-    total = batch_len(keys)
-    parts = ranges(total) if total is not None else []
-    threaded = len(parts) > 1 and not isinstance(keys, list | tuple)
+    parts = ranges(len(batch))
+    threaded = len(parts) > 1 and not batch.hashed
     if threaded:
         h1 = np.empty(parts[-1][1], dtype=np.uint64)
     else:
-        h1 = hash_fn(keys)
+        h1 = hash_chunk(batch)
         parts = ranges(len(h1))
 
     def job(lo: int, hi: int) -> T | None:
         if threaded:
-            h1[lo:hi] = hash_fn(slice_keys(keys, lo, hi))
+            h1[lo:hi] = hash_chunk(batch.slice(lo, hi))
         return then(h1, lo, hi) if then is not None else None
 
     try:
         results = map_ranges(job, parts) if threaded or then is not None else []
     except InvalidParameterError as e:
-        hash_fn(keys)
+        hash_chunk(batch)
         raise e
     return h1, parts, results  # type: ignore[return-value]
 
 
-def identity(h: np.ndarray) -> np.ndarray:
-    """The ``hash_chunk`` of a batch of precomputed hashes (a slice is its own hashes)."""
-    return h
+def hashes_of(batch: KeyBatch) -> np.ndarray:
+    """The ``hash_chunk`` of a hashed batch (a list's hashes, or hashes a caller gives)."""
+    return batch.data  # type: ignore[no-any-return]
 
 
-def hash_source(
-    keys: Any, hash_fn: Callable[[Any], tuple[np.ndarray, int]]
-) -> tuple[Any, Callable[[Any], np.ndarray], int]:
-    """(what to slice, slice -> hashes, key tag mask) of a canonical batch for
-    :func:`add_chunked` / :func:`query_chunked`, given ``hash_fn(batch) -> (hashes, tags)``.
+def key_source(
+    keys: Any, hash_fn: Callable[[Any], tuple[np.ndarray, int]], owner: str
+) -> tuple[KeyBatch, Callable[[KeyBatch], np.ndarray]]:
+    """The front door of a batch method: ``keys`` as a :class:`KeyBatch` (through
+    :func:`bloomkit._engine.columns.as_keys`, errors naming ``owner``) and its ``hash_chunk``
+    (a slice -> its hashes), for :func:`add_chunked`, :func:`query_chunked`, :func:`hash_batch`.
+    ``hash_fn(batch) -> (hashes, tags)`` is the structure's hashing (e.g.
+    :func:`bloomkit._engine.hashing.hash_keys` with its seed).
 
-    numpy and pyarrow batches are hashed slice by slice (their key types come from their
-    type); a list is hashed whole here, so its bad keys raise before anything is inserted
-    (8 bytes per key, small beside the list itself), and its hashes are sliced."""
-    if isinstance(keys, list):
-        h, tags = hash_fn(keys)
-        return h, identity, tags
-    return keys, lambda part: hash_fn(part)[0], key_tags(keys) or 0
+    numpy and pyarrow batches are hashed slice by slice later (their key types come from their
+    type, read here once); a list is hashed whole here, so its bad keys raise before anything
+    is inserted (8 bytes per key, small beside the list itself), and its hashes are sliced.
+    """
+    data = as_keys(keys, "keys", owner)
+    if isinstance(data, list):
+        h, tags = hash_fn(KeyBatch(data))
+        return KeyBatch(h, tags, hashed=True), hashes_of
+    return KeyBatch(data, key_tags(data) or 0), lambda part: hash_fn(part)[0]
 
 
-def _nbytes(keys: Any) -> int:
-    """Bytes a numpy or pyarrow batch occupies."""
-    return int(getattr(keys, "nbytes", 0))
-
-
-def _refuse_nan(keys: Any, hash_chunk: Callable[[Any], np.ndarray]) -> None:
+def _refuse_nan(batch: KeyBatch, hash_chunk: Callable[[KeyBatch], np.ndarray]) -> None:
     """A float batch with NaN: ``hash_chunk`` of the prefix up to the first NaN (which raises
     the one-batch error, position included) before any chunk is inserted."""
-    if isinstance(keys, np.ndarray) and keys.dtype.kind == "f" and keys.ndim == 1:
+    keys = batch.data
+    if not batch.hashed and isinstance(keys, np.ndarray) and keys.dtype.kind == "f" and keys.ndim == 1:
         for a, b in chunk_bounds(0, len(keys), CHUNK):
             bad = np.flatnonzero(np.isnan(keys[a:b]))
             if bad.size:
-                hash_chunk(keys[: a + int(bad[0]) + 1])
+                hash_chunk(batch.slice(0, a + int(bad[0]) + 1))
 
 
 @contextmanager
@@ -288,8 +289,8 @@ def core_rebind(owner: Any, bind_fast: Callable[[], None]) -> None:
 
 
 def add_chunked(
-    keys: Any,
-    hash_chunk: Callable[[Any], np.ndarray],
+    batch: KeyBatch,
+    hash_chunk: Callable[[KeyBatch], np.ndarray],
     insert: Callable[[np.ndarray, np.ndarray], None],
     storage: np.ndarray,
     owner: Any,
@@ -299,8 +300,8 @@ def add_chunked(
 ) -> None:
     """Insert a batch chunk by chunk, on several threads when it pays.
 
-    ``hash_chunk(slice)`` gives the hashes of a slice of ``keys`` (numpy, pyarrow, or an
-    array of hashes with the identity); ``insert(target, h)`` inserts them into ``target``
+    ``hash_chunk(slice)`` gives the hashes of a slice of ``batch`` (:func:`key_source`, or a
+    hashed batch with :func:`hashes_of`); ``insert(target, h)`` inserts them into ``target``
     (``storage`` or a private zeroed copy of it) with a kernel that releases the GIL. The
     whole batch runs inside :func:`batch_writer` of ``owner`` (the filter): the calling
     thread inserts its slice straight into ``storage``, ``CHUNK`` keys at a time, holding the
@@ -312,33 +313,31 @@ def add_chunked(
     lock (:func:`batch_writer`), concurrent batch adds too: no bit is ever lost. Threads are
     used when the probes outnumber the storage words 4 to 1 (the merge costs a pass over the
     words) and their private arrays fit in ``min(PRIVATE_BYTES, batch bytes / 5)``
-    (``PRIVATE_BYTES`` for precomputed hashes of a list, whose objects take far more).
+    (``PRIVATE_BYTES`` for a hashed batch: a list's objects take far more than its hashes).
 
     With ``refuse_nan``, a float batch holding NaN raises (through ``hash_chunk``) before
     anything is inserted; every other bad input fails on the first chunk of every slice.
     Memory: O(CHUNK) per thread beyond the private arrays. Complexity: O(n) hashing and
     inserting, O(threads * storage) for the private arrays.
     """
-    n = batch_len(keys)
-    if n is None:  # pragma: no cover - callers pass canonical batches
-        raise InvalidParameterError("The 'keys' parameter must be a canonical batch.")
+    n = len(batch)
     if refuse_nan:
-        _refuse_nan(keys, hash_chunk)
+        _refuse_nan(batch, hash_chunk)
     extra = len(ranges(n)) - 1
     if n * probes_per_key < 4 * storage.size:
         extra = 0
     # a list's objects take far more than its hashes: only PRIVATE_BYTES bounds its threads
-    budget = PRIVATE_BYTES if hash_chunk is identity else min(PRIVATE_BYTES, _nbytes(keys) // 5)
+    budget = PRIVATE_BYTES if batch.hashed else min(PRIVATE_BYTES, batch.nbytes // 5)
     extra = max(0, min(extra, budget // max(1, storage.nbytes)))
 
     def job(lo: int, hi: int) -> np.ndarray | None:
         if lo == 0:
             for a, b in chunk_bounds(lo, hi, CHUNK):
-                insert(storage, hash_chunk(slice_keys(keys, a, b)))
+                insert(storage, hash_chunk(batch.slice(a, b)))
             return None
         private = aligned_zeros(storage.shape, storage.dtype, "a thread's private filter array")
         for a, b in chunk_bounds(lo, hi, PRIVATE_CHUNK):
-            insert(private, hash_chunk(slice_keys(keys, a, b)))
+            insert(private, hash_chunk(batch.slice(a, b)))
         return private
 
     with batch_writer(owner):
@@ -347,23 +346,21 @@ def add_chunked(
                 K.or_into(storage, private)
 
 
-def query_chunked(keys: Any, test_chunk: Callable[[Any], np.ndarray]) -> np.ndarray:
+def query_chunked(batch: KeyBatch, test_chunk: Callable[[KeyBatch], np.ndarray]) -> np.ndarray:
     """Bool array of ``test_chunk`` over a batch, ``CHUNK`` keys at a time, slices on several
     threads (the kernels release the GIL). A bad key raises the error of ``test_chunk`` on the
     whole batch (positions counted in the batch). Memory: the answers plus O(CHUNK) per
     thread. Complexity: O(n)."""
-    n = batch_len(keys)
-    if n is None:  # pragma: no cover - callers pass canonical batches
-        raise InvalidParameterError("The 'keys' parameter must be a canonical batch.")
+    n = len(batch)
     out = np.empty(n, dtype=np.bool_)
 
     def job(lo: int, hi: int) -> None:
         for a, b in chunk_bounds(lo, hi, CHUNK):
-            out[a:b] = test_chunk(slice_keys(keys, a, b))
+            out[a:b] = test_chunk(batch.slice(a, b))
 
     try:
         map_ranges(job, ranges(n))
     except InvalidParameterError as e:
-        test_chunk(keys)
+        test_chunk(batch)
         raise e
     return out

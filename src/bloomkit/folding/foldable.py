@@ -7,9 +7,8 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from .._engine.columns import as_keys
 from .._engine.lazy import kernels as K
-from .._engine.parallel import hash_batch
+from .._engine.parallel import hash_batch, key_source
 from .._engine.storage import BitArray, CounterArray
 from .._format import ArraySpec
 from .._validation import Bool
@@ -107,11 +106,10 @@ class FoldableBloomFilter(FoldableBase):
         """Bool array: membership of every key at ``G_i mod m_t`` (Eq. 6). Complexity: O(n k).
 
         Large batches are hashed and tested on several threads (read-only)."""
-        keys = as_keys(keys, "keys", f"{type(self).__name__}.contains_many")
+        batch, hash_chunk = key_source(keys, self._hash, f"{type(self).__name__}.contains_many")
         bits = self._bits  # one storage object: its words and size belong together (unfold grows it)
         words, k, m = bits.words, self._num_hashes, np.uint64(bits.num_bits)
-        _h, _parts, hits = hash_batch(keys, lambda ks: self._hash(ks)[0],
-                                      lambda h, lo, hi: K.bits_test(words, h[lo:hi], k, m))
+        _h, _parts, hits = hash_batch(batch, hash_chunk, lambda h, lo, hi: K.bits_test(words, h[lo:hi], k, m))
         return hits[0] if len(hits) == 1 else np.concatenate(hits)
 
     def _merge(self, a: BitArray, b: BitArray, op: str) -> BitArray:

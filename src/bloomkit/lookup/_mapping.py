@@ -21,10 +21,10 @@ from .._engine.hashing import (
     KeyTypesMixin,
     hash64,
     hash64_tag,
-    hash_many,
+    hash_keys,
     key_type_mask,
 )
-from .._engine.parallel import hash_batch
+from .._engine.parallel import hash_batch, key_source
 from .._format import ArraySpec, Persistable
 from .._validation import Int, param_error, safe_repr
 from ..errors import FormatError, InvalidParameterError, UpdateNotSupportedError
@@ -281,7 +281,8 @@ class StaticLookup(LookupBase):
         """Value ids of a batch, on several threads for big batches.
 
         Complexity: O(n) hashing plus ``_PROBES_PER_KEY`` block reads per key."""
-        _h1, _parts, res = hash_batch(keys, lambda ks: hash_many(ks, self.seed), lambda h, lo, hi: self._query(h[lo:hi]))
+        batch, hash_chunk = key_source(keys, lambda ks: hash_keys(ks, self.seed), self._owner("get_many"))
+        _h1, _parts, res = hash_batch(batch, hash_chunk, lambda h, lo, hi: self._query(h[lo:hi]))
         out = res[0] if len(res) == 1 else np.concatenate(res)
         return out, self._PROBES_PER_KEY * len(out)
 

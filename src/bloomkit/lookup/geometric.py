@@ -40,7 +40,7 @@ import numpy as np
 
 from .._engine.columns import slice_keys, take
 from .._engine.hashing import check_seed, hash64, hash_keys, hash_many
-from .._engine.parallel import hash_batch
+from .._engine.parallel import hash_batch, key_source
 from .._engine.storage import aligned_copy, aligned_zeros
 from .._format import ArraySpec
 from .._validation import (
@@ -447,7 +447,8 @@ class GeometricFilter(LookupBase):
             flag = np.empty(hi - lo, dtype=np.uint8)
             return int(LK.gf_query_pipelined(h[lo:hi], *kargs, ovf, out, flag)), out, flag
 
-        h1, _parts, res = hash_batch(keys, lambda ks: hash_many(ks, self.seed), walk)
+        batch, hash_chunk = key_source(keys, lambda ks: hash_keys(ks, self.seed), self._owner("get_many"))
+        h1, _parts, res = hash_batch(batch, hash_chunk, walk)
         out = res[0][1] if len(res) == 1 else np.concatenate([r[1] for r in res])
         flag = res[0][2] if len(res) == 1 else np.concatenate([r[2] for r in res])
         alt = alt_seed(self.seed)

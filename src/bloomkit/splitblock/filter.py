@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from .._engine.boundary import COMPILED, KIND_PYTHON, KIND_SPLIT, FilterCore, check_storage
-from .._engine.columns import as_keys
+from .._engine.columns import KeyBatch
 from .._engine.hashing import (
     HASH_XXH64,
     KeyTypesMixin,
@@ -23,7 +24,7 @@ from .._engine.hashing import (
     register_hash_id,
 )
 from .._engine.lazy import splitblock_kernels as SK
-from .._engine.parallel import add_chunked, core_rebind, hash_source, identity, query_chunked
+from .._engine.parallel import add_chunked, core_rebind, hashes_of, key_source, query_chunked
 from .._engine.storage import aligned_copy, aligned_zeros, popcount_words
 from .._format import ArraySpec, Persistable
 from .._mapped import Mappable
@@ -293,8 +294,8 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
 
     def add_hashes(self, hashes: Any) -> None:
         """Insert precomputed hashes (see :meth:`contains_hashes`). Complexity: O(n)."""
-        add_chunked(check_hashes(hashes, "hashes", f"{type(self).__name__}.add_hashes"), identity,
-                    self._kernels()[0], self._words, self, refuse_nan=False)
+        batch = KeyBatch(check_hashes(hashes, "hashes", f"{type(self).__name__}.add_hashes"), hashed=True)
+        add_chunked(batch, hashes_of, self._kernels()[0], self._words, self, refuse_nan=False)
 
     # -- state --------------------------------------------------------------------------------
     def _setup(self, mode: str, hash_id: int, physical_type: str | None, type_length: int | None) -> None:
@@ -371,10 +372,10 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
             return hash_keys(keys, self.seed, owner=type(self).__name__)
         return plain_hashes(keys, self.physical_type, self.type_length)
 
-    def _batch(self, keys: Any, what: str) -> tuple[Any, Any, int]:
+    def _batch(self, keys: Any, what: str) -> tuple[KeyBatch, Callable[[KeyBatch], np.ndarray]]:
         owner = f"{type(self).__name__}.{what}"
         if self.mode == "native":
-            return hash_source(as_keys(keys, "keys", owner), self._hash)
+            return key_source(keys, self._hash, owner)
         return plain_source(keys, self.physical_type, self.type_length, name="keys", owner=owner)
 
     def _core_rebind(self) -> None:
@@ -423,19 +424,19 @@ class SplitBlockBloomFilter(FilterCore, WordSetAlgebra, KeyTypesMixin, FilterWat
         GIL, holding its lock, the others private arrays merged at the end). A bad key
         raises before any bit is set.
         """
-        src, hash_chunk, tags = self._batch(keys, "add_many")
-        add_chunked(src, hash_chunk, self._kernels()[0], self._words, self, refuse_nan=self.mode == "native")
-        self._note_keys(tags)
-        self._count_adds(len(src), 2)
+        batch, hash_chunk = self._batch(keys, "add_many")
+        add_chunked(batch, hash_chunk, self._kernels()[0], self._words, self, refuse_nan=self.mode == "native")
+        self._note_keys(batch.tags)
+        self._count_adds(len(batch), 2)
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key of a batch, hashed and tested a chunk at a
         time (several threads for large batches). Complexity: O(n)."""
-        src, hash_chunk, tags = self._batch(keys, "contains_many")
+        batch, hash_chunk = self._batch(keys, "contains_many")
         if self.mode == "native":
-            self._foreign_keys(tags, 2)
+            self._foreign_keys(batch.tags, 2)
         test = self._kernels()[1]
-        return query_chunked(src, lambda part: test(hash_chunk(part)))
+        return query_chunked(batch, lambda part: test(hash_chunk(part)))
 
     # -- folding ------------------------------------------------------------------------------
     def _folded_words(self, factor: int) -> np.ndarray:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .._engine.columns import as_keys
+from .._engine.columns import KeyBatch, as_keys
 from .._engine.hashing import TAG_BYTES, TAG_FLOAT, TAG_INT, TAG_STR, arrow_buffers
 from .._engine.lazy import kernels as K
 from .._validation import FPR, Int, Optional, Options, safe_repr
@@ -274,11 +274,11 @@ def _tags(values: Any, ptype: str) -> int:
 def plain_source(
     values: Any, physical_type: Any, type_length: int | None = None, arrow_type: Any = None, *,
     name: str = "values", owner: str = "plain_values",
-) -> tuple[Any, Callable[[Any], np.ndarray], int]:
-    """(PLAIN values, slice -> hashes, key tag mask): the chunked source of a Parquet-mode
-    batch (see :func:`bloomkit._engine.parallel.hash_source`)."""
+) -> tuple[KeyBatch, Callable[[KeyBatch], np.ndarray]]:
+    """(the PLAIN values as a batch with their key tag mask, slice -> hashes): the chunked
+    source of a Parquet-mode batch (the Parquet twin of :func:`bloomkit._engine.parallel.key_source`)."""
     phys = plain_values(values, physical_type, type_length, arrow_type, name=name, owner=owner)
-    return phys, lambda part: _hash_plain(part, physical_type), _tags(values, physical_type)
+    return KeyBatch(phys, _tags(values, physical_type)), lambda part: _hash_plain(part.data, physical_type)
 
 
 def plain_hashes(
@@ -286,5 +286,5 @@ def plain_hashes(
 ) -> tuple[np.ndarray, int]:
     """(XXH64 seed 0 of the PLAIN encoding of every value, key tag mask): the hashes a
     Parquet writer inserts. Complexity: O(total bytes)."""
-    phys, hash_fn, tags = plain_source(values, physical_type, type_length, arrow_type)
-    return hash_fn(phys), tags
+    batch, hash_fn = plain_source(values, physical_type, type_length, arrow_type)
+    return hash_fn(batch), batch.tags

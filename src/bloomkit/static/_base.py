@@ -15,7 +15,7 @@ import numpy as np
 
 from .._engine.columns import as_keys
 from .._engine.hashing import HASH_XXH64, KeyTypesMixin, hash64_tag, hash_keys
-from .._engine.parallel import hash_source, query_chunked
+from .._engine.parallel import key_source, query_chunked
 from .._format import Persistable
 from .._validation import FPR, param_error
 from .._watch import FilterWatch
@@ -78,10 +78,9 @@ class StaticFilter(KeyTypesMixin, FilterWatch, Persistable):
         """Bool array: membership of every key of a batch (list, numpy, pyarrow, pandas, polars;
         by position), hashed and tested a chunk at a time on several threads (the kernels
         release the GIL). Complexity: O(n)."""
-        src, hash_chunk, tags = hash_source(as_keys(keys, "keys", f"{type(self).__name__}.contains_many"),
-                                            lambda ks: hash_keys(ks, self.seed))
-        self._foreign_keys(tags, 2)
-        return query_chunked(src, lambda part: self._test(hash_chunk(part)))
+        batch, hash_chunk = key_source(keys, lambda ks: hash_keys(ks, self.seed), f"{type(self).__name__}.contains_many")
+        self._foreign_keys(batch.tags, 2)
+        return query_chunked(batch, lambda part: self._test(hash_chunk(part)))
 
     def __len__(self) -> int:
         """Number of distinct keys the filter was built from (exact)."""
