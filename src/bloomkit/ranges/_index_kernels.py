@@ -660,7 +660,8 @@ def _class_bounds(classes: np.ndarray, c: int, cl: int, a: int, b: int, intersec
     interval column ``c`` that can satisfy the query ``[a, b]`` (relative to the base): subset
     ``b - W <= lo <= a`` (W the class's widest range), intersect ``a - W <= lo <= b``; an empty
     segment when none can. ``classes[c, :NCLASS + 1]`` are the segment starts of the classes,
-    ``classes[c, NCLASS + 1 + cl]`` the widest range of class ``cl``."""
+    ``classes[c, NCLASS + 1 + cl]`` the widest range of class ``cl`` (``classes[c, 2 NCLASS +
+    1]``: 1 if column ``c`` is built)."""
     s0 = classes[c, cl]
     s1 = classes[c, cl + 1]
     W = classes[c, NCLASS + 1 + cl]
@@ -701,9 +702,9 @@ def interval_search(entries: np.ndarray, fences: np.ndarray, classes: np.ndarray
     best = -1
     best_count = 0
     for i in range(spec.shape[0]):
-        if spec[i, Q_KIND] == 0:
-            continue
         c = spec[i, Q_RCOL]
+        if spec[i, Q_KIND] == 0 or classes[c, 2 * NCLASS + 1] == 0:  # a text, or a column not built
+            continue
         a = vals[3 * i] - fields[spec[i, Q_PCOL], 2]
         b = vals[3 * i + 1] - fields[spec[i, Q_PCOL], 2]
         count = 0  # to within FENCE entries per class, from the fences alone (in cache)

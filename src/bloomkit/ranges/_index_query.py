@@ -151,7 +151,7 @@ class _Compiled:
     ``"name:"`` and, for a query without texts, the key bytes (the prefixes) and where each
     starts (fixed). Read-only once built."""
 
-    __slots__ = ("blob", "numeric", "prefixes", "spec", "starts", "texts")
+    __slots__ = ("blob", "numeric", "pick", "prefixes", "spec", "starts", "texts")
 
     def __init__(self, layout: Layout, records: RecordStore | None, names: tuple[str, ...]) -> None:
         spec = np.zeros((len(names), IK.Q_FIELDS), dtype=np.int64)
@@ -162,6 +162,7 @@ class _Compiled:
             spec[i] = (int(plan.attr.is_numeric), pcol, rcol, plan.k, plan.base, plan.d, plan.s, plan.r, plan.last,
                        len(self.prefixes[i]))
         self.spec = spec  # (writeable: numba takes read-only arrays more slowly)
+        self.pick: tuple[int, int] | None = None  # (profiles added then, interval column): _interval_index
         self.texts = not all(layout.plans[n].attr.is_numeric for n in names)
         self.numeric = any(layout.plans[n].attr.is_numeric for n in names)
         self.starts = np.concatenate([[0], np.cumsum([len(p) for p in self.prefixes])]).astype(int).tolist()[:-1]
@@ -170,30 +171,35 @@ class _Compiled:
 
 class _Intervals:
     """The interval index of a ProfileIndex's numeric records, built over slots ``0 .. built -
-    1``: per numeric record column ``c`` and width class ``cl`` (ranges whose ``hi - lo`` has bit
-    length ``cl``; points are class 0), the slots sorted by their lower ends (``entries``; the
-    keys ``lo - base`` are read through the records' rows, which keep a removed profile's ends
-    for this reason), each class's segment and widest range (``classes``: see
-    :func:`._kernels._class_bounds`) and every FENCE-th key (``fences``). A query range ``[a, b]``
-    has its candidates in one contiguous run per class: ``b - W <= lo <= a`` (subset), ``a - W
-    <= lo <= b`` (intersect); :func:`._kernels.interval_search`. Kept beside the bit slices
-    (never saved; the bit slices stay the published form).
+    1`` for some numeric record columns (``columns``; built lazily, see :meth:`current`): per
+    column ``c`` and width class ``cl`` (ranges whose ``hi - lo`` has bit length ``cl``; points
+    are class 0), the slots sorted by their lower ends (``entries``; the keys ``lo - base`` are
+    read through the records' rows, which keep a removed profile's ends for this reason), each
+    class's segment and widest range (``classes``: see :func:`._kernels._class_bounds`; its last
+    column is 1 for the columns built) and every FENCE-th key (``fences``). A query range
+    ``[a, b]`` has its candidates in one contiguous run per class: ``b - W <= lo <= a``
+    (subset), ``a - W <= lo <= b`` (intersect); :func:`._kernels.interval_search`. Kept beside
+    the bit slices (never saved; the bit slices stay the published form).
 
-    Memory: 4 bytes per numeric value stored (uint32 slots; 8 past 2**32 slots) + 1/64 of that
-    in fences. Build: O(N log N) per numeric column."""
+    Memory: 4 bytes per value of a column built (uint32 slots; 8 past 2**32 slots) + 1/64 of
+    that in fences. Build: O(N log N) per column."""
 
-    __slots__ = ("built", "changes", "classes", "count", "entries", "fences")
+    __slots__ = ("built", "changes", "classes", "columns", "count", "entries", "fences")
 
-    def __init__(self, schema: Schema, records: RecordStore, built: int, changes: int, count: int) -> None:
-        self.built, self.changes, self.count = built, changes, count
+    def __init__(self, schema: Schema, records: RecordStore, built: int, changes: int, count: int,
+                 columns: frozenset[int]) -> None:
+        self.built, self.changes, self.count, self.columns = built, changes, count, columns
         numeric = [a for a in schema if isinstance(a, Numeric)]
         dt = np.uint32 if built < 1 << 32 else np.int64
         nc = IK.NCLASS
-        self.classes = np.zeros((max(len(numeric), 1), 2 * nc + 1), dtype=np.int64)
+        self.classes = np.zeros((max(len(numeric), 1), 2 * nc + 2), dtype=np.int64)
         keys, perm = [], []
         at = 0
         for attr in numeric:
             j, c = records.columns(attr.name)
+            if c not in columns:
+                self.classes[c, : nc + 1] = at
+                continue
             slots = np.flatnonzero(records.present(slice(0, built), j))
             lo, hi = records.bounds(slots, j)
             width = hi - lo
@@ -206,21 +212,23 @@ class _Intervals:
             perm.append(slots[order].astype(dt))
             self.classes[c, : nc + 1] = at + np.searchsorted(cls, np.arange(nc + 1), side="left")
             if slots.size:
-                np.maximum.at(self.classes[c, nc + 1 :], cls, width[order])
+                np.maximum.at(self.classes[c, nc + 1 : 2 * nc + 1], cls, width[order])
+            self.classes[c, 2 * nc + 1] = 1
             at += slots.size
         self.entries = np.concatenate(perm or [np.zeros(0, dt)])
         self.fences = np.concatenate(keys or [np.zeros(0, np.int64)])[:: IK.FENCE].copy()
 
     @classmethod
     def current(cls, iv: _Intervals | None, schema: Schema, records: RecordStore, nslots: int, changes: int,
-                count: int) -> _Intervals:
-        """``iv`` while it is current, else one built over the ``nslots`` slots so far (rebuilt
-        once the adds + removes since (``changes``) reach 1/16 of the profiles or the adds 1/64:
-        until then the slots added since are checked one by one and removed ones are skipped by
-        their active bit)."""
+                count: int, column: int) -> _Intervals:
+        """``iv`` while it is current and has ``column``, else one built over the ``nslots``
+        slots so far with ``column`` added (rebuilt once the adds + removes since (``changes``)
+        reach 1/16 of the profiles or the adds 1/64: until then the slots added since are
+        checked one by one and removed ones are skipped by their active bit)."""
         if (iv is None or iv.built > nslots or abs(changes - iv.changes) * _RECOUNT > max(iv.count, 1024)
-                or (nslots - iv.built) * 64 > max(iv.count, 1024)):
-            return cls(schema, records, nslots, changes, count)
+                or (nslots - iv.built) * 64 > max(iv.count, 1024) or column not in iv.columns):
+            return cls(schema, records, nslots, changes, count,
+                       frozenset([column]) | (iv.columns if iv is not None else frozenset()))
         return iv
 
     @property

@@ -549,7 +549,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         rec = st.records
         nslots = min(self._next, st.active.shape[0] * 64)
         if verify and rec is not None and self._count >= _INTERVAL_MIN and cq.numeric:
-            iv = self._interval_index(st, nslots)
+            iv = self._interval_index(st, nslots, cq)
             ids, ok = IK.interval_search(iv.entries, iv.fences, iv.classes, iv.built, st.active, nslots, spec, vals,
                                         qbytes, *rec.view, how == "intersect", max(64, self._count // _INTERVAL_PRUNE))
             if ok:
@@ -561,11 +561,27 @@ class ProfileIndex(LayoutProperties, Persistable):
                                 self._str_seed, K.DIGIT_PAIRS, _BLOCK, verify, *arrays)
         return ids
 
-    def _interval_index(self, st: _State, nslots: int) -> _Intervals:
-        """The interval index of the records (:meth:`_Intervals.current`)."""
+    def _interval_index(self, st: _State, nslots: int, cq: _Compiled) -> _Intervals:
+        """The interval index of the records (:meth:`_Intervals.current`), with the column of
+        the query's numeric attribute that is expected to leave the fewest candidates: the
+        smallest mean share of its scope a profile's range covers (from the statistics of the
+        profiles added; chosen once per attribute set and 1/16 change of the profiles). Only
+        the columns queries pick are built (4 bytes per profile each)."""
         assert st.records is not None
+        pick = cq.pick
+        if pick is None or abs(self._next - pick[0]) * _RECOUNT > max(pick[0], 1024):
+            best, share = 0, np.inf
+            for row in cq.spec:
+                if row[IK.Q_KIND] == 0:
+                    continue
+                attr = self.schema.attributes[int(row[IK.Q_PCOL])]
+                given, values, _ = self._inserted[attr.name]
+                s = (values / given if given else np.inf) / attr.scope_size
+                if s < share:
+                    best, share = int(row[IK.Q_RCOL]), s
+            cq.pick = pick = (self._next, best)
         iv = _Intervals.current(self._intervals, self._layout.schema, st.records, nslots, 2 * self._next - self._count,
-                                self._count)
+                                self._count, pick[1])
         self._intervals = iv
         return iv
 
