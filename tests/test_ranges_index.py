@@ -782,3 +782,30 @@ def test_records_layout_2_golden_file_loads_and_answers_as_before(tmp_path) -> N
             for mode in ("subset", "intersect"):
                 assert old.search(q, mode=mode, verify=True).tolist() == fresh.search(q, mode=mode, verify=True).tolist()
         assert old.to_bytes() == (golden / "ranges.ProfileIndex.bkf").read_bytes() == fresh.to_bytes()
+
+
+def test_text_dictionary_widens_its_codes_and_caps_what_it_remembers(monkeypatch) -> None:
+    """Records layout 3: text codes grow from 1 to 2 bytes past 256 distinct texts (the rows
+    rewritten once); past DICT_MAX remembered texts new ones get entries of their own. Records,
+    verified answers and a save / load round trip stay exact either way."""
+    from bloomkit.ranges import store
+
+    monkeypatch.setattr(store, "DICT_MAX", 200)
+    idx = ProfileIndex(GEO, 128, GEO_CFG, store_records=True, capacity=64)
+    recs = [{"City": f"c{i % 300}", "Age": i % 100} for i in range(700)]
+    idx.add_many(recs[:250])
+    assert idx._st.records.code_width == 1
+    idx.add_many(pd.DataFrame({"City": [r["City"] for r in recs[250:600]], "Age": [r["Age"] for r in recs[250:600]]}),
+                 attributes=["City", "Age"])
+    for r in recs[600:]:
+        idx.add(r)
+    rec = idx._st.records
+    assert rec.code_width == 2 and len(rec._dictionary()) == 200 and rec.entries > 300  # the cap: some texts twice
+    idx.remove(5)
+    back = ProfileIndex.from_bytes(idx.to_bytes())
+    back._check()
+    for pid in (0, 299, 300, 650, 699):
+        assert back.record(pid) == idx.record(pid) == recs[pid]
+        want = [i for i, r in enumerate(recs) if r == recs[pid] and i != 5]
+        assert idx.search(recs[pid], verify=True).tolist() == back.search(recs[pid], verify=True).tolist() == want
+    assert back._st.records.entries <= rec.entries

@@ -99,8 +99,11 @@ class ProfileIndex(LayoutProperties, Persistable):
     Ids are slot numbers ``0, 1, 2, ...`` in the order of adding, never reused after
     :meth:`remove` (until :meth:`clear`), and saved with the index. ``len()`` is the exact
     number of live profiles (``exact_len`` is True). Memory: ``m`` bits per slot for the
-    filters, plus with records 1 byte per attribute, 16 bytes per numeric and 16 bytes plus
-    the UTF-8 text per text attribute.
+    filters (and its set-bit count: 2 bytes while m < 2**16), plus with records one row of
+    bytes per slot: a bit per attribute, two ends per numeric attribute in the fewest bytes its
+    scope needs, a dictionary code per text attribute (:mod:`bloomkit.ranges.store`), and the
+    distinct texts once; a verified search on a large index adds 4 bytes per profile per
+    numeric attribute its interval index builds.
 
     Thread safety: any number of threads may add, remove and search at once. Profiles are
     validated and hashed outside the lock; slots are allocated and bits, records and counters

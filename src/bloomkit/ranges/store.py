@@ -22,7 +22,8 @@ array              shape / dtype                contents
 ``rec_text``       (bytes,) uint8               the entries' UTF-8 bytes
 =================  ===========================  ===============================================
 
-This is **records layout 3** (issue 28: 2.4-5x smaller than layout 2 on Table 1's profiles).
+This is **records layout 3** (issue 28: Table 1's profiles take 32 bytes each, layout 2 took
+170 bytes + their texts).
 Layout 2 (``rec_present`` / ``rec_lo`` / ``rec_hi`` / ``rec_tstart`` / ``rec_tlen`` /
 ``rec_text``: a bool per attribute, int64 ends, int64 text start and length) is still read
 (converted on load, a copy); files are written in layout 3.
@@ -150,8 +151,7 @@ class RecordStore:
         for j in self._txt:
             fields[j] = at, code_width, 0
             at += code_width
-        fields.flags.writeable = False
-        self.fields = fields
+        self.fields = fields  # never written after this (writeable: numba takes read-only arrays more slowly)
         self.row_bytes = at
 
     @property
