@@ -194,8 +194,8 @@ import pandas as pd  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 from bloomkit._format import pack  # noqa: E402
-from bloomkit.ranges.store import RecordStore  # noqa: E402
 from bloomkit.ranges import Decimal  # noqa: E402
+from bloomkit.ranges.store import RecordStore  # noqa: E402
 
 GEO = Schema([Text("City"), Integer("Age", 0, 120), Decimal("Lat", -90, 90, 4)])
 GEO_CFG = RangeConfig(8, {"Age": (1, 2), "Lat": (20, 1)})
@@ -467,7 +467,6 @@ def test_hostile_record_arrays_give_format_error() -> None:
         return a
 
     # layout 3: row = presence (1 byte), Age lo, hi (1 byte each), Lat lo, hi (3 each), City's code
-    cw = rows.shape[1] - 9
     cases3 = [  # (the message, the arrays replaced)
         ("outside the 'rec_toff' dictionary", {"rec_rows": byte(0, 9, 7)}),
         ("not UTF-8", {"rec_text": np.full_like(arrays["rec_text"], 0xFF)}),

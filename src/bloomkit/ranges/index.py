@@ -44,7 +44,7 @@ from .config import CONFIG, RangeConfig, design
 from .filter import CHUNK, FILL, RangeBloomFilter
 from .layout import NUM_BITS, Layout, LayoutProperties, statistics_spec
 from .records import RecordBatch, one_record, record_batch
-from .schema import SCHEMA, Schema
+from .schema import SCHEMA, Numeric, Schema
 from .store import RECORD_ARRAYS, RECORD_ARRAYS_2, RecordStore
 
 __all__ = ["FalseCandidates", "ProfileIndex"]
@@ -578,6 +578,7 @@ class ProfileIndex(LayoutProperties, Persistable):
                 if row[IK.Q_KIND] == 0:
                     continue
                 attr = self.schema.attributes[int(row[IK.Q_PCOL])]
+                assert isinstance(attr, Numeric)
                 given, values, _ = self._inserted[attr.name]
                 s = (values / given if given else np.inf) / attr.scope_size
                 if s < share:
