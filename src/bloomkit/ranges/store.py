@@ -374,9 +374,8 @@ class RecordStore:
             if col.text is not None:
                 t = col.text[0]
                 want = np.frombuffer((t.as_py() if hasattr(t, "as_py") else t).encode("utf-8"), dtype=np.uint8)
-                e = self.codes(ids, j)
-                e = np.where(ok, np.minimum(e, self.entries - 1 if self.entries else 0), 0)
-                ok &= (toff[e + 1] - toff[e]) == len(want) if self.entries else np.zeros(len(ids), bool)
+                e = np.where(ok, np.minimum(self.codes(ids, j), toff.shape[0] - 2), 0)  # (in the arrays taken)
+                ok &= ((toff[e + 1] - toff[e]) == len(want)) & (toff[e + 1] <= len(text))
                 sel = np.flatnonzero(ok)
                 if len(want) and sel.size:
                     got = text[toff[e[sel]][:, None] + np.arange(len(want))]
