@@ -808,3 +808,8 @@ def test_text_dictionary_widens_its_codes_and_caps_what_it_remembers(monkeypatch
         want = [i for i, r in enumerate(recs) if r == recs[pid] and i != 5]
         assert idx.search(recs[pid], verify=True).tolist() == back.search(recs[pid], verify=True).tolist() == want
     assert back._st.records.entries <= rec.entries
+    none = ProfileIndex(GEO, 128, GEO_CFG, store_records=True)
+    none.add_many([{"Age": 3}, {"Age": 4}])
+    none = ProfileIndex.from_bytes(none.to_bytes())  # a dictionary of no entry
+    assert none.search_candidates({"City": "x"})[1].tolist() == none.search({"City": "x"}, verify=True).tolist() == []
+    assert none.add({"City": "x", "Age": 5}) == 2 and none.search({"City": "x"}, verify=True).tolist() == [2]

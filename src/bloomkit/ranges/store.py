@@ -374,6 +374,9 @@ class RecordStore:
             if col.text is not None:
                 t = col.text[0]
                 want = np.frombuffer((t.as_py() if hasattr(t, "as_py") else t).encode("utf-8"), dtype=np.uint8)
+                if toff.shape[0] < 2:  # no entry (a loaded index whose profiles give no text)
+                    ok[:] = False
+                    continue
                 e = np.where(ok, np.minimum(self.codes(ids, j), toff.shape[0] - 2), 0)  # (in the arrays taken)
                 ok &= ((toff[e + 1] - toff[e]) == len(want)) & (toff[e + 1] <= len(text))
                 sel = np.flatnonzero(ok)
