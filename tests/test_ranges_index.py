@@ -195,6 +195,7 @@ import pyarrow as pa  # noqa: E402
 
 from bloomkit._format import pack  # noqa: E402
 from bloomkit.ranges import Decimal  # noqa: E402
+from bloomkit.ranges.store import RecordStore  # noqa: E402
 
 GEO = Schema([Text("City"), Integer("Age", 0, 120), Decimal("Lat", -90, 90, 4)])
 GEO_CFG = RangeConfig(8, {"Age": (1, 2), "Lat": (20, 1)})
@@ -299,7 +300,7 @@ def test_remove_save_load_keep_ids_and_answers(tmp_path) -> None:
     assert len(back) == 260 and back.next_id == 300 and back.add(recs[0]) == 300  # ids never reused
     params, arrays = idx._to_state()
     assert "records" not in params and len(json.dumps(params)) < 2000  # records are arrays, not JSON
-    assert arrays["rec_present"].shape == (300, 3)
+    assert arrays["rec_rows"].shape == (300, 1 + 2 * 1 + 2 * 3 + idx._st.records.code_width)  # layout 3: bytes per row
     raw = idx.to_bytes()
     for i in gone:  # a removed profile's text is gone from the saved bytes
         if not any(recs[j]["City"] == recs[i]["City"] for j in live):
@@ -409,6 +410,39 @@ def _forge(idx: ProfileIndex, params: dict[str, object] | None = None, **arrays:
     return pack(idx._STRUCTURE, {**p, **(params or {})}, {**a, **arrays}, hash_id=1, seed=idx.seed)
 
 
+def _layout2(idx: ProfileIndex) -> dict[str, np.ndarray]:
+    """The records of ``idx`` as records layout 2 wrote them (a bool per attribute, int64 ends,
+    int64 text start and length, the texts of each profile appended)."""
+    st, schema, n = idx._st.records, idx.schema, idx.next_id
+    num = [j for j, a in enumerate(schema) if a.is_numeric]
+    txt = [j for j, a in enumerate(schema) if not a.is_numeric]
+    out = {"rec_present": np.zeros((n, len(schema)), bool), "rec_lo": np.zeros((n, len(num)), np.int64),
+           "rec_hi": np.zeros((n, len(num)), np.int64), "rec_tstart": np.zeros((n, len(txt)), np.int64),
+           "rec_tlen": np.zeros((n, len(txt)), np.int64)}
+    text = bytearray()
+    for slot in range(n):
+        for j, attr in enumerate(schema):
+            if not st.present(slot, j):
+                continue
+            out["rec_present"][slot, j] = True
+            if attr.is_numeric:
+                lo, hi = st.bounds(slot, j)
+                out["rec_lo"][slot, num.index(j)], out["rec_hi"][slot, num.index(j)] = lo[0], hi[0]
+            else:
+                b = st.record(slot)[attr.name].encode()
+                out["rec_tstart"][slot, txt.index(j)], out["rec_tlen"][slot, txt.index(j)] = len(text), len(b)
+                text += b
+    out["rec_text"] = np.frombuffer(bytes(text), np.uint8)
+    return out
+
+
+def _forge2(idx: ProfileIndex, **arrays: np.ndarray) -> bytes:
+    """A file of ``idx`` with its records in layout 2 (``arrays`` replacing some)."""
+    p, a = idx._to_state()
+    a = {k: v for k, v in a.items() if not k.startswith("rec_")}
+    return pack(idx._STRUCTURE, p, {**a, **_layout2(idx), **arrays}, hash_id=1, seed=idx.seed)
+
+
 def test_hostile_record_arrays_give_format_error() -> None:
     idx = ProfileIndex(GEO, 128, GEO_CFG, store_records=True, capacity=64)
     idx.add_many([{"City": "Hsinchu", "Age": (20, 29), "Lat": 24.8}, {"City": "台北", "Age": 35}, {}])
@@ -416,27 +450,61 @@ def test_hostile_record_arrays_give_format_error() -> None:
     _, arrays = idx._to_state()
     ok = ProfileIndex.from_bytes(_forge(idx))
     assert ok.record(1) == {"City": "台北", "Age": 35}
-    text = arrays["rec_text"]
+    rows, toff = arrays["rec_rows"], arrays["rec_toff"]
+    taken = RecordStore.from_state(GEO, arrays, 3, np.array([True, True, False]))
+    assert all(a is b for a, b in zip(taken.view[::2], (rows, toff), strict=True))  # layout 3: taken over, no copy
+    old = _layout2(idx)
+    text = old["rec_text"]
 
     def bump(name: str, row: int, col: int, delta: int) -> np.ndarray:
-        a = arrays[name].copy()
+        a = old[name].copy()
         a[row, col] += delta
         return a
 
-    cases = {
+    def byte(row: int, col: int, value: int) -> np.ndarray:
+        a = rows.copy()
+        a[row, col] = value
+        return a
+
+    # layout 3: row = presence (1 byte), Age lo, hi (1 byte each), Lat lo, hi (3 each), City's code
+    cases3 = [  # (the message, the arrays replaced)
+        ("outside the 'rec_toff' dictionary", {"rec_rows": byte(0, 9, 7)}),
+        ("not UTF-8", {"rec_text": np.full_like(arrays["rec_text"], 0xFF)}),
+        ("split", {"rec_toff": np.array([0, 8, 10, len(arrays["rec_text"])])}),  # inside "台"
+        ("divide", {"rec_toff": toff[::-1].copy()}),
+        ("divide", {"rec_toff": toff[:-1]}),
+        ("scope", {"rec_rows": byte(0, 2, 200)}),  # Age hi = 200 > 120
+        ("scope or reversed", {"rec_rows": byte(0, 1, 100)}),  # Age lo 100 > hi 29
+        ("scope or reversed", {"rec_rows": byte(1, 6, 0xFF)}),  # a Lat end where the record gives none
+        ("not active", {"rec_rows": byte(2, 0, 1)}),
+        ("presence bits of no attribute", {"rec_rows": byte(0, 0, 0xFF)}),
+        ("shape", {"rec_rows": rows[:2]}),
+        ("shape", {"rec_rows": np.zeros((3, 9 + 3), np.uint8)}),
+        ("mixes", {"rec_lo": old["rec_lo"]}),
+    ]
+    assert rows.shape[1] == 10  # one byte of City's code (two entries)
+    for msg, bad in cases3:
+        with pytest.raises(FormatError, match=msg):
+            ProfileIndex.from_bytes(_forge(idx, **bad))
+    back = ProfileIndex.from_bytes(_forge2(idx))  # layout 2 still loads, converted, and answers alike
+    back._check()
+    assert [back.record(i) for i in (0, 1)] == [idx.record(i) for i in (0, 1)]
+    assert back.to_bytes() == idx.to_bytes()
+    cases2 = {
         "outside": {"rec_tlen": bump("rec_tlen", 0, 0, 100)},
         "outside ": {"rec_tstart": bump("rec_tstart", 1, 0, 2**40)},
         "UTF-8": {"rec_text": np.full_like(text, 0xFF)},
         "split": {"rec_tstart": bump("rec_tstart", 1, 0, 1), "rec_tlen": bump("rec_tlen", 1, 0, -1)},  # inside "台"
         "scope": {"rec_hi": bump("rec_hi", 0, 0, 10**6)},
         "reversed": {"rec_lo": bump("rec_lo", 0, 0, 50)},
-        "not active": {"rec_present": np.ones_like(arrays["rec_present"])},
+        "not active": {"rec_present": np.ones_like(old["rec_present"])},
         "not active ": {"rec_lo": bump("rec_lo", 2, 0, 1)},
-        "shape": {"rec_lo": arrays["rec_lo"][:2]},
+        "shape": {"rec_lo": old["rec_lo"][:2]},
+        "mixes": {"rec_toff": toff},
     }
-    for msg, bad in cases.items():
+    for msg, bad in cases2.items():
         with pytest.raises(FormatError, match=msg.strip() if msg.strip() != "reversed" else "scope or reversed"):
-            ProfileIndex.from_bytes(_forge(idx, **bad))
+            ProfileIndex.from_bytes(_forge2(idx, **bad))
     with pytest.raises(FormatError, match="holds record arrays"):
         ProfileIndex.from_bytes(_forge(idx, {"store_records": False}))
     p, a = idx._to_state()
@@ -525,7 +593,7 @@ def test_compacted_keeps_live_profiles_answers_and_records() -> None:
     for j, old in enumerate(old_ids.tolist()):
         assert new.record(j) == idx.record(old)
     assert new.info()["nbytes"]["records"] < idx.info()["nbytes"]["records"]
-    assert len(new._st.records.text) < len(idx._st.records.text) or new._st.records.used < idx._st.records.used
+    assert new._st.records.entries <= idx._st.records.entries and new._st.records.used <= idx._st.records.used
     for _ in range(60):
         p = profiles[int(rng.integers(500))]
         q = {"City": p["City"], "Age": int(rng.integers(0, 121)), "X": (p["X"][0], p["X"][0] + int(rng.integers(0, 50)))}
@@ -690,3 +758,58 @@ def test_intersect_pass_probability_equals_enumeration() -> None:
     assert many.shape == (2, 2) and np.all((0 < many) & (many < 1))
     with pytest.raises(ValueError, match="offset"):
         M.intersect_pass_probability(3, 1, 4, 0.5, 4)
+
+
+def test_records_layout_2_golden_file_loads_and_answers_as_before(tmp_path) -> None:
+    """The ProfileIndex golden file of records layout 2 (int64 ends, int64 text start / length,
+    a bool per attribute; written before issue 28) still loads, mapped or read, with the same
+    records and answers, and is written again in layout 3: the bytes of today's golden file."""
+    from pathlib import Path
+
+    from conformance.examples import EXAMPLES, PROFILES, RANGE_QUERIES
+
+    golden = Path(__file__).parent / "golden" / "v2"
+    ex = EXAMPLES["ranges.ProfileIndex"]
+    raw2 = (golden / "ranges.ProfileIndex.records2.bkf").read_bytes()
+    assert b"rec_tstart" in raw2 and b"rec_rows" not in raw2
+    fresh = ex.make()
+    for old in (bloomkit.loads(raw2), bloomkit.load(golden / "ranges.ProfileIndex.records2.bkf")):
+        old._check()
+        assert ex.probe(old) == ex.probe(fresh)
+        assert [old.record(i) for i in range(len(PROFILES))] == PROFILES
+        for q in RANGE_QUERIES:
+            for mode in ("subset", "intersect"):
+                assert old.search(q, mode=mode, verify=True).tolist() == fresh.search(q, mode=mode, verify=True).tolist()
+        assert old.to_bytes() == (golden / "ranges.ProfileIndex.bkf").read_bytes() == fresh.to_bytes()
+
+
+def test_text_dictionary_widens_its_codes_and_caps_what_it_remembers(monkeypatch) -> None:
+    """Records layout 3: text codes grow from 1 to 2 bytes past 256 distinct texts (the rows
+    rewritten once); past DICT_MAX remembered texts new ones get entries of their own. Records,
+    verified answers and a save / load round trip stay exact either way."""
+    from bloomkit.ranges import store
+
+    monkeypatch.setattr(store, "DICT_MAX", 200)
+    idx = ProfileIndex(GEO, 128, GEO_CFG, store_records=True, capacity=64)
+    recs = [{"City": f"c{i % 300}", "Age": i % 100} for i in range(700)]
+    idx.add_many(recs[:250])
+    assert idx._st.records.code_width == 1
+    idx.add_many(pd.DataFrame({"City": [r["City"] for r in recs[250:600]], "Age": [r["Age"] for r in recs[250:600]]}),
+                 attributes=["City", "Age"])
+    for r in recs[600:]:
+        idx.add(r)
+    rec = idx._st.records
+    assert rec.code_width == 2 and len(rec._dictionary()) == 200 and rec.entries > 300  # the cap: some texts twice
+    idx.remove(5)
+    back = ProfileIndex.from_bytes(idx.to_bytes())
+    back._check()
+    for pid in (0, 299, 300, 650, 699):
+        assert back.record(pid) == idx.record(pid) == recs[pid]
+        want = [i for i, r in enumerate(recs) if r == recs[pid] and i != 5]
+        assert idx.search(recs[pid], verify=True).tolist() == back.search(recs[pid], verify=True).tolist() == want
+    assert back._st.records.entries <= rec.entries
+    none = ProfileIndex(GEO, 128, GEO_CFG, store_records=True)
+    none.add_many([{"Age": 3}, {"Age": 4}])
+    none = ProfileIndex.from_bytes(none.to_bytes())  # a dictionary of no entry
+    assert none.search_candidates({"City": "x"})[1].tolist() == none.search({"City": "x"}, verify=True).tolist() == []
+    assert none.add({"City": "x", "Age": 5}) == 2 and none.search({"City": "x"}, verify=True).tolist() == [2]

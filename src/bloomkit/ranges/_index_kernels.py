@@ -264,7 +264,41 @@ def intersect_pass_tables(groups: int, s: int, k: int, fills: np.ndarray, span: 
 
 
 @jit_read
-def _text_equal(text: np.ndarray, start: int, length: int, qtext: np.ndarray, qstart: int) -> bool:
+def _field(rows: np.ndarray, slot: int, off: int, w: int) -> int:
+    """The little-endian unsigned field of ``w`` bytes at byte ``off`` of record row ``slot``
+    (:mod:`bloomkit.ranges.store`, records layout 3)."""
+    v = 0
+    for b in range(w):
+        v |= np.int64(rows[slot, off + b]) << (8 * b)
+    return v
+
+
+@jit_read
+def _has(rows: np.ndarray, slot: int, j: int) -> bool:
+    """Record row ``slot`` gives attribute ``j`` (its presence bit)."""
+    return (rows[slot, j >> 3] >> (j & 7)) & 1 == 1
+
+
+@jit_read
+def _bounds(rows: np.ndarray, fields: np.ndarray, slot: int, j: int) -> tuple[int, int]:
+    """(lo, hi) scaled of numeric attribute ``j`` in record row ``slot``."""
+    off = fields[j, 0]
+    w = fields[j, 1]
+    return _field(rows, slot, off, w) + fields[j, 2], _field(rows, slot, off + w, w) + fields[j, 2]
+
+
+@jit_read
+def _text_is(rows: np.ndarray, fields: np.ndarray, toff: np.ndarray, text: np.ndarray, slot: int, j: int,
+             qtext: np.ndarray, qstart: int, length: int) -> bool:
+    """The text of attribute ``j`` in record row ``slot`` (its dictionary entry) is the
+    ``length`` bytes of ``qtext`` from ``qstart`` (entries outside the arrays a racing reader
+    holds count as unequal)."""
+    e = _field(rows, slot, fields[j, 0], fields[j, 1])
+    if e + 1 >= toff.shape[0]:
+        return False
+    start = toff[e]
+    if toff[e + 1] - start != length or toff[e + 1] > text.shape[0]:
+        return False
     for i in range(length):
         if text[start + i] != qtext[qstart + i]:
             return False
@@ -272,8 +306,8 @@ def _text_equal(text: np.ndarray, start: int, length: int, qtext: np.ndarray, qs
 
 
 @jit_read
-def false_candidates(active: np.ndarray, nslots: int, fills: np.ndarray, present: np.ndarray, lo: np.ndarray,
-                     hi: np.ndarray, tstart: np.ndarray, tlen: np.ndarray, text: np.ndarray, spec: np.ndarray,
+def false_candidates(active: np.ndarray, nslots: int, fills: np.ndarray, rows: np.ndarray, fields: np.ndarray,
+                     toff: np.ndarray, text: np.ndarray, spec: np.ndarray,
                      qtext: np.ndarray, qpow: np.ndarray, jstop: np.ndarray, tables: np.ndarray,
                      step: int) -> tuple[float, float, float, int, int]:
     """(sum of p, sum of p (1 - p), sum of p^2, profiles not matching, profiles visited) of
@@ -298,7 +332,6 @@ def false_candidates(active: np.ndarray, nslots: int, fills: np.ndarray, present
     na = spec.shape[0]
     kind = spec[:, 0].copy()
     pcol = spec[:, 1].copy()
-    rcol = spec[:, 2].copy()
     qa = spec[:, 3].copy()
     qb = spec[:, 4].copy()
     base = spec[:, 5].copy()
@@ -341,8 +374,7 @@ def false_candidates(active: np.ndarray, nslots: int, fills: np.ndarray, present
             for a in range(na):
                 if not match and J >= stop:
                     break  # this profile's chance is below 1e-12 whatever the rest
-                col = rcol[a]
-                if not present[slot, pcol[a]]:
+                if not _has(rows, slot, pcol[a]):
                     match = False
                     if kind[a] == 2:
                         mult *= tables[tab[a], c]
@@ -351,12 +383,11 @@ def false_candidates(active: np.ndarray, nslots: int, fills: np.ndarray, present
                     continue
                 if kind[a] == 0:
                     n = qtl[a]
-                    if tlen[slot, col] != n or not _text_equal(text, tstart[slot, col], n, qtext, qts[a]):
+                    if not _text_is(rows, fields, toff, text, slot, pcol[a], qtext, qts[a], n):
                         match = False
                         J += kk[a]
                     continue
-                plo = lo[slot, col]
-                phi = hi[slot, col]
+                plo, phi = _bounds(rows, fields, slot, pcol[a])
                 far = phi < flo[a] or plo >= fhi[a]  # no word of the profile's keys is the query's
                 if kind[a] == 1:
                     if plo > qa[a] or qb[a] > phi:
@@ -496,31 +527,29 @@ def query_positions(spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray, seed
 
 
 @jit_read
-def _record_ok(slot: int, spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray, present: np.ndarray, lo: np.ndarray,
-               hi: np.ndarray, tstart: np.ndarray, tlen: np.ndarray, text: np.ndarray, intersect: bool) -> bool:
+def _record_ok(slot: int, spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray, rows: np.ndarray,
+               fields: np.ndarray, toff: np.ndarray, text: np.ndarray, intersect: bool) -> bool:
     """The record of ``slot`` satisfies the compiled query exactly (RecordStore.matches): every
     attribute present; texts equal; numeric: the query range inside the record's (subset) or
-    overlapping it (``intersect``)."""
+    overlapping it (``intersect``). A slot past the rows a racing reader holds does not."""
+    if slot >= rows.shape[0]:
+        return False
     for i in range(spec.shape[0]):
-        if not present[slot, spec[i, Q_PCOL]]:
+        j = spec[i, Q_PCOL]
+        if not _has(rows, slot, j):
             return False
-        c = spec[i, Q_RCOL]
         if spec[i, Q_KIND] == 0:
-            n = vals[3 * i + 1]
-            if tlen[slot, c] != n:
+            if not _text_is(rows, fields, toff, text, slot, j, qbytes, vals[3 * i + 2] + spec[i, Q_PLEN],
+                            vals[3 * i + 1]):
                 return False
-            s0 = tstart[slot, c]
-            q0 = vals[3 * i + 2] + spec[i, Q_PLEN]
-            for j in range(n):
-                if text[s0 + j] != qbytes[q0 + j]:
-                    return False
             continue
         a = vals[3 * i]
         b = vals[3 * i + 1]
+        lo, hi = _bounds(rows, fields, slot, j)
         if intersect:
-            if lo[slot, c] > b or a > hi[slot, c]:
+            if lo > b or a > hi:
                 return False
-        elif lo[slot, c] > a or b > hi[slot, c]:
+        elif lo > a or b > hi:
             return False
     return True
 
@@ -538,8 +567,8 @@ def _append(out: np.ndarray, n: int, v: int) -> np.ndarray:
 @jit_read
 def compiled_search(slices: np.ndarray, active: np.ndarray, nslots: int, density: np.ndarray, spec: np.ndarray,
                     vals: np.ndarray, qbytes: np.ndarray, seed: np.uint64, pairs: np.ndarray, block: int,
-                    verify: bool, present: np.ndarray, lo: np.ndarray, hi: np.ndarray, tstart: np.ndarray,
-                    tlen: np.ndarray, text: np.ndarray) -> np.ndarray:
+                    verify: bool, records: np.ndarray, fields: np.ndarray, toff: np.ndarray,
+                    text: np.ndarray) -> np.ndarray:
     """The subset search of a ProfileIndex in one call: the rows of BF(query)
     (:func:`query_positions`), sparsest first (``density``: set bits per row), ANDed with
     ``active`` block by block with early exits (:func:`sliced_and_blocks`), each candidate's id
@@ -580,7 +609,7 @@ def compiled_search(slices: np.ndarray, active: np.ndarray, nslots: int, density
                 low = word & (~word + np.uint64(1))
                 slot = (start + w) * 64 + popcount64(low - np.uint64(1))
                 word ^= low
-                if verify and not _record_ok(slot, spec, vals, qbytes, present, lo, hi, tstart, tlen, text, False):
+                if verify and not _record_ok(slot, spec, vals, qbytes, records, fields, toff, text, False):
                     continue
                 out = _append(out, n, slot)
                 n += 1
@@ -607,15 +636,18 @@ def _fence_rank(fences: np.ndarray, i0: int, i1: int, x: int) -> int:
 
 
 @jit_read
-def _lower(entries: np.ndarray, fences: np.ndarray, i0: int, i1: int, x: int) -> int:
-    """First index in keys[i0:i1] (sorted; ``keys = entries[0]``) whose key is >= x: first among
-    the fences (``fences[j] = keys[j FENCE]``), then within the run of FENCE keys it leaves."""
+def _lower(entries: np.ndarray, rows: np.ndarray, off: int, w: int, fences: np.ndarray, i0: int, i1: int,
+           x: int) -> int:
+    """First index in keys[i0:i1] (sorted) whose key is >= x: first among the fences
+    (``fences[j] = keys[j FENCE]``), then within the run of FENCE keys it leaves, each key read
+    through the records: the lower end's field (at byte ``off``, ``w`` bytes: ``lo - base``) of
+    record row ``entries[i]``."""
     f0 = _fence_rank(fences, i0, i1, x)
     hi = min(i1, f0 * FENCE)  # keys[f0 FENCE] >= x (or past the segment)
     lo = max(i0, hi - FENCE)  # keys[(f0 - 1) FENCE] < x (or before the segment)
     while lo < hi:
         mid = (lo + hi) >> 1
-        if entries[0, mid] < x:
+        if _field(rows, np.int64(entries[mid]), off, w) < x:
             lo = mid + 1
         else:
             hi = mid
@@ -628,7 +660,8 @@ def _class_bounds(classes: np.ndarray, c: int, cl: int, a: int, b: int, intersec
     interval column ``c`` that can satisfy the query ``[a, b]`` (relative to the base): subset
     ``b - W <= lo <= a`` (W the class's widest range), intersect ``a - W <= lo <= b``; an empty
     segment when none can. ``classes[c, :NCLASS + 1]`` are the segment starts of the classes,
-    ``classes[c, NCLASS + 1 + cl]`` the widest range of class ``cl``."""
+    ``classes[c, NCLASS + 1 + cl]`` the widest range of class ``cl`` (``classes[c, 2 NCLASS +
+    1]``: 1 if column ``c`` is built)."""
     s0 = classes[c, cl]
     s1 = classes[c, cl + 1]
     W = classes[c, NCLASS + 1 + cl]
@@ -640,25 +673,25 @@ def _class_bounds(classes: np.ndarray, c: int, cl: int, a: int, b: int, intersec
 
 
 @jit_read
-def _class_span(entries: np.ndarray, fences: np.ndarray, classes: np.ndarray, c: int, cl: int, a: int, b: int,
-                intersect: bool) -> tuple[int, int]:
+def _class_span(entries: np.ndarray, rows: np.ndarray, off: int, w: int, fences: np.ndarray, classes: np.ndarray,
+                c: int, cl: int, a: int, b: int, intersect: bool) -> tuple[int, int]:
     """The run of entries of :func:`_class_bounds`, by binary search."""
     s0, s1, x0, x1 = _class_bounds(classes, c, cl, a, b, intersect)
     if s0 == s1:
         return 0, 0
-    return _lower(entries, fences, s0, s1, x0), _lower(entries, fences, s0, s1, x1 + 1)
+    return _lower(entries, rows, off, w, fences, s0, s1, x0), _lower(entries, rows, off, w, fences, s0, s1, x1 + 1)
 
 
 @jit_read
 def interval_search(entries: np.ndarray, fences: np.ndarray, classes: np.ndarray, built: int,
                     active: np.ndarray, nslots: int, spec: np.ndarray, vals: np.ndarray, qbytes: np.ndarray,
-                    present: np.ndarray, lo: np.ndarray, hi: np.ndarray, tstart: np.ndarray, tlen: np.ndarray,
-                    text: np.ndarray, intersect: bool, limit: int) -> tuple[np.ndarray, bool]:
+                    rows: np.ndarray, fields: np.ndarray, toff: np.ndarray, text: np.ndarray, intersect: bool,
+                    limit: int) -> tuple[np.ndarray, bool]:
     """The verified search through the interval index of a ProfileIndex's records (built over
     slots ``0 .. built - 1``): for each numeric query attribute, the entries whose lower end
-    can satisfy it are counted (binary searches per width class; ``entries[0]`` are the lower
-    ends minus the attribute's base, sorted within each class segment of numeric record column
-    ``c`` (:func:`_class_bounds`), ``entries[1]`` their slots), the attribute
+    can satisfy it are counted (binary searches per width class; ``entries`` are slots, sorted
+    by their lower ends (minus the attribute's base, read through the records' rows) within
+    each class segment of numeric record column ``c`` (:func:`_class_bounds`)), the attribute
     with the fewest is taken and only those entries (plus the slots added since the build,
     ``built .. nslots - 1``) are checked: active, and the record satisfies the query
     (:func:`_record_ok`). ``(ids sorted, True)``, or ``(empty, False)`` when no numeric
@@ -669,11 +702,11 @@ def interval_search(entries: np.ndarray, fences: np.ndarray, classes: np.ndarray
     best = -1
     best_count = 0
     for i in range(spec.shape[0]):
-        if spec[i, Q_KIND] == 0:
-            continue
         c = spec[i, Q_RCOL]
-        a = vals[3 * i] - spec[i, Q_BASE]
-        b = vals[3 * i + 1] - spec[i, Q_BASE]
+        if spec[i, Q_KIND] == 0 or classes[c, 2 * NCLASS + 1] == 0:  # a text, or a column not built
+            continue
+        a = vals[3 * i] - fields[spec[i, Q_PCOL], 2]
+        b = vals[3 * i + 1] - fields[spec[i, Q_PCOL], 2]
         count = 0  # to within FENCE entries per class, from the fences alone (in cache)
         for cl in range(NCLASS):
             s0, s1, x0, x1 = _class_bounds(classes, c, cl, a, b, intersect)
@@ -685,11 +718,14 @@ def interval_search(entries: np.ndarray, fences: np.ndarray, classes: np.ndarray
     if best < 0:
         return np.zeros(0, dtype=np.int64), False
     c = spec[best, Q_RCOL]
-    a = vals[3 * best] - spec[best, Q_BASE]
-    b = vals[3 * best + 1] - spec[best, Q_BASE]
+    j = spec[best, Q_PCOL]
+    a = vals[3 * best] - fields[j, 2]
+    b = vals[3 * best + 1] - fields[j, 2]
+    off = fields[j, 0]
+    w = fields[j, 1]
     best_count = 0
     for cl in range(NCLASS):
-        i0, i1 = _class_span(entries, fences, classes, c, cl, a, b, intersect)
+        i0, i1 = _class_span(entries, rows, off, w, fences, classes, c, cl, a, b, intersect)
         best_count += i1 - i0
     if best_count > limit:
         return np.zeros(0, dtype=np.int64), False
@@ -697,18 +733,18 @@ def interval_search(entries: np.ndarray, fences: np.ndarray, classes: np.ndarray
     n = 0
     one = np.uint64(1)
     for cl in range(NCLASS):
-        i0, i1 = _class_span(entries, fences, classes, c, cl, a, b, intersect)
-        for j in range(i0, i1):
-            slot = np.int64(entries[1, j])
+        i0, i1 = _class_span(entries, rows, off, w, fences, classes, c, cl, a, b, intersect)
+        for e in range(i0, i1):
+            slot = np.int64(entries[e])
             if slot >= nslots or (active[slot >> 6] >> np.uint64(slot & 63)) & one == 0:
                 continue
-            if _record_ok(slot, spec, vals, qbytes, present, lo, hi, tstart, tlen, text, intersect):
+            if _record_ok(slot, spec, vals, qbytes, rows, fields, toff, text, intersect):
                 out[n] = slot
                 n += 1
     for slot in range(built, nslots):
         if (active[slot >> 6] >> np.uint64(slot & 63)) & one == 0:
             continue
-        if _record_ok(slot, spec, vals, qbytes, present, lo, hi, tstart, tlen, text, intersect):
+        if _record_ok(slot, spec, vals, qbytes, rows, fields, toff, text, intersect):
             out[n] = slot
             n += 1
     res = out[:n].copy()

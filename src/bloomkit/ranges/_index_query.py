@@ -130,8 +130,7 @@ def price_query(layout: Layout, records: RecordStore, active: np.ndarray, fills:
     tab = np.concatenate(tables) if tables else np.zeros((1, m + 1))
     step = 1 if cap is None or live <= cap else -(-live // cap)
     total, var, sq, nonmatch, visited = IK.false_candidates(
-        active, next_id, fills, records.present, records.lo, records.hi, records.tstart, records.tlen,
-        records.text, spec[np.argsort(near, kind="stable")], np.frombuffer(b"".join(qtext) or b"\0", dtype=np.uint8),
+        active, next_id, fills, *records.view, spec[np.argsort(near, kind="stable")], np.frombuffer(b"".join(qtext) or b"\0", dtype=np.uint8),
         *_fill_powers(m), tab, step)
     if nonmatch == 0:
         reason = ("no profile is stored" if not live else "every profile stored matches the query" if step == 1
@@ -152,7 +151,7 @@ class _Compiled:
     ``"name:"`` and, for a query without texts, the key bytes (the prefixes) and where each
     starts (fixed). Read-only once built."""
 
-    __slots__ = ("blob", "numeric", "prefixes", "spec", "starts", "texts")
+    __slots__ = ("blob", "numeric", "pick", "prefixes", "spec", "starts", "texts")
 
     def __init__(self, layout: Layout, records: RecordStore | None, names: tuple[str, ...]) -> None:
         spec = np.zeros((len(names), IK.Q_FIELDS), dtype=np.int64)
@@ -163,6 +162,7 @@ class _Compiled:
             spec[i] = (int(plan.attr.is_numeric), pcol, rcol, plan.k, plan.base, plan.d, plan.s, plan.r, plan.last,
                        len(self.prefixes[i]))
         self.spec = spec  # (writeable: numba takes read-only arrays more slowly)
+        self.pick: tuple[int, int] | None = None  # (profiles added then, interval column): _interval_index
         self.texts = not all(layout.plans[n].attr.is_numeric for n in names)
         self.numeric = any(layout.plans[n].attr.is_numeric for n in names)
         self.starts = np.concatenate([[0], np.cumsum([len(p) for p in self.prefixes])]).astype(int).tolist()[:-1]
@@ -171,56 +171,64 @@ class _Compiled:
 
 class _Intervals:
     """The interval index of a ProfileIndex's numeric records, built over slots ``0 .. built -
-    1``: per numeric record column ``c`` and width class ``cl`` (ranges whose ``hi - lo`` has bit
-    length ``cl``; points are class 0), the lower ends ``lo - base`` sorted (``entries[0]``),
-    their slots (``entries[1]``), each class's segment and widest range (``classes``: see
-    :func:`._kernels._class_bounds`) and every FENCE-th key (``fences``). A query range ``[a, b]``
-    has its candidates in one contiguous run per class: ``b - W <= lo <= a`` (subset), ``a - W
-    <= lo <= b`` (intersect); :func:`._kernels.interval_search`. Kept beside the bit slices
-    (never saved; the bit slices stay the published form); int32 when slots and scopes fit.
+    1`` for some numeric record columns (``columns``; built lazily, see :meth:`current`): per
+    column ``c`` and width class ``cl`` (ranges whose ``hi - lo`` has bit length ``cl``; points
+    are class 0), the slots sorted by their lower ends (``entries``; the keys ``lo - base`` are
+    read through the records' rows, which keep a removed profile's ends for this reason), each
+    class's segment and widest range (``classes``: see :func:`._kernels._class_bounds`; its last
+    column is 1 for the columns built) and every FENCE-th key (``fences``). A query range
+    ``[a, b]`` has its candidates in one contiguous run per class: ``b - W <= lo <= a``
+    (subset), ``a - W <= lo <= b`` (intersect); :func:`._kernels.interval_search`. Kept beside
+    the bit slices (never saved; the bit slices stay the published form).
 
-    Memory: 2 x 4 (or 8) bytes per numeric value stored. Build: O(N log N) per numeric column."""
+    Memory: 4 bytes per value of a column built (uint32 slots; 8 past 2**32 slots) + 1/64 of
+    that in fences. Build: O(N log N) per column."""
 
-    __slots__ = ("built", "changes", "classes", "count", "entries", "fences")
+    __slots__ = ("built", "changes", "classes", "columns", "count", "entries", "fences")
 
-    def __init__(self, schema: Schema, records: RecordStore, built: int, changes: int, count: int) -> None:
-        self.built, self.changes, self.count = built, changes, count
+    def __init__(self, schema: Schema, records: RecordStore, built: int, changes: int, count: int,
+                 columns: frozenset[int]) -> None:
+        self.built, self.changes, self.count, self.columns = built, changes, count, columns
         numeric = [a for a in schema if isinstance(a, Numeric)]
-        narrow = built < 1 << 31 and all(a.scaled_hi - a.scaled_lo < 1 << 31 for a in numeric)
-        dt = np.int32 if narrow else np.int64
+        dt = np.uint32 if built < 1 << 32 else np.int64
         nc = IK.NCLASS
-        self.classes = np.zeros((max(len(numeric), 1), 2 * nc + 1), dtype=np.int64)
+        self.classes = np.zeros((max(len(numeric), 1), 2 * nc + 2), dtype=np.int64)
         keys, perm = [], []
         at = 0
         for attr in numeric:
             j, c = records.columns(attr.name)
-            slots = np.flatnonzero(records.present[:built, j])
-            lo, hi = records.lo[slots, c], records.hi[slots, c]
+            if c not in columns:
+                self.classes[c, : nc + 1] = at
+                continue
+            slots = np.flatnonzero(records.present(slice(0, built), j))
+            lo, hi = records.bounds(slots, j)
             width = hi - lo
             cls = np.zeros(slots.size, dtype=np.int64)
             nz = width > 0
             cls[nz] = np.frexp(width[nz].astype(np.float64))[1]  # the bit length (a class off by one
             order = np.lexsort((lo, cls))  # near 2^53 only loosens its bound: W is the true widest)
             cls = cls[order]
-            keys.append((lo[order] - attr.scaled_lo).astype(dt))
+            keys.append(lo[order] - attr.scaled_lo)
             perm.append(slots[order].astype(dt))
             self.classes[c, : nc + 1] = at + np.searchsorted(cls, np.arange(nc + 1), side="left")
             if slots.size:
-                np.maximum.at(self.classes[c, nc + 1 :], cls, width[order])
+                np.maximum.at(self.classes[c, nc + 1 : 2 * nc + 1], cls, width[order])
+            self.classes[c, 2 * nc + 1] = 1
             at += slots.size
-        self.entries = np.stack([np.concatenate(keys or [np.zeros(0, dt)]), np.concatenate(perm or [np.zeros(0, dt)])])
-        self.fences = self.entries[0, :: IK.FENCE].copy()
+        self.entries = np.concatenate(perm or [np.zeros(0, dt)])
+        self.fences = np.concatenate(keys or [np.zeros(0, np.int64)])[:: IK.FENCE].copy()
 
     @classmethod
     def current(cls, iv: _Intervals | None, schema: Schema, records: RecordStore, nslots: int, changes: int,
-                count: int) -> _Intervals:
-        """``iv`` while it is current, else one built over the ``nslots`` slots so far (rebuilt
-        once the adds + removes since (``changes``) reach 1/16 of the profiles or the adds 1/64:
-        until then the slots added since are checked one by one and removed ones are skipped by
-        their active bit)."""
+                count: int, column: int) -> _Intervals:
+        """``iv`` while it is current and has ``column``, else one built over the ``nslots``
+        slots so far with ``column`` added (rebuilt once the adds + removes since (``changes``)
+        reach 1/16 of the profiles or the adds 1/64: until then the slots added since are
+        checked one by one and removed ones are skipped by their active bit)."""
         if (iv is None or iv.built > nslots or abs(changes - iv.changes) * _RECOUNT > max(iv.count, 1024)
-                or (nslots - iv.built) * 64 > max(iv.count, 1024)):
-            return cls(schema, records, nslots, changes, count)
+                or (nslots - iv.built) * 64 > max(iv.count, 1024) or column not in iv.columns):
+            return cls(schema, records, nslots, changes, count,
+                       frozenset([column]) | (iv.columns if iv is not None else frozenset()))
         return iv
 
     @property

@@ -44,16 +44,15 @@ from .config import CONFIG, RangeConfig, design
 from .filter import CHUNK, FILL, RangeBloomFilter
 from .layout import NUM_BITS, Layout, LayoutProperties, statistics_spec
 from .records import RecordBatch, one_record, record_batch
-from .schema import SCHEMA, Schema
-from .store import RECORD_ARRAYS, RecordStore
+from .schema import SCHEMA, Numeric, Schema
+from .store import RECORD_ARRAYS, RECORD_ARRAYS_2, RecordStore
 
 __all__ = ["FalseCandidates", "ProfileIndex"]
 
 _BLOCK = 8  # words per early-exit block (512 profiles); measured best of 4..256 at N = 1e6
 _INTERVAL_MIN = 1 << 14  # live profiles from which a verified search may take the interval index
 _INTERVAL_PRUNE = 256  # ... when it leaves at most 1/256 of the live profiles (at least 64) to check
-_NO_RECORDS = (np.zeros((0, 0), np.bool_), np.zeros((0, 0), np.int64), np.zeros((0, 0), np.int64),
-               np.zeros((0, 0), np.int64), np.zeros((0, 0), np.int64), np.zeros(0, np.uint8))
+_NO_RECORDS = (np.zeros((0, 0), np.uint8), np.zeros((0, 3), np.int64), np.zeros(1, np.int64), np.zeros(0, np.uint8))
 MAX_PROFILES = 1 << 36
 CAPACITY = Int(1, MAX_PROFILES)
 MODE = Options(*SEARCH_MODES)
@@ -78,7 +77,8 @@ class _State:
 
 
 def _fill_dtype(m: int) -> type:
-    return np.int32 if m < 1 << 31 else np.int64
+    """The narrowest dtype of a slot's set-bit count c <= m."""
+    return np.uint16 if m < 1 << 16 else np.int32 if m < 1 << 31 else np.int64
 
 
 class ProfileIndex(LayoutProperties, Persistable):
@@ -99,8 +99,11 @@ class ProfileIndex(LayoutProperties, Persistable):
     Ids are slot numbers ``0, 1, 2, ...`` in the order of adding, never reused after
     :meth:`remove` (until :meth:`clear`), and saved with the index. ``len()`` is the exact
     number of live profiles (``exact_len`` is True). Memory: ``m`` bits per slot for the
-    filters, plus with records 1 byte per attribute, 16 bytes per numeric and 16 bytes plus
-    the UTF-8 text per text attribute.
+    filters (and its set-bit count: 2 bytes while m < 2**16), plus with records one row of
+    bytes per slot: a bit per attribute, two ends per numeric attribute in the fewest bytes its
+    scope needs, a dictionary code per text attribute (:mod:`bloomkit.ranges.store`), and the
+    distinct texts once; a verified search on a large index adds 4 bytes per profile per
+    numeric attribute its interval index builds.
 
     Thread safety: any number of threads may add, remove and search at once. Profiles are
     validated and hashed outside the lock; slots are allocated and bits, records and counters
@@ -127,7 +130,8 @@ class ProfileIndex(LayoutProperties, Persistable):
         "schema": SCHEMA, "config": CONFIG, "num_bits": NUM_BITS, "next": Int(0, MAX_PROFILES),
         "count": Int(0, MAX_PROFILES), "store_records": Bool(), "inserted": INSERTED,
     }
-    _ARRAYS: ClassVar[Any] = {"slices": ArraySpec("<u8", 2), "active": ArraySpec("<u8", 1), **RECORD_ARRAYS}
+    _ARRAYS: ClassVar[Any] = {"slices": ArraySpec("<u8", 2), "active": ArraySpec("<u8", 1), **RECORD_ARRAYS,
+                                **RECORD_ARRAYS_2}  # layout 2: read, converted
     _HASH_IDS = tuple(HASH_NAMES)
     exact_len: ClassVar[bool] = True
 
@@ -399,8 +403,7 @@ class ProfileIndex(LayoutProperties, Persistable):
             st = self._st
             rec = None
             if st.records is not None:
-                rec = st.records.grown(st.records.capacity)
-                rec.text = rec.text.copy()
+                rec = st.records.copy()
             out = object.__new__(type(self))
             out._init(self._layout, self.store_records, _State(st.slices.copy(), st.active.copy(), rec, st.fills.copy()),
                       self._next, self._count, self._inserted, self._set_bits)
@@ -549,24 +552,40 @@ class ProfileIndex(LayoutProperties, Persistable):
         rec = st.records
         nslots = min(self._next, st.active.shape[0] * 64)
         if verify and rec is not None and self._count >= _INTERVAL_MIN and cq.numeric:
-            iv = self._interval_index(st, nslots)
+            iv = self._interval_index(st, nslots, cq)
             ids, ok = IK.interval_search(iv.entries, iv.fences, iv.classes, iv.built, st.active, nslots, spec, vals,
-                                        qbytes, rec.present, rec.lo, rec.hi, rec.tstart, rec.tlen, rec.text,
-                                        how == "intersect", max(64, self._count // _INTERVAL_PRUNE))
+                                        qbytes, *rec.view, how == "intersect", max(64, self._count // _INTERVAL_PRUNE))
             if ok:
                 return ids
         if how != "subset":
             return None
-        arrays = _NO_RECORDS if rec is None else (rec.present, rec.lo, rec.hi, rec.tstart, rec.tlen, rec.text)
+        arrays = _NO_RECORDS if rec is None else rec.view
         ids = IK.compiled_search(st.slices, st.active, nslots, self._row_density(st), spec, vals, qbytes,
                                 self._str_seed, K.DIGIT_PAIRS, _BLOCK, verify, *arrays)
         return ids
 
-    def _interval_index(self, st: _State, nslots: int) -> _Intervals:
-        """The interval index of the records (:meth:`_Intervals.current`)."""
+    def _interval_index(self, st: _State, nslots: int, cq: _Compiled) -> _Intervals:
+        """The interval index of the records (:meth:`_Intervals.current`), with the column of
+        the query's numeric attribute that is expected to leave the fewest candidates: the
+        smallest mean share of its scope a profile's range covers (from the statistics of the
+        profiles added; chosen once per attribute set and 1/16 change of the profiles). Only
+        the columns queries pick are built (4 bytes per profile each)."""
         assert st.records is not None
+        pick = cq.pick
+        if pick is None or abs(self._next - pick[0]) * _RECOUNT > max(pick[0], 1024):
+            best, share = 0, np.inf
+            for row in cq.spec:
+                if row[IK.Q_KIND] == 0:
+                    continue
+                attr = self.schema.attributes[int(row[IK.Q_PCOL])]
+                assert isinstance(attr, Numeric)
+                given, values, _ = self._inserted[attr.name]
+                s = (values / given if given else np.inf) / attr.scope_size
+                if s < share:
+                    best, share = int(row[IK.Q_RCOL]), s
+            cq.pick = pick = (self._next, best)
         iv = _Intervals.current(self._intervals, self._layout.schema, st.records, nslots, 2 * self._next - self._count,
-                                self._count)
+                                self._count, pick[1])
         self._intervals = iv
         return iv
 
@@ -744,8 +763,8 @@ class ProfileIndex(LayoutProperties, Persistable):
             raise InvariantError("(st.records is not None) == self.store_records")
         if st.records is not None:
             live = _live_mask(st.active, st.records.capacity)
-            if not (not st.records.present[~live].any()):
-                raise InvariantError("not st.records.present[~live].any()")
+            if not (not st.records.rows[~live, : (len(self.schema) + 7) // 8].any()):
+                raise InvariantError("no presence bits for inactive slots")
         if not (list(self._inserted) == self.schema.names):
             raise InvariantError("list(self._inserted) == self.schema.names")
 
@@ -755,7 +774,7 @@ class ProfileIndex(LayoutProperties, Persistable):
                   "store_records": self.store_records, "inserted": {k: list(v) for k, v in self._inserted.items()}}
         arrays = {"slices": st.slices, "active": st.active}
         if st.records is not None:
-            arrays.update(st.records.state(self._next))
+            arrays.update(st.records.state(self._next, _live_mask(st.active, self._next)))
         return params, arrays
 
     @classmethod
@@ -775,7 +794,7 @@ class ProfileIndex(LayoutProperties, Persistable):
         if set(params["inserted"]) != set(layout.schema.names):
             raise FormatError("ProfileIndex 'inserted' does not name exactly the schema's attributes")
         store = params["store_records"]
-        if not store and any(n in arrays for n in RECORD_ARRAYS):
+        if not store and any(n in arrays for n in (*RECORD_ARRAYS, *RECORD_ARRAYS_2)):
             raise FormatError("ProfileIndex without stored records holds record arrays")
         records = None
         if store:
