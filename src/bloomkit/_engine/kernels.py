@@ -380,17 +380,34 @@ def hash_ucs4(rows: np.ndarray, seed: np.uint64) -> np.ndarray:
 # probe positions and bit / counter updates
 
 
+@jit_inline
+def probe_row(pos: np.ndarray, h: np.uint64, k: int, m: np.uint64, M: np.uint64, dh: bool) -> None:
+    """The k probe positions ``G_i mod m`` of one key into ``pos[:k]``, in either scheme of
+    :mod:`bloomkit._engine.probes`: ``dh`` False, the independent ``G_i = probe(h, i)``; True,
+    enhanced double hashing ``G_0 = h``, ``G_{i+1} = G_i + y_i``, ``y_0 = splitmix64(h +
+    GOLDEN)``, ``y_{i+1} = y_i + i + 1`` (mod 2**64). A literal ``dh`` folds the other branch away."""
+    x = h
+    y = splitmix64(h + GOLDEN)
+    for i in range(k):
+        pos[i] = fastmod(x if dh else probe(h, i), m, M)
+        x += y
+        y += U64(i + 1)
+
+
+@jit_inline
+def probe_positions(h1: np.ndarray, k: int, m: np.uint64, dh: bool) -> np.ndarray:
+    """(n, k) int64 array of the probe positions G_i(x) mod m of either scheme (:func:`probe_row`)."""
+    M = reducer(m)
+    out = np.empty((h1.shape[0], k), dtype=np.int64)
+    for r in range(h1.shape[0]):
+        probe_row(out[r], h1[r], k, m, M, dh)
+    return out
+
+
 @jit_read
 def positions(h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
-    """(n, k) int64 array of probe positions G_i(x) mod m."""
-    M = reducer(m)
-    n = h1.shape[0]
-    out = np.empty((n, k), dtype=np.int64)
-    for r in range(n):
-        h = h1[r]
-        for i in range(k):
-            out[r, i] = np.int64(fastmod(probe(h, i), m, M))
-    return out
+    """(n, k) int64 array of probe positions G_i(x) mod m (independent probes)."""
+    return probe_positions(h1, k, m, False)
 
 
 _RING = 16  # keys in flight: their probe words are prefetched this many keys ahead
@@ -661,17 +678,22 @@ def counters_pack(values: np.ndarray, arr: np.ndarray, width: int) -> None:
         cset(arr, width, i, values[i])
 
 
+@jit_inline
+def cinc(arr: np.ndarray, width: int, maxval: int, i: np.int64) -> bool:
+    """Saturating increment of counter ``i``; True if it was already at ``maxval`` (it stays)."""
+    v = cget(arr, width, i)
+    if v >= maxval:
+        return True
+    cset(arr, width, i, v + 1)
+    return False
+
+
 @jit_mut
 def counters_inc_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) -> bool:
     """Saturating increment of the counters at ``idx``; True if any counter saturated."""
     over = False
     for t in range(idx.shape[0]):
-        i = np.int64(idx[t])
-        v = cget(arr, width, i)
-        if v >= maxval:
-            over = True
-        else:
-            cset(arr, width, i, v + 1)
+        over |= cinc(arr, width, maxval, np.int64(idx[t]))
     return over
 
 
@@ -687,10 +709,7 @@ def counters_dec_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) 
         v = cget(arr, width, i)
         if v == 0:
             for u in range(t):
-                j = np.int64(idx[u])
-                w = cget(arr, width, j)
-                if w < maxval:
-                    cset(arr, width, j, w + 1)
+                cinc(arr, width, maxval, np.int64(idx[u]))
             return t
         if v < maxval:
             cset(arr, width, i, v - 1)
@@ -698,37 +717,36 @@ def counters_dec_idx(arr: np.ndarray, width: int, maxval: int, idx: np.ndarray) 
 
 
 @jit_mut
-def counters_inc_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k: int, m: np.uint64) -> bool:
-    """Counting Bloom filter insert of every key; True if any counter saturated.
+def counters_inc_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k: int, m: np.uint64,
+                    dh: bool) -> bool:
+    """Counting Bloom filter insert of every key, probes of the scheme ``dh`` selects
+    (:func:`probe_row`); True if any counter saturated.
 
     C twin: ``core_insert`` of _speedups.c, section "FilterCore"."""
     M = reducer(m)
+    pos = np.empty(k, dtype=np.uint64)
     over = False
     for r in range(h1.shape[0]):
-        h = h1[r]
+        probe_row(pos, h1[r], k, m, M, dh)
         for i in range(k):
-            p = np.int64(fastmod(probe(h, i), m, M))
-            v = cget(arr, width, p)
-            if v >= maxval:
-                over = True
-            else:
-                cset(arr, width, p, v + 1)
+            over |= cinc(arr, width, maxval, np.int64(pos[i]))
     return over
 
 
 @jit_read
-def counters_test_h1(arr: np.ndarray, width: int, h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
-    """True where all k counters of a key are non-zero.
+def counters_test_h1(arr: np.ndarray, width: int, h1: np.ndarray, k: int, m: np.uint64, dh: bool) -> np.ndarray:
+    """True where all k counters of a key are non-zero (probes as :func:`counters_inc_h1`).
 
     C twin: ``core_test`` of _speedups.c, section "FilterCore"."""
     M = reducer(m)
     n = h1.shape[0]
     out = np.empty(n, dtype=np.bool_)
+    pos = np.empty(k, dtype=np.uint64)
     for r in range(n):
-        h = h1[r]
+        probe_row(pos, h1[r], k, m, M, dh)
         hit = True
         for i in range(k):
-            if cget(arr, width, np.int64(fastmod(probe(h, i), m, M))) == 0:
+            if cget(arr, width, np.int64(pos[i])) == 0:
                 hit = False
                 break
         out[r] = hit
@@ -736,13 +754,15 @@ def counters_test_h1(arr: np.ndarray, width: int, h1: np.ndarray, k: int, m: np.
 
 
 @jit_mut
-def counters_dec_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k: int, m: np.uint64) -> np.int64:
-    """Counting Bloom filter removal of every key, all or nothing.
+def counters_dec_h1(arr: np.ndarray, width: int, maxval: int, h1: np.ndarray, k: int, m: np.uint64,
+                    dh: bool) -> np.int64:
+    """Counting Bloom filter removal of every key (probes as :func:`counters_inc_h1`), all or
+    nothing.
 
     Returns -1 on success, or the index of the first key with a zero counter (every decrement
     of the batch is then undone).
     """
-    pos = positions(h1, k, m)
+    pos = probe_positions(h1, k, m, dh)
     flat = pos.reshape(pos.shape[0] * k)
     bad = counters_dec_idx(arr, width, maxval, flat)
     if bad < 0:

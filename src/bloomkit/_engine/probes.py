@@ -42,7 +42,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from .jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, prefetch, splitmix64
-from .kernels import _RING, _as_u64_ptr, fastmod, probe, reducer, xxh64, xxh64_u64
+from .kernels import _RING, _as_u64_ptr, fastmod, probe, probe_positions, reducer, xxh64, xxh64_u64
 
 __all__ = ["DH_SPECIAL_K", "Entries", "dh_positions", "dh_set", "dh_test"]
 
@@ -133,16 +133,7 @@ def dh_test(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> np.ndarr
 @jit_read
 def dh_positions(h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
     """(n, k) int64 array of the double-hashing positions G_i(x) mod m."""
-    M = reducer(m)
-    out = np.empty((h1.shape[0], k), dtype=np.int64)
-    for r in range(h1.shape[0]):
-        x = h1[r]
-        y = splitmix64(x + GOLDEN)
-        for i in range(k):
-            out[r, i] = np.int64(fastmod(x, m, M))
-            x += y
-            y += U64(i + 1)
-    return out
+    return probe_positions(h1, k, m, True)
 
 
 # ---------------------------------------------------------------------------------------------
