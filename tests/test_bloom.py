@@ -740,13 +740,42 @@ def test_double_hashing_is_a_saved_hash_id_and_stays_apart(tmp_path):
         _ = plain | f
     with pytest.raises(InvalidParameterError, match="probes"):
         BloomFilter(100, 0.01, probes="triple")
-    with pytest.raises(TypeError):
-        CountingBloomFilter(100, 0.01, probes="double")  # type: ignore[call-arg]
     c = CountingBloomFilter(num_bits=64, num_hashes=2)
     params, arrays = c._to_state()
-    forged = pack(c._STRUCTURE, params, arrays, hash_id=5, seed=0)  # a counting filter never probes so
+    forged = pack(c._STRUCTURE, params, arrays, hash_id=4, seed=0)  # the split-block filter's Parquet hash
     with pytest.raises(FormatError, match="hash id"):
         CountingBloomFilter.from_bytes(forged)
+
+
+@pytest.mark.parametrize("width", [4, 8, 16, 32])
+def test_counting_filter_double_hashing_counts_at_the_bit_filters_positions(width):
+    """A counting filter of ``probes="double"`` increments, tests and decrements the counters at the
+    double-hashing positions (its support is the BloomFilter's bits), single keys (C / numba) and
+    batches alike, and saves its scheme as hash id 5; the default stays the independent scheme."""
+    from bloomkit._format import unpack
+
+    keys = np.arange(600)
+    c = CountingBloomFilter(num_bits=4001, num_hashes=7, seed=2, counter_bits=width, probes="double")
+    one = CountingBloomFilter(num_bits=4001, num_hashes=7, seed=2, counter_bits=width, probes="double")
+    c.add_many(keys)
+    for x in keys.tolist():
+        one.add(x)
+    ref = BloomFilter(num_bits=4001, num_hashes=7, seed=2, probes="double")
+    ref.add_many(keys)
+    assert c == one and c.to_bloom() == ref and c.to_bloom().probes == "double"
+    assert c.to_bloom() != CountingBloomFilter(num_bits=4001, num_hashes=7, seed=2, counter_bits=width).to_bloom()
+    assert all(x in c for x in keys[:50].tolist()) and c.contains_many(keys).all()
+    assert np.array_equal(c.contains_many(keys + 10**6), ref.contains_many(keys + 10**6))
+    c.remove_many(keys[:300])
+    c.remove(int(keys[300]))
+    rest = CountingBloomFilter(num_bits=4001, num_hashes=7, seed=2, counter_bits=width, probes="double")
+    rest.add_many(keys[301:])
+    if not c.overflowed:
+        assert c == rest
+    back = CountingBloomFilter.from_bytes(c.to_bytes())
+    assert back == c and back.probes == "double" and unpack(back.to_bytes()).hash_id == 5
+    with pytest.raises(IncompatibleFiltersError):
+        _ = c | CountingBloomFilter(num_bits=4001, num_hashes=7, seed=2, counter_bits=width)
 
 
 def test_double_hashing_model():

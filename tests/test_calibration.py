@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import product
 
 import numpy as np
 import pytest
@@ -96,22 +97,23 @@ def _fill_sd(m: int, balls: float, k: int, fpr: float) -> float:
 # -- membership filters ---------------------------------------------------------------------------
 
 
-def _membership(cls: type, slow: bool, rng: np.random.Generator, *, remove: bool = False) -> list[Point]:
+def _membership(cls: type, slow: bool, rng: np.random.Generator, *, remove: bool = False,
+                probes_kw: str = "independent", loads: tuple[float, ...] = (0.05, 0.1, 0.2)) -> list[Point]:
     """Bloom-type filters: loads n/m = 0.05, 0.1, 0.2, k = 3 and 7; predicted_fpr() estimates the
     count from the fill, so it is the rate given the filter (exact binomial test)."""
     m, probes = (1 << 20, 1_000_000) if slow else (1 << 15, 100_000)
     out = []
-    for load in (0.05, 0.1, 0.2):
+    for load in loads:
         for k in (3, 7):
             n = int(load * m)
             keys, absent = _keys(rng, 2 * n if remove else n, probes)
-            f = cls(num_bits=m, num_hashes=k, seed=int(rng.integers(2**63)))
+            f = cls(num_bits=m, num_hashes=k, seed=int(rng.integers(2**63)), probes=probes_kw)
             f.add_many(keys)
             if remove:  # a counting filter after removing half of what it holds
                 f.remove_many(keys[n:])
             assert f.contains_many(keys[:n]).all()
-            out.append(Point(f"n/m = {load}, k = {k}", int(f.contains_many(absent).sum()), probes, f.predicted_fpr(),
-                             fill=load))
+            out.append(Point(f"{probes_kw} probes, n/m = {load}, k = {k}", int(f.contains_many(absent).sum()), probes,
+                             f.predicted_fpr(), fill=load))
     return out
 
 
@@ -145,7 +147,9 @@ def _bloom(slow: bool, rng: np.random.Generator) -> list[Point]:
 
 @recipe("bloom.CountingBloomFilter")
 def _counting(slow: bool, rng: np.random.Generator) -> list[Point]:
-    return _membership(bloomkit.CountingBloomFilter, slow, rng, remove=True)
+    # and double hashing (probes="double": theory.double_hashing_fpr given the fill) after removals too
+    return (_membership(bloomkit.CountingBloomFilter, slow, rng, remove=True)
+            + _membership(bloomkit.CountingBloomFilter, slow, rng, remove=True, probes_kw="double", loads=(0.1, 0.2)))
 
 
 @recipe("scalable.ScalableBloomFilter")
@@ -184,19 +188,20 @@ def _splitblock(slow: bool, rng: np.random.Generator) -> list[Point]:
 
 def _foldable(cls: type, slow: bool, rng: np.random.Generator) -> list[Point]:
     """Eq. 4 at the count, at the full size and after folding by 2 and 3 (m_t = m_1 / 6): an
-    expectation over filters, the fill spread at m_t added."""
+    expectation over filters, the fill spread at m_t added; both probe schemes (double hashing:
+    theory.double_hashing_fpr at m_t)."""
     probes = 1_000_000 if slow else 100_000
     m1, k, n = 6 * 4096, 4, 1500
     out = []
-    for seed_draw in range(2 if slow else 1):
+    for seed_draw, scheme in product(range(2 if slow else 1), ("independent", "double")):
         keys, absent = _keys(rng, n, probes)
-        f = cls(m1, k, seed=int(rng.integers(2**63)) + seed_draw)
+        f = cls(m1, k, seed=int(rng.integers(2**63)) + seed_draw, probes=scheme)
         f.add_many(keys)
         for fac in (1, 2, 3):
             if fac > 1:
                 f.fold(fac)
             p = f.predicted_fpr()
-            out.append(Point(f"m = {f.num_bits}", int(f.contains_many(absent).sum()), probes, p,
+            out.append(Point(f"{scheme} probes, m = {f.num_bits}", int(f.contains_many(absent).sum()), probes, p,
                              sd=_fill_sd(f.num_bits, n * k, k, p), fill=n * k / f.num_bits))
     return out
 

@@ -287,33 +287,39 @@ def test_choose_initial_size_prefers_foldable_sizes() -> None:
 KEYS = np.arange(3000, dtype=np.int64)
 
 
-def _rebuild(size: int, keys: np.ndarray, k: int, seed: int) -> BloomFilter:
-    r = BloomFilter(num_bits=size, num_hashes=k, seed=seed)
+PROBES = ["independent", "double"]
+"""The fold suite runs on both probe schemes (issue 28): G_i is independent of m in both."""
+
+
+def _rebuild(size: int, keys: np.ndarray, k: int, seed: int, probes: str = "independent") -> BloomFilter:
+    r = BloomFilter(num_bits=size, num_hashes=k, seed=seed, probes=probes)
     r.add_many(keys)
     return r
 
 
-def test_fold_equals_rebuild_elementary_composite_sequential() -> None:
-    f = FoldableBloomFilter(720720, 4, seed=11)
+@pytest.mark.parametrize("probes", PROBES)
+def test_fold_equals_rebuild_elementary_composite_sequential(probes: str) -> None:
+    f = FoldableBloomFilter(720720, 4, seed=11, probes=probes)
     f.add_many(KEYS)
     f._check()
     for factor in (2, 9, 4, 7, 11, 5, 13):
         f.fold(factor)
         f._check()
-        assert f.bits == _rebuild(f.num_bits, KEYS, 4, 11).bits
+        assert f.bits == _rebuild(f.num_bits, KEYS, 4, 11, probes).bits
     assert f.num_bits == 2 and f.fold_factor == 360360
-    composite = FoldableBloomFilter(720720, 4, seed=11)
+    composite = FoldableBloomFilter(720720, 4, seed=11, probes=probes)
     composite.add_many(KEYS)
     composite.fold(720720 // 360)
-    assert composite.bits == _rebuild(360, KEYS, 4, 11).bits
+    assert composite.bits == _rebuild(360, KEYS, 4, 11, probes).bits
     assert composite.contains_many(KEYS).all()
 
 
-def test_membership_on_folded_filter_uses_current_size() -> None:
-    f = FoldableBloomFilter(5040, 3, seed=2)
+@pytest.mark.parametrize("probes", PROBES)
+def test_membership_on_folded_filter_uses_current_size(probes: str) -> None:
+    f = FoldableBloomFilter(5040, 3, seed=2, probes=probes)
     f.add_many(KEYS[:200])
     f.fold(12)
-    r = _rebuild(420, KEYS[:200], 3, 2)
+    r = _rebuild(420, KEYS[:200], 3, 2, probes)
     probe = np.arange(10**6, 10**6 + 5000)
     assert np.array_equal(f.contains_many(probe), r.contains_many(probe))
     assert all((int(q) in f) == (int(q) in r) for q in probe[:300])
@@ -328,24 +334,26 @@ def test_membership_on_folded_filter_uses_current_size() -> None:
     b=st.sampled_from([2, 3, 4, 5, 6, 9]),
     c=st.sampled_from([2, 3, 7, 8]),
     seed=st.integers(0, 2**64 - 1),
+    probes=st.sampled_from(PROBES),
 )
-def test_composition_commutativity_associativity(a: int, b: int, c: int, seed: int) -> None:
+def test_composition_commutativity_associativity(a: int, b: int, c: int, seed: int, probes: str) -> None:
     m1 = a * b * c * 97
-    f = FoldableBloomFilter(m1, 3, seed=seed)
+    f = FoldableBloomFilter(m1, 3, seed=seed, probes=probes)
     f.add_many(KEYS[:150])
     ab = f.folded(a).folded(b)
     assert ab == f.folded(a * b)  # Lemma, Eq. 5
     assert ab == f.folded(b).folded(a)  # commutativity
     assert ab.folded(c) == f.folded(a).folded(b * c) == f.folded(a * b * c)  # associativity
-    assert f.folded(a * b * c).bits == _rebuild(97, KEYS[:150], 3, seed).bits
+    assert f.folded(a * b * c).bits == _rebuild(97, KEYS[:150], 3, seed, probes).bits
 
 
 @settings(max_examples=25, deadline=None)
-@given(ops=st.lists(st.tuples(st.sampled_from(["fold", "unfold", "add", "resize"]), st.integers(0, 10**6)), max_size=12))
-def test_no_false_negatives_after_any_sequence(ops: list[tuple[str, int]]) -> None:
+@given(ops=st.lists(st.tuples(st.sampled_from(["fold", "unfold", "add", "resize"]), st.integers(0, 10**6)), max_size=12),
+       probes=st.sampled_from(PROBES))
+def test_no_false_negatives_after_any_sequence(ops: list[tuple[str, int]], probes: str) -> None:
     m1 = 2**3 * 3**2 * 5 * 7
-    f = FoldableBloomFilter(m1, 3, seed=5)
-    c = FoldableCountingBloomFilter(m1, 3, seed=5)
+    f = FoldableBloomFilter(m1, 3, seed=5, probes=probes)
+    c = FoldableCountingBloomFilter(m1, 3, seed=5, probes=probes)
     inserted = list(range(40))
     f.add_many(inserted)
     c.add_many(inserted)
@@ -376,15 +384,16 @@ def test_no_false_negatives_after_any_sequence(ops: list[tuple[str, int]]) -> No
         assert f.bits == c.bits  # counting filter's support equals the bit filter
 
 
-def test_unfold_regenerates_from_original() -> None:
-    f = FoldableBloomFilter(55440, 3, seed=9)
+@pytest.mark.parametrize("probes", PROBES)
+def test_unfold_regenerates_from_original(probes: str) -> None:
+    f = FoldableBloomFilter(55440, 3, seed=9, probes=probes)
     f.add_many(KEYS)
     f.fold(7)
     f.fold(11)
     f.unfold(55440 // 7)
-    assert f.bits == _rebuild(7920, KEYS, 3, 9).bits
+    assert f.bits == _rebuild(7920, KEYS, 3, 9, probes).bits
     f.unfold()
-    assert f.num_bits == 55440 and f.bits == _rebuild(55440, KEYS, 3, 9).bits
+    assert f.num_bits == 55440 and f.bits == _rebuild(55440, KEYS, 3, 9, probes).bits
     assert f.size_history == [55440, 7920, 720, 7920, 55440]
     f._check()
 
@@ -416,13 +425,14 @@ def test_fold_and_unfold_bad_inputs() -> None:
     assert f.num_bits == 90
 
 
-def test_counting_fold_is_sum_and_supports_removal() -> None:
-    c = FoldableCountingBloomFilter(2520, 3, seed=4, counter_bits=16)
+@pytest.mark.parametrize("probes", PROBES)
+def test_counting_fold_is_sum_and_supports_removal(probes: str) -> None:
+    c = FoldableCountingBloomFilter(2520, 3, seed=4, counter_bits=16, probes=probes)
     c.add_many(KEYS[:500])
     before = c.counters.values().copy()
     c.fold(9)
     assert np.array_equal(c.counters.values(), before.reshape(9, 280).sum(axis=0))
-    ref = CountingBloomFilter(num_bits=280, num_hashes=3, seed=4, counter_bits=16)
+    ref = CountingBloomFilter(num_bits=280, num_hashes=3, seed=4, counter_bits=16, probes=probes)
     ref.add_many(KEYS[:500])
     assert np.array_equal(c.counters.values(), ref.counters.values())
     c.remove_many(KEYS[:250])
@@ -433,7 +443,7 @@ def test_counting_fold_is_sum_and_supports_removal() -> None:
     c.unfold()
     c._check()
     assert c.contains_many(KEYS[250:500]).all()
-    empty = FoldableCountingBloomFilter(2520, 3, seed=4)
+    empty = FoldableCountingBloomFilter(2520, 3, seed=4, probes=probes)
     empty.add_many(KEYS[:10])
     with pytest.raises(InvalidParameterError):
         empty.remove_many(KEYS[:11].tolist() + [10**9])
@@ -443,8 +453,9 @@ def test_counting_fold_is_sum_and_supports_removal() -> None:
         empty.remove(10**12)
 
 
-def test_counting_fold_saturates_without_false_negatives() -> None:
-    c = FoldableCountingBloomFilter(4096, 4, seed=3, counter_bits=4)
+@pytest.mark.parametrize("probes", PROBES)
+def test_counting_fold_saturates_without_false_negatives(probes: str) -> None:
+    c = FoldableCountingBloomFilter(4096, 4, seed=3, counter_bits=4, probes=probes)
     c.add_many(KEYS[:1000])
     c.fold(256)  # 16 counters, sums far above 15
     assert c.overflowed
@@ -483,9 +494,10 @@ def test_fold_to_band_and_fpr() -> None:
         f.fold_to_fpr(1.5)
 
 
-def test_union_and_intersection() -> None:
-    a = FoldableBloomFilter(5040, 3, seed=1)
-    b = FoldableBloomFilter(5040, 3, seed=1)
+@pytest.mark.parametrize("probes", PROBES)
+def test_union_and_intersection(probes: str) -> None:
+    a = FoldableBloomFilter(5040, 3, seed=1, probes=probes)
+    b = FoldableBloomFilter(5040, 3, seed=1, probes=probes)
     a.add_many(KEYS[:100])
     b.add_many(KEYS[50:150])
     a.fold(4)
@@ -497,13 +509,18 @@ def test_union_and_intersection() -> None:
     i._check()
     assert i.contains_many(KEYS[50:100]).all()
     assert i.bits.popcount() <= (a.bits & b.bits).popcount()
-    c = FoldableBloomFilter(2520, 3, seed=1)
+    c = FoldableBloomFilter(2520, 3, seed=1, probes=probes)
     with pytest.raises(IncompatibleFiltersError):
         a.union(c)
     with pytest.raises(IncompatibleFiltersError):
-        a.union(FoldableBloomFilter(5040, 3, seed=2).folded(4))
-    ca = FoldableCountingBloomFilter(5040, 3, seed=1)
-    cb = FoldableCountingBloomFilter(5040, 3, seed=1)
+        a.union(FoldableBloomFilter(5040, 3, seed=2, probes=probes).folded(4))
+    other = FoldableBloomFilter(5040, 3, seed=1, probes=PROBES[probes == PROBES[0]])  # the other scheme
+    other.add_many(KEYS[:100])
+    assert other.folded(4).bits != a.bits
+    with pytest.raises(IncompatibleFiltersError):
+        a.union(other.folded(4))
+    ca = FoldableCountingBloomFilter(5040, 3, seed=1, probes=probes)
+    cb = FoldableCountingBloomFilter(5040, 3, seed=1, probes=probes)
     ca.add_many(KEYS[:100])
     cb.add_many(KEYS[50:150])
     cu = ca | cb
@@ -514,19 +531,22 @@ def test_union_and_intersection() -> None:
 # ------------------------------------------------------------------------------ persistence
 
 
-def test_persistence_round_trip(tmp_path: object) -> None:
-    f = FoldableBloomFilter(55440, 3, seed=12)
+@pytest.mark.parametrize("probes", PROBES)
+def test_persistence_round_trip(probes: str, tmp_path: object) -> None:
+    f = FoldableBloomFilter(55440, 3, seed=12, probes=probes)
     f.add_many(KEYS)
     f.fold(6)
-    c = FoldableCountingBloomFilter(5040, 3, seed=12, counter_bits=4)
+    c = FoldableCountingBloomFilter(5040, 3, seed=12, counter_bits=4, probes=probes)
     c.add_many(KEYS[:200])
     c.fold(5)
-    g = FoldableBloomFilter(360, 2, seed=3, retain_original=False)
+    g = FoldableBloomFilter(360, 2, seed=3, retain_original=False, probes=probes)
     g.add_many(KEYS[:5])
     g.fold(3)
     for obj in (f, c, g):
         back = bloomkit.loads(obj.to_bytes())
-        assert type(back) is type(obj) and back == obj
+        assert type(back) is type(obj) and back == obj and back.probes == probes
+        wired = from_wire(obj.to_wire())
+        assert wired.probes == probes and wired.bits == obj.bits
         assert back.size_history == obj.size_history and back.count == obj.count
         assert back.retains_original == obj.retains_original
         back._check()
@@ -535,7 +555,7 @@ def test_persistence_round_trip(tmp_path: object) -> None:
     f.save(path)
     back = bloomkit.load(path)
     back.unfold()
-    assert back.bits == _rebuild(55440, KEYS, 3, 12).bits
+    assert back.bits == _rebuild(55440, KEYS, 3, 12, probes).bits
 
 
 def test_damaged_container_raises_format_error() -> None:
@@ -565,12 +585,13 @@ def test_inconsistent_container_state_raises_format_error() -> None:
             bloomkit.loads(pack(f._STRUCTURE, p, arrays, hash_id=1, seed=1))
 
 
-def test_single_key_paths_on_every_construction_path():
+@pytest.mark.parametrize("probes", PROBES)
+def test_single_key_paths_on_every_construction_path(probes: str):
     """Single-key add / in work on filters made by fold, folded, unfold, wire and load."""
     from bloomkit.folding import FoldableBloomFilter, FoldableCountingBloomFilter
 
     for cls in (FoldableBloomFilter, FoldableCountingBloomFilter):
-        f = cls(num_bits=2 * 3 * 5 * 7 * 64, num_hashes=3, seed=9)
+        f = cls(num_bits=2 * 3 * 5 * 7 * 64, num_hashes=3, seed=9, probes=probes)
         f.add("alpha")
         f.add(17)
         made = [f.folded(3), from_wire(f.to_bloom().to_wire(set_version=1) if cls is FoldableCountingBloomFilter
@@ -808,7 +829,8 @@ def test_adds_from_threads_while_another_thread_folds_unfolds_and_saves(cls: typ
         bloomkit.loads(raw)._check()
 
 
-def test_real_data_inputs_answer_like_the_filter_built_at_the_folded_size() -> None:
+@pytest.mark.parametrize("probes", PROBES)
+def test_real_data_inputs_answer_like_the_filter_built_at_the_folded_size(probes: str) -> None:
     """pandas (shuffled index, string, categorical, nullable), pyarrow, polars: the folded filter
     answers exactly as a plain filter built at the folded size from a Python list."""
     pd = pytest.importorskip("pandas")
@@ -830,10 +852,10 @@ def test_real_data_inputs_answer_like_the_filter_built_at_the_folded_size() -> N
     probe_int = list(range(10**6, 10**6 + 5000)) + ints
     for name, (data, plain) in inputs.items():
         for cls in (FoldableBloomFilter, FoldableCountingBloomFilter):
-            f = cls(2**5 * 3**2 * 5 * 7, 3, seed=12)
+            f = cls(2**5 * 3**2 * 5 * 7, 3, seed=12, probes=probes)
             f.add_many(data)
             f.fold(12)
-            ref = BloomFilter(num_bits=f.num_bits, num_hashes=3, seed=12)
+            ref = BloomFilter(num_bits=f.num_bits, num_hashes=3, seed=12, probes=probes)
             ref.add_many(plain)
             probe = probe_str if isinstance(plain[0], str) else probe_int
             assert np.array_equal(f.contains_many(probe), ref.contains_many(probe)), (name, cls.__name__)
@@ -843,6 +865,6 @@ def test_real_data_inputs_answer_like_the_filter_built_at_the_folded_size() -> N
                 f.remove_many(data)
                 assert f.count == 0 and not f.contains_many(plain).any()
     with pytest.raises(InvalidParameterError, match="keys"):
-        FoldableBloomFilter(60, 2).add_many(pd.Series(["a", None, "b"]))
+        FoldableBloomFilter(60, 2, probes=probes).add_many(pd.Series(["a", None, "b"]))
     with pytest.raises(InvalidParameterError):
-        FoldableCountingBloomFilter(60, 2).remove_many(pd.Series(["a", None]))
+        FoldableCountingBloomFilter(60, 2, probes=probes).remove_many(pd.Series(["a", None]))

@@ -311,10 +311,11 @@ def _mapping_rss(path: Path) -> int:
 
 
 ORDERED = [(BloomFilter, {}), (CountingBloomFilter, {"counter_bits": 4}), (SplitBlockBloomFilter, {}),
-           pytest.param(SplitBlockBloomFilter, {"parquet": True}, marks=pytest.mark.slow)]  # CI time
+           pytest.param(SplitBlockBloomFilter, {"parquet": True}, marks=pytest.mark.slow),  # CI time
+           (BloomFilter, {"probes": "double"}), (CountingBloomFilter, {"counter_bits": 4, "probes": "double"})]
 
 
-@pytest.mark.parametrize(("cls", "kw"), ORDERED, ids=[*IDS, "SplitBlockParquet"])
+@pytest.mark.parametrize(("cls", "kw"), ORDERED, ids=[*IDS, "SplitBlockParquet", "BloomDouble", "CountingDouble"])
 def test_page_ordered_adds_equal_the_plain_path_and_leave_no_pages_resident(cls, kw, tmp_path, monkeypatch):
     """Large files mapped for writing take the page-ordered add_many (positions counting-sorted
     by 1 MiB region, applied in file order, each written window dropped from the page tables):

@@ -207,6 +207,8 @@ MAKERS = {
     "counting8": lambda: CountingBloomFilter(num_bits=4000, num_hashes=3, counter_bits=8),
     "counting16": lambda: CountingBloomFilter(num_bits=999, num_hashes=7, counter_bits=16),
     "counting32": lambda: CountingBloomFilter(num_bits=998, num_hashes=2, counter_bits=32),
+    "counting4_double": lambda: CountingBloomFilter(num_bits=4001, num_hashes=7, seed=11, probes="double"),
+    "counting16_double": lambda: CountingBloomFilter(num_bits=1 << 10, num_hashes=10, counter_bits=16, probes="double"),
     "splitblock": lambda: SplitBlockBloomFilter(num_blocks=37, seed=11),
 }
 
@@ -234,8 +236,9 @@ def test_single_keys_set_the_bits_of_the_python_path(name: str) -> None:
     assert fast.to_bytes() == slow.to_bytes()
 
 
-def test_counters_saturate_alike() -> None:
-    fast, slow = (CountingBloomFilter(num_bits=64, num_hashes=3) for _ in range(2))
+@pytest.mark.parametrize("probes", ["independent", "double"])
+def test_counters_saturate_alike(probes: str) -> None:
+    fast, slow = (CountingBloomFilter(num_bits=64, num_hashes=3, probes=probes) for _ in range(2))
     for _ in range(20):
         fast.add("hot")
         slow._py_add("hot")

@@ -369,7 +369,7 @@ def _add_ordered(self: Any, keys: Any) -> None:
                 for g0, g1 in _sweep(m, arr, starts):
                     insert(arr, hs[starts[g0] : starts[g1]])
                 continue
-            starts, offs, _ = MK.order_probes(h, k, mod, shift, nreg, False)
+            starts, offs, _ = MK.order_probes(h, k, mod, shift, nreg, False, self._dh)
             del h
             for g0, g1 in _sweep(m, arr, starts):
                 if c is None:
@@ -405,7 +405,7 @@ def _contains_ordered(self: Any, keys: Any) -> np.ndarray:
         except InvalidParameterError:
             hash_chunk(batch)  # the error with its position in the whole batch
             raise
-        starts, offs, idx = MK.order_probes(h, k, mod, shift, nreg, True)
+        starts, offs, idx = MK.order_probes(h, k, mod, shift, nreg, True, self._dh)
         del h
         part = out[a:b]
         for g0, g1 in _sweep(m, words, starts):

@@ -5,7 +5,7 @@ fixed number of bytes: 1 MiB) with a counting sort (two passes over the hashes: 
 region, then scatter; no full sort, memory 4 bytes per probe plus 8 bytes per region), then
 applied region after region, so each page of the file is written in one sweep and faults at
 most once per batch instead of once per probe. The positions are the plain kernels' own
-(:func:`bloomkit._engine.kernels.probe`, :func:`~bloomkit._engine.kernels.fastmod`; the split-block base of
+(:func:`bloomkit._engine.kernels.probe_row`, either probe scheme; the split-block base of
 :mod:`bloomkit.splitblock._kernels`), and the order of writes does not change the result
 (bits are OR-ed; saturating counter increments commute, and a counter saturates in one order
 exactly when it does in every other), so the filter is bit for bit the plain path's.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._engine.jit import U64, jit_mut, jit_read
-from ._engine.kernels import cget, cset, fastmod, probe, reducer
+from ._engine.kernels import cinc, probe_row, reducer
 from .splitblock._kernels import _nat_base, _pq_base
 
 __all__ = ["inc_ordered", "order_blocks", "order_probes", "set_ordered", "test_ordered"]
@@ -24,19 +24,20 @@ __all__ = ["inc_ordered", "order_blocks", "order_probes", "set_ordered", "test_o
 
 @jit_read
 def order_probes(h1: np.ndarray, k: int, m: np.uint64, shift: int, nreg: int,
-                 keyed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(starts, offsets, keys): the k probe positions ``fastmod(probe(h, i), m)`` of every key,
-    counting-sorted by region ``position >> shift``; region g's positions are
-    ``(g << shift) + offsets[starts[g]:starts[g + 1]]`` (offsets < 2**32: ``shift`` <= 32);
-    ``keyed``: ``keys`` holds the index in ``h1`` of each position's key (for queries), else
-    it is empty."""
+                 keyed: bool, dh: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(starts, offsets, keys): the k probe positions of every key (the scheme ``dh`` selects:
+    :func:`bloomkit._engine.kernels.probe_row`), counting-sorted by region ``position >> shift``;
+    region g's positions are ``(g << shift) + offsets[starts[g]:starts[g + 1]]`` (offsets <
+    2**32: ``shift`` <= 32); ``keyed``: ``keys`` holds the index in ``h1`` of each position's
+    key (for queries), else it is empty."""
     M = reducer(m)
     n = h1.shape[0]
+    pos = np.empty(k, dtype=np.uint64)
     starts = np.zeros(nreg + 1, dtype=np.int64)
     for r in range(n):
-        h = h1[r]
+        probe_row(pos, h1[r], k, m, M, dh)
         for i in range(k):
-            starts[np.int64(fastmod(probe(h, i), m, M) >> U64(shift)) + 1] += 1
+            starts[np.int64(pos[i] >> U64(shift)) + 1] += 1
     for g in range(nreg):
         starts[g + 1] += starts[g]
     fill = starts[:-1].copy()
@@ -44,9 +45,9 @@ def order_probes(h1: np.ndarray, k: int, m: np.uint64, shift: int, nreg: int,
     offs = np.empty(n * k, dtype=np.uint32)
     keys = np.empty(n * k if keyed else 0, dtype=np.uint32)
     for r in range(n):
-        h = h1[r]
+        probe_row(pos, h1[r], k, m, M, dh)
         for i in range(k):
-            x = fastmod(probe(h, i), m, M)
+            x = pos[i]
             grp = np.int64(x >> U64(shift))
             j = fill[grp]
             offs[j] = np.uint32(x & low)
@@ -89,12 +90,7 @@ def inc_ordered(arr: np.ndarray, width: int, maxval: int, starts: np.ndarray, of
     for g in range(g0, g1):
         base = np.int64(g) << np.int64(shift)
         for j in range(starts[g], starts[g + 1]):
-            p = base + np.int64(offs[j])
-            v = cget(arr, width, p)
-            if v >= maxval:
-                over = True
-            else:
-                cset(arr, width, p, v + 1)
+            over |= cinc(arr, width, maxval, base + np.int64(offs[j]))
     return over
 
 

@@ -615,10 +615,11 @@ out:
 /* width), ::test_counters_saturate_alike,                                                    */
 /* ::test_environment_switch_forces_numba_and_files_are_identical.                            */
 
-/* KIND_BITS_DH: bits probed by enhanced double hashing (hash id 5, bloomkit._engine.probes):
- * G_0 = h, G_{i+1} = G_i + y_i, y_0 = splitmix64(h + GOLDEN), y_{i+1} = y_i + i + 1 (mod 2^64);
- * KIND_ITEMS (5) is ItemCore's */
-enum { KIND_UNBOUND = 0, KIND_PYTHON = 1, KIND_BITS = 2, KIND_COUNTERS = 3, KIND_SPLIT = 4, KIND_BITS_DH = 6 };
+/* KIND_BITS_DH / KIND_COUNTERS_DH: bits / counters probed by enhanced double hashing (hash id 5,
+ * bloomkit._engine.probes): G_0 = h, G_{i+1} = G_i + y_i, y_0 = splitmix64(h + GOLDEN),
+ * y_{i+1} = y_i + i + 1 (mod 2^64); KIND_ITEMS (5) is ItemCore's */
+enum { KIND_UNBOUND = 0, KIND_PYTHON = 1, KIND_BITS = 2, KIND_COUNTERS = 3, KIND_SPLIT = 4, KIND_BITS_DH = 6,
+       KIND_COUNTERS_DH = 7 };
 
 typedef struct {
     PyObject_HEAD
@@ -755,14 +756,15 @@ static PyObject *core_bind(Core *c, PyObject *const *args, Py_ssize_t nargs) {
         c->kind = kind;
         Py_RETURN_NONE;
     }
-    if (((kind < KIND_BITS || kind > KIND_SPLIT) && kind != KIND_BITS_DH) || m < 1 || k < 1 || k > 1 << 20 ||
-        (kind == KIND_COUNTERS && counter_item_bytes(width) == 0)) {
+    int counters = kind == KIND_COUNTERS || kind == KIND_COUNTERS_DH;
+    if (((kind < KIND_BITS || kind > KIND_SPLIT) && kind != KIND_BITS_DH && kind != KIND_COUNTERS_DH) || m < 1 ||
+        k < 1 || k > 1 << 20 || (counters && counter_item_bytes(width) == 0)) {
         PyErr_SetString(PyExc_ValueError, "_core_bind: bad kind, m, k or width");
         return NULL;
     }
     Py_buffer view;
     if (PyObject_GetBuffer(args[2], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    size_t itemsize = kind == KIND_COUNTERS ? counter_item_bytes(width) : 8;
+    size_t itemsize = counters ? counter_item_bytes(width) : 8;
     unsigned long long need;
     if (kind == KIND_BITS || kind == KIND_BITS_DH) need = ((m + 63) / 64) * 8;
     else if (kind == KIND_SPLIT) need = m * 64;
@@ -835,31 +837,35 @@ static inline void cset(uint8_t *d, int width, uint64_t i, unsigned v) {
     }
 }
 
+/* Probe value i of key h (i = 0, 1, ... in order): the independent scheme's splitmix64(h + (i+1)
+ * GOLDEN), or, with dh, double hashing's G_i, kept in *x and advanced by *y (which start at h and
+ * splitmix64(h + GOLDEN)). */
+static inline uint64_t core_probe(int dh, uint64_t h, int i, uint64_t *x, uint64_t *y) {
+    if (!dh) return splitmix64(h + (uint64_t)(i + 1) * GOLDEN);
+    uint64_t g = *x;
+    *x += *y;
+    *y += (uint64_t)(i + 1);
+    return g;
+}
+
 /* Set the key's bits / counters; 1 if a counter saturated. No Python code runs in here. */
 static int core_insert(Core *c, uint64_t h) {
-    int over = 0;
-    if (c->kind == KIND_BITS_DH) {
-        uint64_t *w = (uint64_t *)c->view.buf, x = h, y = splitmix64(h + GOLDEN);
-        for (int i = 0; i < c->k; i++) {
-            uint64_t p = fastmod(x, c->m, c->M);
-            w[p >> 6] |= 1ULL << (p & 63);
-            x += y;
-            y += (uint64_t)(i + 1);
-        }
-    } else if (c->kind == KIND_BITS) {
+    int over = 0, dh = c->kind == KIND_BITS_DH || c->kind == KIND_COUNTERS_DH;
+    uint64_t x = h, y = dh ? splitmix64(h + GOLDEN) : 0;
+    if (c->kind == KIND_BITS || c->kind == KIND_BITS_DH) {
         uint64_t *w = (uint64_t *)c->view.buf;
         for (int i = 0; i < c->k; i++) {
-            uint64_t x = fastmod(splitmix64(h + (uint64_t)(i + 1) * GOLDEN), c->m, c->M);
-            w[x >> 6] |= 1ULL << (x & 63);
+            uint64_t p = fastmod(core_probe(dh, h, i, &x, &y), c->m, c->M);
+            w[p >> 6] |= 1ULL << (p & 63);
         }
-    } else if (c->kind == KIND_COUNTERS) {
+    } else if (c->kind == KIND_COUNTERS || c->kind == KIND_COUNTERS_DH) {
         uint8_t *d = (uint8_t *)c->view.buf;
         unsigned maxval = c->width == 32 ? 0xFFFFFFFFu : (1u << c->width) - 1;
         for (int i = 0; i < c->k; i++) {
-            uint64_t x = fastmod(splitmix64(h + (uint64_t)(i + 1) * GOLDEN), c->m, c->M);
-            unsigned v = cget(d, c->width, x);
+            uint64_t p = fastmod(core_probe(dh, h, i, &x, &y), c->m, c->M);
+            unsigned v = cget(d, c->width, p);
             if (v >= maxval) over = 1;
-            else cset(d, c->width, x, v + 1);
+            else cset(d, c->width, p, v + 1);
         }
     } else {
         uint64_t *w = (uint64_t *)c->view.buf + (fastmod(h, c->m, c->M) << 3);
@@ -870,30 +876,21 @@ static int core_insert(Core *c, uint64_t h) {
 }
 
 static int core_test(Core *c, uint64_t h) {
-    if (c->kind == KIND_BITS_DH) {
+    int dh = c->kind == KIND_BITS_DH || c->kind == KIND_COUNTERS_DH;
+    uint64_t x = h, y = dh ? splitmix64(h + GOLDEN) : 0;
+    if (c->kind == KIND_BITS || c->kind == KIND_BITS_DH) {
         const uint64_t *w = (const uint64_t *)c->view.buf;
-        uint64_t x = h, y = splitmix64(h + GOLDEN);
         for (int i = 0; i < c->k; i++) {
-            uint64_t p = fastmod(x, c->m, c->M);
+            uint64_t p = fastmod(core_probe(dh, h, i, &x, &y), c->m, c->M);
             if (!((w[p >> 6] >> (p & 63)) & 1)) return 0;
-            x += y;
-            y += (uint64_t)(i + 1);
         }
         return 1;
     }
-    if (c->kind == KIND_BITS) {
-        const uint64_t *w = (const uint64_t *)c->view.buf;
-        for (int i = 0; i < c->k; i++) {
-            uint64_t x = fastmod(splitmix64(h + (uint64_t)(i + 1) * GOLDEN), c->m, c->M);
-            if (!((w[x >> 6] >> (x & 63)) & 1)) return 0;
-        }
-        return 1;
-    }
-    if (c->kind == KIND_COUNTERS) {
+    if (c->kind == KIND_COUNTERS || c->kind == KIND_COUNTERS_DH) {
         const uint8_t *d = (const uint8_t *)c->view.buf;
         for (int i = 0; i < c->k; i++) {
-            uint64_t x = fastmod(splitmix64(h + (uint64_t)(i + 1) * GOLDEN), c->m, c->M);
-            if (cget(d, c->width, x) == 0) return 0;
+            uint64_t p = fastmod(core_probe(dh, h, i, &x, &y), c->m, c->M);
+            if (cget(d, c->width, p) == 0) return 0;
         }
         return 1;
     }
@@ -1958,7 +1955,8 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     }
     if (PyModule_AddIntConstant(mod, "KIND_PYTHON", KIND_PYTHON) < 0 || PyModule_AddIntConstant(mod, "KIND_BITS", KIND_BITS) < 0 ||
         PyModule_AddIntConstant(mod, "KIND_COUNTERS", KIND_COUNTERS) < 0 || PyModule_AddIntConstant(mod, "KIND_SPLIT", KIND_SPLIT) < 0 ||
-        PyModule_AddIntConstant(mod, "KIND_ITEMS", KIND_ITEMS) < 0 || PyModule_AddIntConstant(mod, "KIND_BITS_DH", KIND_BITS_DH) < 0) {
+        PyModule_AddIntConstant(mod, "KIND_ITEMS", KIND_ITEMS) < 0 || PyModule_AddIntConstant(mod, "KIND_BITS_DH", KIND_BITS_DH) < 0 ||
+        PyModule_AddIntConstant(mod, "KIND_COUNTERS_DH", KIND_COUNTERS_DH) < 0) {
         Py_DECREF(mod);
         return NULL;
     }

@@ -17,6 +17,7 @@ from ._engine.boundary import (
     KIND_BITS,
     KIND_BITS_DH,
     KIND_COUNTERS,
+    KIND_COUNTERS_DH,
     FilterCore,
     check_storage,
 )
@@ -514,8 +515,9 @@ class CountingBloomFilter(BloomFilter):
 
     Parameters
     ----------
-    capacity, fpr, num_bits, num_hashes, seed
-        As for :class:`BloomFilter` (``num_bits`` is the number of counters m).
+    capacity, fpr, num_bits, num_hashes, seed, probes
+        As for :class:`BloomFilter` (``num_bits`` is the number of counters m; ``probes``
+        chooses the counters a key increments, as it chooses a BloomFilter's bits).
     counter_bits : {4, 8, 16, 32}
         Width of each counter. Counters saturate at ``2**counter_bits - 1``; the first
         saturation sets :attr:`overflowed`. A saturated counter is never decremented again (its
@@ -533,7 +535,6 @@ class CountingBloomFilter(BloomFilter):
     """
 
     _PARAMS: ClassVar[Any] = {**BloomFilter._PARAMS, "counter_bits": COUNTER_BITS, "overflowed": Bool()}
-    _HASH_IDS: ClassVar[tuple[int, ...]] = (HASH_XXH64,)  # independent probes only
     _ARRAYS: ClassVar[Any] = {"counters": ArraySpec(None)}
 
     def __init__(
@@ -545,9 +546,10 @@ class CountingBloomFilter(BloomFilter):
         num_hashes: int | None = None,
         seed: int = 0,
         counter_bits: int = 4,
+        probes: str = "independent",
     ) -> None:
         self._width: int = COUNTER_BITS(counter_bits, "counter_bits", "CountingBloomFilter")
-        super().__init__(capacity, fpr, num_bits=num_bits, num_hashes=num_hashes, seed=seed)
+        super().__init__(capacity, fpr, num_bits=num_bits, num_hashes=num_hashes, seed=seed, probes=probes)
 
     @classmethod
     def for_requirements(cls, capacity: int, fpr: float, *, seed: int = 0, counter_bits: int = 4) -> Self:
@@ -559,6 +561,7 @@ class CountingBloomFilter(BloomFilter):
 
     def _set_storage(self, counters: CounterArray) -> None:  # type: ignore[override]
         self._counters = counters
+        self._dh = self.__dict__.get("_hash_id") == HASH_DOUBLE
         self._tag_seeds = _tag_seeds(self.seed)
 
     @property
@@ -599,14 +602,15 @@ class CountingBloomFilter(BloomFilter):
         c = self._counters
         n, dtype = CounterArray.storage_shape(c.size, c.width)
         check_storage(type(self).__name__, c.data, dtype, n, "counter bytes" if c.width == 4 else "counters")
-        self._core_bind(KIND_COUNTERS, c, c.data, c.size, self._num_hashes, self.seed, c.width, "data")
+        kind = KIND_COUNTERS_DH if self._dh else KIND_COUNTERS
+        self._core_bind(kind, c, c.data, c.size, self._num_hashes, self.seed, c.width, "data")
 
     def _py_add(self, key: Any) -> None:
         """Insert one key. Complexity: O(k)."""
         c = self._counters
         h1, tag = hash64_tag(key, self.seed)
         over = K.counters_inc_h1(c.data, c.width, c.max_value, np.array([h1], dtype=np.uint64),
-                                 self._num_hashes, c.m64)
+                                 self._num_hashes, c.m64, self._dh)
         c.overflowed |= bool(over)
         self._note_keys(1 << tag)
         self._count_adds(1, 2)
@@ -618,7 +622,7 @@ class CountingBloomFilter(BloomFilter):
         if self._key_mask and not self._key_mask >> tag & 1:
             self._foreign_key(key, tag, 2)
         h = np.array([h1], dtype=np.uint64)
-        return bool(K.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64)[0])
+        return bool(K.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64, self._dh)[0])
 
     if not COMPILED:
         add = _py_add
@@ -628,7 +632,7 @@ class CountingBloomFilter(BloomFilter):
         """Insert a batch (list, numpy, pyarrow, pandas, polars). Complexity: O(n k)."""
         c = self._counters
         h, tags = self._hash(keys)
-        over = K.counters_inc_h1(c.data, c.width, c.max_value, h, self._num_hashes, c.m64)
+        over = K.counters_inc_h1(c.data, c.width, c.max_value, h, self._num_hashes, c.m64, self._dh)
         c.overflowed |= bool(over)
         self._note_keys(tags)
         self._count_adds(len(h), 2)
@@ -638,7 +642,7 @@ class CountingBloomFilter(BloomFilter):
         c = self._counters
         h, tags = self._hash(keys)
         self._foreign_keys(tags, 2)
-        return K.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64)
+        return K.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64, self._dh)
 
     def remove(self, key: Any) -> None:
         """Remove one key; InvalidParameterError (filter unchanged) if it is certainly absent.
@@ -646,7 +650,7 @@ class CountingBloomFilter(BloomFilter):
         Complexity: O(k).
         """
         c = self._counters
-        if K.counters_dec_h1(c.data, c.width, c.max_value, self._h1_one(key), self._num_hashes, c.m64) >= 0:
+        if K.counters_dec_h1(c.data, c.width, c.max_value, self._h1_one(key), self._num_hashes, c.m64, self._dh) >= 0:
             raise InvalidParameterError(
                 f"The 'key' parameter of CountingBloomFilter.remove must be a present key. "
                 f"Got {key!r}, which is not in the filter, instead."
@@ -660,7 +664,7 @@ class CountingBloomFilter(BloomFilter):
         """
         c = self._counters
         h1 = self._hash(keys)[0]
-        bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, self._num_hashes, c.m64))
+        bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, self._num_hashes, c.m64, self._dh))
         if bad >= 0:
             raise InvalidParameterError(
                 f"The 'keys' parameter of CountingBloomFilter.remove_many must hold present keys only. "
@@ -669,7 +673,7 @@ class CountingBloomFilter(BloomFilter):
 
     def to_bloom(self) -> BloomFilter:
         """The plain Bloom filter of the same keys (bit set where the counter is non-zero)."""
-        bf = BloomFilter(num_bits=self.num_bits, num_hashes=self._num_hashes, seed=self.seed)
+        bf = BloomFilter(num_bits=self.num_bits, num_hashes=self._num_hashes, seed=self.seed, probes=self.probes)
         bf.capacity, bf.fpr = self.capacity, self.fpr
         nz = np.flatnonzero(self._counters.values())
         bf.bits.set_many(nz)

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 
 __all__ = [
-    "COMPILED", "ENV_VAR", "KIND_BITS", "KIND_BITS_DH", "KIND_COUNTERS", "KIND_ITEMS", "KIND_PYTHON", "KIND_SPLIT", "FilterCore",
+    "COMPILED", "ENV_VAR", "KIND_BITS", "KIND_BITS_DH", "KIND_COUNTERS", "KIND_COUNTERS_DH", "KIND_ITEMS", "KIND_PYTHON", "KIND_SPLIT", "FilterCore",
     "ItemCore", "PointTest", "check_storage", "extension", "hash_path",
 ]
 
@@ -51,7 +51,7 @@ else:
 COMPILED: bool = _ext is not None
 """True when the compiled boundary is active."""
 
-KIND_PYTHON, KIND_BITS, KIND_COUNTERS, KIND_SPLIT, KIND_ITEMS, KIND_BITS_DH = 1, 2, 3, 4, 5, 6
+KIND_PYTHON, KIND_BITS, KIND_COUNTERS, KIND_SPLIT, KIND_ITEMS, KIND_BITS_DH, KIND_COUNTERS_DH = 1, 2, 3, 4, 5, 6, 7
 """Storage kinds of ``FilterCore._core_bind`` and ``ItemCore._item_bind`` (the extension's constants)."""
 
 PointTest: Any = None if _ext is None else _ext.PointTest
@@ -108,7 +108,8 @@ if TYPE_CHECKING:
 
 elif _ext is not None:
     assert (_ext.KIND_PYTHON, _ext.KIND_BITS, _ext.KIND_COUNTERS, _ext.KIND_SPLIT, _ext.KIND_ITEMS,
-            _ext.KIND_BITS_DH) == (KIND_PYTHON, KIND_BITS, KIND_COUNTERS, KIND_SPLIT, KIND_ITEMS, KIND_BITS_DH)
+            _ext.KIND_BITS_DH, _ext.KIND_COUNTERS_DH) == (KIND_PYTHON, KIND_BITS, KIND_COUNTERS, KIND_SPLIT, KIND_ITEMS,
+                                                         KIND_BITS_DH, KIND_COUNTERS_DH)
     FilterCore = _ext.FilterCore
     ItemCore = _ext.ItemCore
 else:

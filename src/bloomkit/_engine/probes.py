@@ -41,8 +41,21 @@ import numpy as np
 from numba.core import types
 from numba.extending import intrinsic
 
-from .jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, prefetch, splitmix64
-from .kernels import _RING, _as_u64_ptr, fastmod, probe, reducer, xxh64, xxh64_u64
+from .jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, splitmix64
+from .kernels import (
+    _NO_OUT,
+    _as_u64_ptr,
+    and_bits,
+    fastmod,
+    or_bits,
+    probe,
+    probe_positions,
+    reducer,
+    ring_drive,
+    stage_scheme,
+    xxh64,
+    xxh64_u64,
+)
 
 __all__ = ["DH_SPECIAL_K", "Entries", "dh_positions", "dh_set", "dh_test"]
 
@@ -56,64 +69,24 @@ optimal k of fpr 1 % and 0.1 %. Other k take the generic kernel (same positions)
 
 
 @jit_inline
-def _dh_stage(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, k: int, m: np.uint64,
-              M: np.uint64) -> None:
-    """The k positions of one key into ``ring[slot]``, their words prefetched."""
-    x = h
-    y = splitmix64(h + GOLDEN)
-    for i in range(k):
-        p = fastmod(x, m, M)
-        ring[slot, i] = p
-        prefetch(words, np.int64(p >> U64(6)))  # type: ignore[call-arg]
-        x += y
-        y += U64(i + 1)
-
-
-@jit_inline
-def _dh_set_k(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
-    M = reducer(m)
-    n = h1.shape[0]
-    ring = np.empty((_RING, k), dtype=np.uint64)
-    for r in range(min(n, _RING)):
-        _dh_stage(ring, r, words, h1[r], k, m, M)
-    for r in range(n):
-        slot = r & (_RING - 1)
-        for i in range(k):
-            x = ring[slot, i]
-            words[x >> U64(6)] |= U64(1) << (x & U64(63))
-        if r + _RING < n:
-            _dh_stage(ring, slot, words, h1[r + _RING], k, m, M)
-
-
-@jit_inline
-def _dh_test_k(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64, out: np.ndarray) -> None:
-    M = reducer(m)
-    n = h1.shape[0]
-    ring = np.empty((_RING, k), dtype=np.uint64)
-    for r in range(min(n, _RING)):
-        _dh_stage(ring, r, words, h1[r], k, m, M)
-    for r in range(n):
-        slot = r & (_RING - 1)
-        acc = U64(1)
-        for i in range(k):
-            x = ring[slot, i]
-            acc &= words[x >> U64(6)] >> (x & U64(63))
-        out[r] = acc != U64(0)
-        if r + _RING < n:
-            _dh_stage(ring, slot, words, h1[r + _RING], k, m, M)
+def stage_dh(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, k: int,
+             ctx: tuple[np.uint64, np.uint64]) -> None:
+    """Stage of :func:`bloomkit._engine.kernels.ring_drive` for double hashing."""
+    stage_scheme(ring, slot, words, h, k, ctx[0], ctx[1], True)
 
 
 @jit_read
 def dh_set(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> None:
     """Set the k double-hashing probe bits of every key, positions computed ``_RING`` keys
-    ahead and their words prefetched (as :func:`bloomkit._engine.kernels.bits_set`). Releases the GIL
+    ahead and their words prefetched (:func:`bloomkit._engine.kernels.ring_drive`). Releases the GIL
     (see the module docstring). k in :data:`DH_SPECIAL_K` runs a loop of constant length."""
+    ctx = (m, reducer(m))
     if k == 7:
-        _dh_set_k(words, h1, 7, m)
+        ring_drive(words, h1, 7, stage_dh, or_bits, ctx, _NO_OUT)
     elif k == 10:
-        _dh_set_k(words, h1, 10, m)
+        ring_drive(words, h1, 10, stage_dh, or_bits, ctx, _NO_OUT)
     else:
-        _dh_set_k(words, h1, k, m)
+        ring_drive(words, h1, k, stage_dh, or_bits, ctx, _NO_OUT)
 
 
 @jit_read
@@ -121,28 +94,20 @@ def dh_test(words: np.ndarray, h1: np.ndarray, k: int, m: np.uint64) -> np.ndarr
     """True where all k double-hashing probe bits of a key are set (no early exit, as
     :func:`bloomkit._engine.kernels.bits_test`)."""
     out = np.empty(h1.shape[0], dtype=np.bool_)
+    ctx = (m, reducer(m))
     if k == 7:
-        _dh_test_k(words, h1, 7, m, out)
+        ring_drive(words, h1, 7, stage_dh, and_bits, ctx, out)
     elif k == 10:
-        _dh_test_k(words, h1, 10, m, out)
+        ring_drive(words, h1, 10, stage_dh, and_bits, ctx, out)
     else:
-        _dh_test_k(words, h1, k, m, out)
+        ring_drive(words, h1, k, stage_dh, and_bits, ctx, out)
     return out
 
 
 @jit_read
 def dh_positions(h1: np.ndarray, k: int, m: np.uint64) -> np.ndarray:
     """(n, k) int64 array of the double-hashing positions G_i(x) mod m."""
-    M = reducer(m)
-    out = np.empty((h1.shape[0], k), dtype=np.int64)
-    for r in range(h1.shape[0]):
-        x = h1[r]
-        y = splitmix64(x + GOLDEN)
-        for i in range(k):
-            out[r, i] = np.int64(fastmod(x, m, M))
-            x += y
-            y += U64(i + 1)
-    return out
+    return probe_positions(h1, k, m, True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from .. import theory
-from .._engine.hashing import HASH_XXH64, hash64_tag
+from .._engine.hashing import hash64_tag
 from .._validation import (
     CAPACITY,
     FPR,
@@ -94,7 +94,6 @@ class FoldableBase(BloomFilter):
         **BloomFilter._PARAMS, "m1": NUM_BITS, "history": HISTORY, "count": COUNT,
         "retain_original": RETAIN_ORIGINAL, "set_version": SET_VERSION,
     }
-    _HASH_IDS: ClassVar[tuple[int, ...]] = (HASH_XXH64,)  # independent probes only (bloomkit._engine.probes)
 
     # -- construction -------------------------------------------------------------------------
     def _init_foldable(self, num_bits: Any, num_hashes: Any, seed: Any, capacity: Any, fpr: Any,
@@ -416,13 +415,22 @@ class FoldableBase(BloomFilter):
 
     def predicted_fpr(self, num_keys: float | None = None) -> float:
         """Eq. 4 (corrected, exact) at the current size ``m_t`` for ``num_keys`` items
-        (default :attr:`count`, the ``n`` of :meth:`fold_to_band`). Complexity: O(1)."""
+        (default :attr:`count`, the ``n`` of :meth:`fold_to_band`); with ``probes="double"``
+        :func:`bloomkit.theory.double_hashing_fpr` at ``m_t`` (Eq. 4 plus about ``n / m_t^2``).
+        Complexity: O(1)."""
         n = self._count if num_keys is None else check_float(
             num_keys, "num_keys", f"{type(self).__name__}.predicted_fpr", lo=0)
-        return exact_fpr(n, self.num_bits, self._num_hashes)
+        return self._rate(n, self.num_bits)
+
+    def _rate(self, n: float, size: int) -> float:
+        """The false positive rate of ``n`` items at ``size`` bits in this filter's probe scheme."""
+        if self._dh and size > 1 and n > 0:
+            return float(theory.double_hashing_fpr(n, size, self._num_hashes))
+        return exact_fpr(n, size, self._num_hashes)
 
     def predicted_fpr_at(self, size: int, n: int | None = None) -> float:
-        """Eq. 4 (corrected): rate of ``n`` items (default :attr:`count`) at ``size`` bits.
+        """Eq. 4 (corrected): rate of ``n`` items (default :attr:`count`) at ``size`` bits (the
+        scheme's model, as :meth:`predicted_fpr`).
 
         Notes
         -----
@@ -431,7 +439,7 @@ class FoldableBase(BloomFilter):
         owner = f"{type(self).__name__}.predicted_fpr_at"
         size = check_int(size, "size", owner, lo=1)
         n = self._count if n is None else ITEMS(n, "n", owner)
-        return exact_fpr(n, size, self._num_hashes)
+        return self._rate(n, size)
 
     def info(self) -> dict[str, Any]:
         """The plain filter's :meth:`~bloomkit.BloomFilter.info` (``num_bits`` and

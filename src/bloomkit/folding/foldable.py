@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from .._engine.lazy import kernels as K
+from .._engine.lazy import probes as P
 from .._engine.parallel import hash_batch, key_source
 from .._engine.storage import BitArray, CounterArray
 from .._format import ArraySpec
@@ -40,6 +41,9 @@ class FoldableBloomFilter(FoldableBase):
         Target false positive rate at ``capacity`` keys (unfolded).
     retain_original : bool
         Keep ``B_1`` (``m_1`` more bits) so that :meth:`unfold` works.
+    probes : {"independent", "double"}
+        The probe scheme, as for :class:`~bloomkit.BloomFilter` (saved and sent as the hash id;
+        both give ``G_i`` independent of the size, so folding equals a rebuild in either).
 
     Notes
     -----
@@ -87,20 +91,24 @@ class FoldableBloomFilter(FoldableBase):
         capacity: int | None = None,
         fpr: float | None = None,
         retain_original: bool = True,
+        probes: str = "independent",
     ) -> None:
-        self._init_foldable(num_bits, num_hashes, seed, capacity, fpr, retain_original)
+        self._init_foldable(num_bits, num_hashes, seed, capacity, fpr, retain_original, probes=probes)
 
     @classmethod
-    def for_requirements(cls, capacity: int, fpr: float, *, seed: int = 0, retain_original: bool = True) -> Self:
+    def for_requirements(cls, capacity: int, fpr: float, *, seed: int = 0, retain_original: bool = True,
+                         probes: str = "independent") -> Self:
         """A filter holding ``capacity`` keys at rate ``fpr`` unfolded (``m_1`` as for
         ``FoldableBloomFilter(capacity=, fpr=)``). Complexity: O(m_1 / 64)."""
-        return cls(capacity=capacity, fpr=fpr, seed=seed, retain_original=retain_original)
+        return cls(capacity=capacity, fpr=fpr, seed=seed, retain_original=retain_original, probes=probes)
 
     def _insert(self, h1: np.ndarray) -> None:
+        # under self._lock (every writer of B_t and B_1 holds it), so dh_set may drop the GIL
+        insert = P.dh_set if self._dh else K.bits_set
         bits = self._bits
-        K.bits_set(bits.words, h1, self._num_hashes, bits.m64)
+        insert(bits.words, h1, self._num_hashes, bits.m64)
         if self._origin is not None:
-            K.bits_set(self._origin.words, h1, self._num_hashes, np.uint64(self._m1))
+            insert(self._origin.words, h1, self._num_hashes, np.uint64(self._m1))
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key at ``G_i mod m_t`` (Eq. 6). Complexity: O(n k).
@@ -109,7 +117,8 @@ class FoldableBloomFilter(FoldableBase):
         batch, hash_chunk = key_source(keys, self._hash, f"{type(self).__name__}.contains_many")
         bits = self._bits  # one storage object: its words and size belong together (unfold grows it)
         words, k, m = bits.words, self._num_hashes, np.uint64(bits.num_bits)
-        _h, _parts, hits = hash_batch(batch, hash_chunk, lambda h, lo, hi: K.bits_test(words, h[lo:hi], k, m))
+        test = P.dh_test if self._dh else K.bits_test
+        _h, _parts, hits = hash_batch(batch, hash_chunk, lambda h, lo, hi: test(words, h[lo:hi], k, m))
         return hits[0] if len(hits) == 1 else np.concatenate(hits)
 
     def _merge(self, a: BitArray, b: BitArray, op: str) -> BitArray:
@@ -169,7 +178,7 @@ class FoldableCountingBloomFilter(FoldableBase, CountingBloomFilter):
 
     Parameters
     ----------
-    num_bits, num_hashes, seed, capacity, fpr, retain_original
+    num_bits, num_hashes, seed, capacity, fpr, retain_original, probes
         As for :class:`FoldableBloomFilter` (``num_bits`` is ``m_1``, the number of counters).
     counter_bits : {4, 8, 16, 32}
         Counter width (default 8: folds add counters, so 4 bits saturate quickly).
@@ -210,36 +219,41 @@ class FoldableCountingBloomFilter(FoldableBase, CountingBloomFilter):
         fpr: float | None = None,
         counter_bits: int = 8,
         retain_original: bool = True,
+        probes: str = "independent",
     ) -> None:
-        self._init_foldable(num_bits, num_hashes, seed, capacity, fpr, retain_original, counter_bits=counter_bits)
+        self._init_foldable(num_bits, num_hashes, seed, capacity, fpr, retain_original, counter_bits=counter_bits,
+                            probes=probes)
 
     @classmethod
     def for_requirements(
         cls, capacity: int, fpr: float, *, seed: int = 0, counter_bits: int = 8, retain_original: bool = True,
+        probes: str = "independent",
     ) -> Self:
         """As :meth:`FoldableBloomFilter.for_requirements`, with ``counter_bits``-bit counters."""
-        return cls(capacity=capacity, fpr=fpr, seed=seed, counter_bits=counter_bits, retain_original=retain_original)
+        return cls(capacity=capacity, fpr=fpr, seed=seed, counter_bits=counter_bits, retain_original=retain_original,
+                   probes=probes)
 
     def _restore_extra(self, params: dict[str, Any]) -> None:
         self._width = params["counter_bits"]
 
     def _insert(self, h1: np.ndarray) -> None:
-        c, k = self._counters, self._num_hashes
-        c.overflowed |= bool(K.counters_inc_h1(c.data, c.width, c.max_value, h1, k, c.m64))
+        c, k, dh = self._counters, self._num_hashes, self._dh
+        c.overflowed |= bool(K.counters_inc_h1(c.data, c.width, c.max_value, h1, k, c.m64, dh))
         if self._origin is not None:
             o = self._origin
-            o.overflowed |= bool(K.counters_inc_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1)))
+            o.overflowed |= bool(K.counters_inc_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1), dh))
 
     def __contains__(self, key: Any) -> bool:
         """True if the key may be in the set. Complexity: O(k)."""
         c = self._counters  # one storage object: its data and size belong together
-        return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, np.uint64(c.size))[0])
+        return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, np.uint64(c.size),
+                                       self._dh)[0])
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key. Complexity: O(n k)."""
         h1 = self._hash(keys)[0]
         c = self._counters
-        return K.counters_test_h1(c.data, c.width, h1, self._num_hashes, np.uint64(c.size))
+        return K.counters_test_h1(c.data, c.width, h1, self._num_hashes, np.uint64(c.size), self._dh)
 
     def remove(self, key: Any) -> None:
         """Remove one key; InvalidParameterError (nothing changed) if it is certainly absent.
@@ -262,18 +276,18 @@ class FoldableCountingBloomFilter(FoldableBase, CountingBloomFilter):
         Complexity: O(n k).
         """
         h1 = self._hash(keys)[0]
-        k, owner = self._num_hashes, type(self).__name__
+        k, dh, owner = self._num_hashes, self._dh, type(self).__name__
         with self._lock:
             o = self._origin
             if o is not None:
-                bad = int(K.counters_dec_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1)))
+                bad = int(K.counters_dec_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1), dh))
                 if bad >= 0:
                     raise _absent_key_error(owner, bad)
             c = self._counters
-            bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, k, c.m64))
+            bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, k, c.m64, dh))
             if bad >= 0:
                 if o is not None:  # pragma: no cover - B_t >= fold(B_1) makes this impossible
-                    K.counters_inc_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1))
+                    K.counters_inc_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1), dh)
                 raise _absent_key_error(owner, bad)
             self._count = max(0, self._count - int(h1.shape[0]))
 

@@ -11,7 +11,8 @@ LEB128: 7 bits per byte, low groups first, high bit set on every byte but the la
     5       1       kind: 0 = bits, 1 = counters
     6       1       counter bits: 0 for bits; 4, 8, 16 or 32 for counters
     7       2       k, probes per key
-    9       2       hash id (1 = XXH64 + SplitMix64 probes, as in the container)
+    9       2       hash id (as in the container: 1 = XXH64 + SplitMix64 probes, 5 = XXH64 +
+                    enhanced double hashing, :mod:`bloomkit._engine.probes`)
     11      8       seed
     19      varint  m_1
             varint  fold factor m_1 / m_t

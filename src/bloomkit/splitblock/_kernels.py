@@ -14,7 +14,7 @@ Storage is always a uint64 array, 64-byte aligned (:func:`bloomkit._engine.stora
   ``((uint32(h) * SALT[j]) mod 2**32) >> 27`` (the Parquet format's BloomFilter.md).
 
 Batch kernels prefetch the block of the key ``_RING`` positions ahead, so the cache misses of
-independent keys overlap. Batch kernels release the GIL: ``*_add`` write the filter's storage
+independent keys overlap (:func:`bloomkit._engine.kernels.ring_drive`, staging the block). Batch kernels release the GIL: ``*_add`` write the filter's storage
 from a thread that holds its lock (:func:`bloomkit._engine.parallel.batch_writer`) or a thread's
 private array (merged afterwards with :func:`bloomkit._engine.kernels.or_into`); ``*_add_one`` keep it.
 """
@@ -24,9 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._engine.jit import GOLDEN, U64, jit_inline, jit_mut, jit_read, prefetch, splitmix64
-from .._engine.kernels import fastmod, popcount64, reducer
+from .._engine.kernels import _NO_OUT, fastmod, popcount64, reducer, ring_drive
 
-_RING = 16
 NATIVE_WORDS = 8  # uint64 words per native block (512 bits)
 PARQUET_WORDS = 4  # uint64 words per Parquet block (256 bits)
 SALT = np.array([0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D,
@@ -44,53 +43,43 @@ def _nat_base(h: np.uint64, B: np.uint64, M: np.uint64) -> np.uint64:
 
 
 @jit_inline
-def _nat_insert(words: np.ndarray, h: np.ndarray, B: np.uint64) -> None:
-    M = reducer(B)
-    n = h.shape[0]
-    ring = np.empty(_RING, dtype=np.uint64)
-    for r in range(min(n, _RING)):
-        ring[r] = _nat_base(h[r], B, M)
-        prefetch(words, np.int64(ring[r]))  # type: ignore[call-arg]
-    for r in range(n):
-        slot = r & (_RING - 1)
-        base = ring[slot]
-        g = splitmix64(h[r] + GOLDEN)
-        for i in range(NATIVE_WORDS):
-            words[base + U64(i)] |= U64(1) << ((g >> U64(6 * i)) & U64(63))
-        if r + _RING < n:
-            ring[slot] = _nat_base(h[r + _RING], B, M)
-            prefetch(words, np.int64(ring[slot]))  # type: ignore[call-arg]
+def _nat_stage(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, width: int, ctx: tuple[np.uint64, np.uint64]) -> None:
+    """Stage of :func:`bloomkit._engine.kernels.ring_drive`: the key's block (first word), prefetched."""
+    ring[slot, 0] = _nat_base(h, ctx[0], ctx[1])
+    prefetch(words, np.int64(ring[slot, 0]))  # type: ignore[call-arg]
+
+
+@jit_inline
+def _nat_or(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, width: int, out: np.ndarray, r: int) -> None:
+    base = ring[slot, 0]
+    g = splitmix64(h + GOLDEN)
+    for i in range(NATIVE_WORDS):
+        words[base + U64(i)] |= U64(1) << ((g >> U64(6 * i)) & U64(63))
+
+
+@jit_inline
+def _nat_and(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, width: int, out: np.ndarray, r: int) -> None:
+    base = ring[slot, 0]
+    g = splitmix64(h + GOLDEN)
+    acc = U64(1)
+    for i in range(NATIVE_WORDS):
+        acc &= words[base + U64(i)] >> ((g >> U64(6 * i)) & U64(63))
+    out[r] = acc != U64(0)
 
 
 @jit_read
 def native_add(words: np.ndarray, h: np.ndarray, B: np.uint64) -> None:
     """Insert every hash (releases the GIL: the filter's storage under its batch writer's lock,
     or a thread's private array)."""
-    _nat_insert(words, h, B)
+    ring_drive(words, h, 1, _nat_stage, _nat_or, (B, reducer(B)), _NO_OUT)
 
 
 @jit_read
 def native_test(words: np.ndarray, h: np.ndarray, B: np.uint64) -> np.ndarray:
     """True where all 8 lane bits of a hash are set (no early exit: the block is one cache
     line, and a branch on each lane of a negative key mispredicts)."""
-    M = reducer(B)
-    n = h.shape[0]
-    out = np.empty(n, dtype=np.bool_)
-    ring = np.empty(_RING, dtype=np.uint64)
-    for r in range(min(n, _RING)):
-        ring[r] = _nat_base(h[r], B, M)
-        prefetch(words, np.int64(ring[r]))  # type: ignore[call-arg]
-    for r in range(n):
-        slot = r & (_RING - 1)
-        base = ring[slot]
-        g = splitmix64(h[r] + GOLDEN)
-        acc = U64(1)
-        for i in range(NATIVE_WORDS):
-            acc &= words[base + U64(i)] >> ((g >> U64(6 * i)) & U64(63))
-        out[r] = acc != U64(0)
-        if r + _RING < n:
-            ring[slot] = _nat_base(h[r + _RING], B, M)
-            prefetch(words, np.int64(ring[slot]))  # type: ignore[call-arg]
+    out = np.empty(h.shape[0], dtype=np.bool_)
+    ring_drive(words, h, 1, _nat_stage, _nat_and, (B, reducer(B)), out)
     return out
 
 
@@ -134,27 +123,23 @@ def _pq_bit(key: np.uint64, j: int) -> np.uint64:
 
 
 @jit_inline
-def _pq_insert(words: np.ndarray, h: np.ndarray, z: np.uint64) -> None:
-    n = h.shape[0]
-    ring = np.empty(_RING, dtype=np.uint64)
-    for r in range(min(n, _RING)):
-        ring[r] = _pq_base(h[r], z)
-        prefetch(words, np.int64(ring[r]))  # type: ignore[call-arg]
-    for r in range(n):
-        slot = r & (_RING - 1)
-        base = ring[slot]
-        key = h[r] & _LOW32
-        for j in range(8):
-            words[base + U64(j >> 1)] |= _pq_bit(key, j)
-        if r + _RING < n:
-            ring[slot] = _pq_base(h[r + _RING], z)
-            prefetch(words, np.int64(ring[slot]))  # type: ignore[call-arg]
+def _pq_stage(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, width: int, ctx: tuple[np.uint64, np.uint64]) -> None:
+    ring[slot, 0] = _pq_base(h, ctx[0])
+    prefetch(words, np.int64(ring[slot, 0]))  # type: ignore[call-arg]
+
+
+@jit_inline
+def _pq_or(ring: np.ndarray, slot: int, words: np.ndarray, h: np.uint64, width: int, out: np.ndarray, r: int) -> None:
+    base = ring[slot, 0]
+    key = h & _LOW32
+    for j in range(8):
+        words[base + U64(j >> 1)] |= _pq_bit(key, j)
 
 
 @jit_read
 def parquet_add(words: np.ndarray, h: np.ndarray, z: np.uint64) -> None:
     """Parquet's ``filter_insert`` of every hash (releases the GIL, as :func:`native_add`)."""
-    _pq_insert(words, h, z)
+    ring_drive(words, h, 1, _pq_stage, _pq_or, (z, U64(0)), _NO_OUT)
 
 
 @jit_read
