@@ -116,6 +116,18 @@ def test_no_import_cycles():
         " <-> ".join(c) for c in found)
 
 
+MAX_LINES = 800
+
+
+def test_no_module_is_over_800_lines():
+    """Issue 21's architecture check: a module over 800 lines holds more than one concept
+    (split it: a private module beside it, as ranges/_index_state.py or _engine/counters.py)."""
+    sizes = {str(p.relative_to(SRC)): len(p.read_text().splitlines()) for p in (SRC / PACKAGE).rglob("*.py")}
+    assert len(sizes) > 100
+    over = {name: n for name, n in sizes.items() if n > MAX_LINES}
+    assert over == {}, f"modules over {MAX_LINES} lines: {over}"
+
+
 def test_the_search_modes_are_spelled_once():
     """ProfileIndex, the CLI, the service's API and its page take the modes from
     bloomkit._search_mode (the page: one radio button per mode, nothing else)."""

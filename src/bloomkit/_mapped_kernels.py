@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._engine.counters import cinc
 from ._engine.jit import U64, jit_mut, jit_read
-from ._engine.kernels import cinc, probe_row, reducer
+from ._engine.kernels import probe_row, reducer
 from .splitblock._kernels import _nat_base, _pq_base
 
 __all__ = ["inc_ordered", "order_blocks", "order_probes", "set_ordered", "test_ordered"]

@@ -608,7 +608,7 @@ out:
 /* FilterCore: single-key add / `in` over storage bound once                                  */
 /*                                                                                            */
 /* Twins of core_insert / core_test: bloomkit._engine.probes:bits_add_one, :bits_test_one;    */
-/* bloomkit._engine.kernels:counters_inc_h1, :counters_test_h1;                               */
+/* bloomkit._engine.counters:counters_inc_h1, :counters_test_h1;                              */
 /* bloomkit.splitblock._kernels:native_add_one,                                               */
 /* :native_test_one. Tests: tests/test_speedups.py::                                          */
 /* test_single_keys_set_the_bits_of_the_python_path (C add / `in` vs numba vs add_many, every */

@@ -37,6 +37,7 @@ from ._engine.hashing import (
     register_hash_id,
     tag_seed,
 )
+from ._engine.lazy import counters as KC
 from ._engine.lazy import kernels as K
 from ._engine.lazy import probes as P
 from ._engine.parallel import add_chunked, core_rebind, key_source, query_chunked
@@ -609,7 +610,7 @@ class CountingBloomFilter(BloomFilter):
         """Insert one key. Complexity: O(k)."""
         c = self._counters
         h1, tag = hash64_tag(key, self.seed)
-        over = K.counters_inc_h1(c.data, c.width, c.max_value, np.array([h1], dtype=np.uint64),
+        over = KC.counters_inc_h1(c.data, c.width, c.max_value, np.array([h1], dtype=np.uint64),
                                  self._num_hashes, c.m64, self._dh)
         c.overflowed |= bool(over)
         self._note_keys(1 << tag)
@@ -622,7 +623,7 @@ class CountingBloomFilter(BloomFilter):
         if self._key_mask and not self._key_mask >> tag & 1:
             self._foreign_key(key, tag, 2)
         h = np.array([h1], dtype=np.uint64)
-        return bool(K.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64, self._dh)[0])
+        return bool(KC.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64, self._dh)[0])
 
     if not COMPILED:
         add = _py_add
@@ -632,7 +633,7 @@ class CountingBloomFilter(BloomFilter):
         """Insert a batch (list, numpy, pyarrow, pandas, polars). Complexity: O(n k)."""
         c = self._counters
         h, tags = self._hash(keys)
-        over = K.counters_inc_h1(c.data, c.width, c.max_value, h, self._num_hashes, c.m64, self._dh)
+        over = KC.counters_inc_h1(c.data, c.width, c.max_value, h, self._num_hashes, c.m64, self._dh)
         c.overflowed |= bool(over)
         self._note_keys(tags)
         self._count_adds(len(h), 2)
@@ -642,7 +643,7 @@ class CountingBloomFilter(BloomFilter):
         c = self._counters
         h, tags = self._hash(keys)
         self._foreign_keys(tags, 2)
-        return K.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64, self._dh)
+        return KC.counters_test_h1(c.data, c.width, h, self._num_hashes, c.m64, self._dh)
 
     def remove(self, key: Any) -> None:
         """Remove one key; InvalidParameterError (filter unchanged) if it is certainly absent.
@@ -650,7 +651,7 @@ class CountingBloomFilter(BloomFilter):
         Complexity: O(k).
         """
         c = self._counters
-        if K.counters_dec_h1(c.data, c.width, c.max_value, self._h1_one(key), self._num_hashes, c.m64, self._dh) >= 0:
+        if KC.counters_dec_h1(c.data, c.width, c.max_value, self._h1_one(key), self._num_hashes, c.m64, self._dh) >= 0:
             raise InvalidParameterError(
                 f"The 'key' parameter of CountingBloomFilter.remove must be a present key. "
                 f"Got {key!r}, which is not in the filter, instead."
@@ -664,7 +665,7 @@ class CountingBloomFilter(BloomFilter):
         """
         c = self._counters
         h1 = self._hash(keys)[0]
-        bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, self._num_hashes, c.m64, self._dh))
+        bad = int(KC.counters_dec_h1(c.data, c.width, c.max_value, h1, self._num_hashes, c.m64, self._dh))
         if bad >= 0:
             raise InvalidParameterError(
                 f"The 'keys' parameter of CountingBloomFilter.remove_many must hold present keys only. "

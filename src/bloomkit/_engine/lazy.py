@@ -25,14 +25,16 @@ class _LazyModule:
 
 if TYPE_CHECKING:  # type checkers see the module itself, so kernel calls are checked
     from ..splitblock import _kernels as splitblock_kernels
+    from . import counters as counters
     from . import kernels as kernels
     from . import probes as probes
 else:
+    counters = _LazyModule("bloomkit._engine.counters")
     kernels = _LazyModule("bloomkit._engine.kernels")
     probes = _LazyModule("bloomkit._engine.probes")
     splitblock_kernels = _LazyModule("bloomkit.splitblock._kernels")
 
-__all__ = ["extra_hint", "kernels", "probes", "require", "splitblock_kernels"]
+__all__ = ["counters", "extra_hint", "kernels", "probes", "require", "splitblock_kernels"]
 
 
 def extra_hint(extra: str) -> str:

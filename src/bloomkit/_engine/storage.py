@@ -25,6 +25,7 @@ import numpy as np
 
 from .._validation import check_choice, check_int
 from ..errors import FormatError, IncompatibleFiltersError, InvalidParameterError
+from .lazy import counters as KC
 from .lazy import kernels as K
 
 __all__ = [
@@ -416,11 +417,11 @@ class CounterArray:
     def get(self, i: int) -> int:
         """Value of counter i. Complexity: O(1)."""
         i = check_int(i, "index", "CounterArray", 0, self.size - 1)
-        return int(K.cget(self.data, self.width, np.int64(i)))
+        return int(KC.cget(self.data, self.width, np.int64(i)))
 
     def values(self) -> np.ndarray:
         """All counters as an int64 array. Complexity: O(size)."""
-        return K.counters_unpack(self.data, self.width, self.size)
+        return KC.counters_unpack(self.data, self.width, self.size)
 
     @classmethod
     def from_values(cls, values: Any, width: int = 4) -> CounterArray:
@@ -433,7 +434,7 @@ class CounterArray:
             )
         out = cls(v.size, width)
         over = v > out.max_value
-        K.counters_pack(np.minimum(v, out.max_value), out.data, out.width)
+        KC.counters_pack(np.minimum(v, out.max_value), out.data, out.width)
         out.overflowed = bool(over.any())
         return out
 
@@ -444,7 +445,7 @@ class CounterArray:
         Complexity: O(len(idx)).
         """
         a = _as_index(idx, self.size, "CounterArray")
-        over = bool(K.counters_inc_idx(self.data, self.width, self.max_value, a))
+        over = bool(KC.counters_inc_idx(self.data, self.width, self.max_value, a))
         self.overflowed |= over
         return over
 
@@ -455,7 +456,7 @@ class CounterArray:
         unchanged, if a counter would go below zero. Complexity: O(len(idx)).
         """
         a = _as_index(idx, self.size, "CounterArray")
-        bad = int(K.counters_dec_idx(self.data, self.width, self.max_value, a))
+        bad = int(KC.counters_dec_idx(self.data, self.width, self.max_value, a))
         if bad >= 0:
             raise InvalidParameterError(
                 f"Counter {int(a[bad])} of CounterArray is zero and cannot be decremented; "
@@ -473,7 +474,7 @@ class CounterArray:
         """Sum-fold by a divisor of the size (saturating): c'_j = sum_t c_(j + t*size/factor)."""
         f = _check_divisor(factor, self.size, "CounterArray")
         out = CounterArray(self.size // f, self.width)
-        over = K.counters_fold(self.data, self.width, self.max_value, self.size, f, out.data)
+        over = KC.counters_fold(self.data, self.width, self.max_value, self.size, f, out.data)
         out.overflowed = self.overflowed or bool(over)
         return out
 

@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from .._engine.lazy import counters as KC
 from .._engine.lazy import kernels as K
 from .._engine.lazy import probes as P
 from .._engine.parallel import hash_batch, key_source
@@ -238,22 +239,22 @@ class FoldableCountingBloomFilter(FoldableBase, CountingBloomFilter):
 
     def _insert(self, h1: np.ndarray) -> None:
         c, k, dh = self._counters, self._num_hashes, self._dh
-        c.overflowed |= bool(K.counters_inc_h1(c.data, c.width, c.max_value, h1, k, c.m64, dh))
+        c.overflowed |= bool(KC.counters_inc_h1(c.data, c.width, c.max_value, h1, k, c.m64, dh))
         if self._origin is not None:
             o = self._origin
-            o.overflowed |= bool(K.counters_inc_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1), dh))
+            o.overflowed |= bool(KC.counters_inc_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1), dh))
 
     def __contains__(self, key: Any) -> bool:
         """True if the key may be in the set. Complexity: O(k)."""
         c = self._counters  # one storage object: its data and size belong together
-        return bool(K.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, np.uint64(c.size),
+        return bool(KC.counters_test_h1(c.data, c.width, self._h1_one(key), self._num_hashes, np.uint64(c.size),
                                        self._dh)[0])
 
     def contains_many(self, keys: Any) -> np.ndarray:
         """Bool array: membership of every key. Complexity: O(n k)."""
         h1 = self._hash(keys)[0]
         c = self._counters
-        return K.counters_test_h1(c.data, c.width, h1, self._num_hashes, np.uint64(c.size), self._dh)
+        return KC.counters_test_h1(c.data, c.width, h1, self._num_hashes, np.uint64(c.size), self._dh)
 
     def remove(self, key: Any) -> None:
         """Remove one key; InvalidParameterError (nothing changed) if it is certainly absent.
@@ -280,14 +281,14 @@ class FoldableCountingBloomFilter(FoldableBase, CountingBloomFilter):
         with self._lock:
             o = self._origin
             if o is not None:
-                bad = int(K.counters_dec_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1), dh))
+                bad = int(KC.counters_dec_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1), dh))
                 if bad >= 0:
                     raise _absent_key_error(owner, bad)
             c = self._counters
-            bad = int(K.counters_dec_h1(c.data, c.width, c.max_value, h1, k, c.m64, dh))
+            bad = int(KC.counters_dec_h1(c.data, c.width, c.max_value, h1, k, c.m64, dh))
             if bad >= 0:
                 if o is not None:  # pragma: no cover - B_t >= fold(B_1) makes this impossible
-                    K.counters_inc_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1), dh)
+                    KC.counters_inc_h1(o.data, o.width, o.max_value, h1, k, np.uint64(self._m1), dh)
                 raise _absent_key_error(owner, bad)
             self._count = max(0, self._count - int(h1.shape[0]))
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .._engine import counters as KC
 from .._engine import kernels as K
 from .._engine.jit import GOLDEN, jit_inline, jit_mut, jit_read, splitmix64
 
@@ -56,11 +57,11 @@ def pbf_add(data: np.ndarray, width: int, maxval: int, pos: np.ndarray, m: int,
             for j in range(q):
                 x = pos[r, i, j]
                 idx = np.int64((i * q + j) * m + x)
-                c = K.cget(data, width, idx)
+                c = KC.cget(data, width, idx)
                 if c >= maxval:
                     over = True
                 else:
-                    K.cset(data, width, idx, c + 1)
+                    KC.cset(data, width, idx, c + 1)
                 v += weights[j] * x
         vals[r] = v
     return over
@@ -77,7 +78,7 @@ def pbf_probe(data: np.ndarray, width: int, pos: np.ndarray, m: int,
         for i in range(p):
             for j in range(q):
                 x = pos[r, i, j]
-                if ok and K.cget(data, width, np.int64((i * q + j) * m + x)) == 0:
+                if ok and KC.cget(data, width, np.int64((i * q + j) * m + x)) == 0:
                     ok = False
                 v += weights[j] * x
         passed[r] = ok
@@ -92,7 +93,7 @@ def attribute_probe(data: np.ndarray, width: int, pos: np.ndarray, i: int, q: in
     for r in range(n):
         ok = True
         for j in range(q):
-            if K.cget(data, width, np.int64((i * q + j) * m + pos[r, j])) == 0:
+            if KC.cget(data, width, np.int64((i * q + j) * m + pos[r, j])) == 0:
                 ok = False
                 break
         out[r] = ok
@@ -108,7 +109,7 @@ def array_stats(data: np.ndarray, width: int, arrays: int, m: int) -> tuple[np.n
         s = np.int64(0)
         nz = np.int64(0)
         for x in range(m):
-            v = K.cget(data, width, np.int64(a * m + x))
+            v = KC.cget(data, width, np.int64(a * m + x))
             s += v
             if v != 0:
                 nz += 1
@@ -268,11 +269,11 @@ def pbf_add_xxh64(data: np.ndarray, width: int, maxval: int, h1: np.ndarray, q: 
             for r in range(n):
                 x = np.int64(K.fastmod(K.probe(h1[i, r], j), m, M))
                 idx = base + x
-                c = K.cget(data, width, idx)
+                c = KC.cget(data, width, idx)
                 if c >= maxval:
                     over = True
                 else:
-                    K.cset(data, width, idx, c + 1)
+                    KC.cset(data, width, idx, c + 1)
                 vals[r] += w * x
     return over
 
@@ -295,7 +296,7 @@ def pbf_probe_xxh64(data: np.ndarray, width: int, h1: np.ndarray, q: int, m: np.
             for r in range(n):
                 if passed[r]:
                     x = np.int64(K.fastmod(K.probe(h1[i, r], j), m, M))
-                    if K.cget(data, width, base + x) == 0:
+                    if KC.cget(data, width, base + x) == 0:
                         passed[r] = False
                     else:
                         vals[r] += w * x
@@ -334,11 +335,11 @@ def pbf_add_item(data: np.ndarray, width: int, maxval: int, h1: np.ndarray, q: i
         for j in range(q):
             x = _item_position(h1[i], j, mu, M)
             idx = (i * q + j) * mi + x
-            c = K.cget(data, width, idx)
+            c = KC.cget(data, width, idx)
             if c >= maxval:
                 over = 1
             else:
-                K.cset(data, width, idx, c + 1)
+                KC.cset(data, width, idx, c + 1)
             v += weights[j] * x
     one = np.ones(1, dtype=np.int64)
     packed = table_add(keys, counts, np.full(1, v, dtype=np.int64), one, empty)
@@ -363,7 +364,7 @@ def pbf_contains_item(data: np.ndarray, width: int, h1: np.ndarray, q: int, m: i
     for i in range(h1.shape[0]):
         for j in range(q):
             x = _item_position(h1[i], j, mu, M)
-            if K.cget(data, width, (i * q + j) * mi + x) == 0:
+            if KC.cget(data, width, (i * q + j) * mi + x) == 0:
                 return False
             v += weights[j] * x
     s = _find(keys, v, U64(keys.shape[0] - 1), empty)
