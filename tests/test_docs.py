@@ -182,3 +182,83 @@ def test_doctests_are_found():
     for m in ("bloomkit.lookup.params", "bloomkit.multiattr.model", "bloomkit.folding.numbers",
               "bloomkit.folding.planner", "bloomkit.theory"):
         assert count[m] >= 5, (m, count[m])
+
+
+# -- API names in the pages ---------------------------------------------------------------------
+
+# where the pages' bare class and function names are looked up (first definition wins)
+API_PACKAGES = ("bloomkit", "bloomkit.lookup", "bloomkit.static", "bloomkit.similarity", "bloomkit.multiattr",
+                "bloomkit.ranges", "bloomkit.folding", "bloomkit.splitblock", "bloomkit.parquet", "bloomkit.theory")
+DOTTED = re.compile(r"`(bloomkit(?:\.\w+)+)")
+ATTRIBUTE = re.compile(r"`(?:bloomkit\.)?([A-Z]\w+)\.([a-z_]\w*)")
+CALL = re.compile(r"`([A-Z]\w+)\(([^`()]*)\)")
+
+
+def _public_api() -> dict[str, object]:
+    import inspect
+
+    names: dict[str, object] = {}
+    for package in API_PACKAGES:
+        mod = importlib.import_module(package)
+        for name in getattr(mod, "__all__", dir(mod)):
+            obj = getattr(mod, name, None)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                names.setdefault(name, obj)
+    return names
+
+
+def _resolve(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def api_drift(text: str, api: dict[str, object]) -> list[str]:
+    """The API names of a page that the code does not have: ``bloomkit.a.b`` paths,
+    ``Class.attribute`` of a bloomkit class, keyword names in ``Class(a, b=...)`` signatures."""
+    import inspect
+
+    out = [m.group(1) for m in DOTTED.finditer(text) if not _resolve(m.group(1))]
+    for m in ATTRIBUTE.finditer(text):
+        cls = api.get(m.group(1))
+        if inspect.isclass(cls) and not hasattr(cls, m.group(2)):
+            out.append(f"{m.group(1)}.{m.group(2)}")
+    for m in CALL.finditer(text):
+        cls = api.get(m.group(1))
+        if cls is None:
+            continue
+        params = inspect.signature(cls).parameters  # type: ignore[arg-type]
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            continue
+        for arg in m.group(2).split(","):
+            name = arg.split("=")[0].strip()
+            if re.fullmatch(r"[a-z_]\w*", name) and name not in params:
+                out.append(f"{m.group(1)}({name}=)")
+    return out
+
+
+def test_api_names_in_the_pages_exist():
+    """The pages' API tables and prose repeat names and signatures by hand: every
+    ``bloomkit.x.y`` path resolves, every ``Class.attr`` exists, every parameter named in a
+    ``Class(...)`` signature is one of its parameters (issue 21: nothing else checks the drift)."""
+    api = _public_api()
+    assert len(api) > 100 and "BloomFilter" in api
+    drift = {page.name: found for page in PAGES if (found := api_drift(page.read_text(), api))}
+    assert drift == {}, f"names in the docs the code does not have: {drift}"
+
+
+def test_the_drift_check_finds_drift():
+    api = _public_api()
+    assert api_drift("`bloomkit.lookup.NoSuchThing` and `bloomkit.theory.double_hashing_fpr`", api) == \
+        ["bloomkit.lookup.NoSuchThing"]
+    assert api_drift("`BloomFilter.add_many`, `BloomFilter.add_lots`", api) == ["BloomFilter.add_lots"]
+    assert api_drift("`BloomFilter(capacity, fpr=0.01)`, `BloomFilter(size, fpr)`", api) == ["BloomFilter(size=)"]
