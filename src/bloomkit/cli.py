@@ -269,7 +269,7 @@ def _parser() -> argparse.ArgumentParser:
     pin = pqs.add_parser("info", help="the Bloom filter of every column chunk")
     pin.add_argument("file", help="a Parquet file")
     pin.add_argument("--json", action="store_true", help="JSON output")
-    dd = sub.add_parser("dedup", help="drop near-duplicate texts (MinHash bands + b-bit verification; issue 24)")
+    dd = sub.add_parser("dedup", help="drop near-duplicate texts (MinHash bands + b-bit verification)")
     dd.add_argument("input", help="a Parquet file (with --column) or a text file, one text per line")
     dd.add_argument("--column", default=None, help="the text column of a Parquet file")
     dd.add_argument("--threshold", type=_rate, default=0.8, help="Jaccard threshold in (0, 1) (default 0.8)")
