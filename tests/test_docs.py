@@ -262,3 +262,12 @@ def test_the_drift_check_finds_drift():
         ["bloomkit.lookup.NoSuchThing"]
     assert api_drift("`BloomFilter.add_many`, `BloomFilter.add_lots`", api) == ["BloomFilter.add_lots"]
     assert api_drift("`BloomFilter(capacity, fpr=0.01)`, `BloomFilter(size, fpr)`", api) == ["BloomFilter(size=)"]
+
+
+def test_the_readme_lists_every_cli_kind():
+    """The README's sentence of CLI kinds names every kind the registry gives the CLI, in its order."""
+    from bloomkit._commands import KINDS
+
+    text = (ROOT / "README.md").read_text()
+    sentence = text[text.index("Kinds: "):].split(" from a table")[0]
+    assert re.findall(r"`([a-z-]+)`", sentence) == list(KINDS)
