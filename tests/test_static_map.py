@@ -78,3 +78,13 @@ def test_the_map_is_registered_and_plots(small_map):
     fig = Figure()
     M._plot(small_map[0])(fig)
     assert len(fig.axes) == 2 and all(ax.lines for ax in fig.axes)
+
+
+def test_build_failures_are_counted_per_attempt():
+    rows = M.build_failures({600: 6}, np.random.default_rng(3))
+    assert {r["structure"] for r in rows} == {"fuse-3", "fuse-4", "ribbon (bumped)", "ribbon (standard)"}
+    for r in rows:
+        assert r["builds"] == 6 and 0 <= r["failed_attempts"] < r["attempts"]
+        assert r["attempts"] >= r["builds"]
+    exp = get_experiment("base-static-failures")
+    assert exp.title.startswith("Static builds")
