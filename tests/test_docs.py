@@ -271,3 +271,11 @@ def test_the_readme_lists_every_cli_kind():
     text = (ROOT / "README.md").read_text()
     sentence = text[text.index("Kinds: "):].split(" from a table")[0]
     assert re.findall(r"`([a-z-]+)`", sentence) == list(KINDS)
+
+
+def test_the_readme_links_every_docs_page():
+    """Every page of docs/ is reachable from the README's Documentation section."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Documentation"):].split("\n## ", 1)[0]
+    linked = set(re.findall(r"\(docs/([\w-]+\.md)\)", section))
+    assert linked == {p.name for p in (ROOT / "docs").glob("*.md")}
