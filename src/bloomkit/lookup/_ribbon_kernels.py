@@ -118,14 +118,14 @@ def _band_insert(C: np.ndarray, R: np.ndarray, slot: Any, cf: np.uint64, r: np.u
 
 
 @jit_inline
-def _back_substitute(C: np.ndarray, R: np.ndarray, m: Any, c: Any) -> np.ndarray:
-    """Z from the banded rows, bit-sliced, block by block from the last: within a block of 64
-    slots, slot 63 down to 0, each result bit j shifts its window of solution bits ``state[j]``
-    by one and appends parity(window & C[slot]) XOR bit j of R[slot] (empty slots get 0). The c
-    windows of one slot are independent (no chain of dependent popcounts)."""
-    Z = np.zeros((m // 64) * c, dtype=np.uint64)
+def _back_columns(C: np.ndarray, R: np.ndarray, Z: np.ndarray, b_lo: Any, b_hi: Any, c: Any) -> None:
+    """Z of blocks [b_lo, b_hi) in the columns layout, bit-sliced, block by block from the last:
+    within a block of 64 slots, slot 63 down to 0, each result bit j shifts its window of
+    solution bits ``state[j]`` by one and appends parity(window & C[slot]) XOR bit j of R[slot]
+    (empty slots get 0). The c windows of one slot are independent (no chain of dependent
+    popcounts). The window starts empty: no row of these blocks reaches past block b_hi - 1."""
     state = np.zeros(c, dtype=np.uint64)
-    for b in range(m // 64 - 1, -1, -1):
+    for b in range(b_hi - 1, b_lo - 1, -1):
         base = b * 64
         for i in range(63, -1, -1):
             ci = C[base + i]
@@ -135,39 +135,54 @@ def _back_substitute(C: np.ndarray, R: np.ndarray, m: Any, c: Any) -> np.ndarray
                 state[j] = st | (ctpop64(st & ci) ^ (ri >> U64(j))) & U64(1)  # type: ignore[call-arg]
         for j in range(c):
             Z[b * c + j] = state[j]
-    return Z
 
 
 @jit_inline
-def _back_rows(C: np.ndarray, R: np.ndarray, m: Any, width: Any) -> np.ndarray:
-    """Z in the rows layout: slot i = R[i] XOR the slots i + t (t >= 1) that bit t of C[i]
-    selects (0 for an empty slot), from slot m-1 down; the last 64 slots solved are kept in a
-    ring of 128 uint64 (slots at or beyond m read 0), each slot packed into word i w / 64 at bit
-    (i w) mod 64 (w = ``width`` in 8 / 16 / 32 / 64)."""
-    Z = np.zeros(m * width // 64, dtype=np.uint64)
-    ring = np.zeros(128, dtype=np.uint64)
-    per = 64 // width
-    for i in range(m - 1, -1, -1):
+def _back_slots(C: np.ndarray, R: np.ndarray, Zv: np.ndarray, lo: Any, hi: Any) -> None:
+    """Slots [lo, hi) of Z in the rows layout (``Zv``: Z viewed as c-bit slots, zero there):
+    slot i = R[i] XOR the slots i + t (t >= 1) that bit t of C[i] selects, from hi - 1 down (an
+    empty slot stays 0). No row of the range reaches slot hi. Slots whose 64-slot window ends
+    inside the range XOR it with :func:`band_xor` (bit 0 of C[i] selects slot i, still 0); the
+    last 63 walk the set bits."""
+    for i in range(hi - 1, max(hi - 64, lo - 1), -1):
         ci = C[i]
-        v = U64(0)
         if ci != U64(0):
             v = U64(R[i])
             rest = ci >> U64(1)
             while rest != U64(0):
                 t = np.int64(cttz64(rest))  # type: ignore[call-arg]
-                v ^= ring[(i + 1 + t) & 127]
+                v ^= U64(Zv[i + 1 + t])
                 rest &= rest - U64(1)
-        ring[i & 127] = v
-        Z[i // per] |= v << U64((i % per) * width)
-    return Z
+            Zv[i] = v
+    for i in range(hi - 64, lo - 1, -1):
+        ci = C[i]
+        if ci != U64(0):
+            Zv[i] = U64(R[i]) ^ band_xor(Zv, i, ci)  # type: ignore[call-arg]
+
+
+@jit_inline
+def _back(C: np.ndarray, R: np.ndarray, Z: np.ndarray, b_lo: Any, b_hi: Any, c: Any, width: Any) -> None:
+    """Z of blocks [b_lo, b_hi) (no row of them reaches block b_hi) in the columns layout
+    (``width`` 0) or the rows layout of ``width`` = c bits, slot i packed into word i c / 64 at
+    bit (i c) mod 64 (read through a uint8 / 16 / 32 / 64 view)."""
+    if width == 8:
+        _back_slots(C, R, Z.view(np.uint8), b_lo * 64, b_hi * 64)
+    elif width == 16:
+        _back_slots(C, R, Z.view(np.uint16), b_lo * 64, b_hi * 64)
+    elif width == 32:
+        _back_slots(C, R, Z.view(np.uint32), b_lo * 64, b_hi * 64)
+    elif width == 64:
+        _back_slots(C, R, Z, b_lo * 64, b_hi * 64)
+    else:
+        _back_columns(C, R, Z, b_lo, b_hi, c)
 
 
 @jit_inline
 def _solution(C: np.ndarray, R: np.ndarray, m: Any, c: Any, width: Any) -> np.ndarray:
-    """Z in the columns layout (``width`` 0) or the rows layout (``width`` = c)."""
-    if width:
-        return _back_rows(C, R, m, width)
-    return _back_substitute(C, R, m, c)
+    """Z of all m slots in the columns layout (``width`` 0) or the rows layout (``width`` = c)."""
+    Z = np.zeros((m // 64) * c, dtype=np.uint64)
+    _back(C, R, Z, 0, m // 64, c, width)
+    return Z
 
 
 @jit_inline
@@ -249,78 +264,151 @@ def rhs(m: int, c: int) -> np.ndarray:
     return np.zeros(m, dtype=np.uint32 if c <= 32 else np.uint64)
 
 
-@jit_read
-def rb_build_bumped(
-    h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int, width: int, R: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """One layer of bumped ribbon (BuRR, Dillinger et al. SEA 2022, with a one-byte threshold per
-    bucket): buckets of 64 start positions, solved left to right; in each bucket the keys are
-    inserted by decreasing offset (start mod 64), and at the first row that cannot be inserted
-    every key of the bucket with that offset or a lower one is *bumped* to the next layer (the
-    rows of that offset already placed are taken back: an insertion only fills one empty pivot
-    slot, so clearing those slots restores the system). ``thr[b]`` = 1 + the bumping offset
-    (0: nothing bumped); a query whose offset is below ``thr[b]`` asks the next layer. A row
-    that reduces to 0 = 0 (implied by the rows before it) is solved as it is.
+PART_BUCKETS = 1024
+"""Buckets per part of a bumped layer (at least; the parts of a layer are equal to a bucket).
+Every bucket of a part but the last bumps its keys as usual; the last bumps all of them
+(threshold 64), so that no row of a part reaches the next part: the parts are independent
+systems, solved and back-substituted on several threads. Measured at 10^6 keys, c = 32: parts
+of 256 / 1024 / 4096 buckets took 1.0056 / 1.0046 / 1.0043x the bound, against 1.0042 without."""
 
-    Keys are counting-sorted by block (:func:`_by_bucket`), then each block by offset
-    (:func:`_bucket_order`). Returns (Z, thresholds, h1 and values of the bumped keys, repeated
-    keys): when a key's h1 repeats, nothing is solved (Z empty) and the count says how many.
-    Z in the layout of ``width`` (module docstring)."""
+
+def num_parts(m: int) -> int:
+    """Parts of a bumped layer of m slots (a function of m only: the solution does not depend on
+    the number of threads)."""
+    return max(1, (m // 64) // PART_BUCKETS)
+
+
+@jit_read
+def rb_count(h1s: np.ndarray, salt: np.uint64, m: int, lo: int, hi: int) -> np.ndarray:
+    """A bumped layer's first step, on keys [lo, hi): how many start in each 64-slot block."""
+    nb = m // 64
+    starts = U64(m - 63)
+    cnt = np.zeros(nb, dtype=np.int64)
+    for i in range(lo, hi):
+        cnt[np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) >> 6] += 1  # type: ignore[call-arg]
+    return cnt
+
+
+@jit_read
+def rb_scatter(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, lo: int, hi: int, at: np.ndarray,
+               sh: np.ndarray, sv: np.ndarray) -> None:
+    """Its second: keys [lo, hi) (and their values, unless ``vals`` is empty) written to ``sh`` /
+    ``sv`` by block, block b's from ``at[b]`` on in input order (``at`` is advanced). Calls on
+    consecutive key ranges with ``at`` from :func:`rb_count`'s counts give the sequential
+    counting sort, on several threads at once."""
     nv = vals.shape[0]
+    starts = U64(m - 63)
+    for i in range(lo, hi):
+        blk = np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) >> 6  # type: ignore[call-arg]
+        q = at[blk]
+        sh[q] = h1s[i]
+        if nv:
+            sv[q] = vals[i]
+        at[blk] = q + 1
+
+
+@jit_read
+def rb_solve_parts(
+    sh: np.ndarray, sv: np.ndarray, pos: np.ndarray, salt: np.uint64, m: int, c: int, C: np.ndarray, R: np.ndarray,
+    thr: np.ndarray, parts: int, p_lo: int, p_hi: int,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Band parts [p_lo, p_hi) of ``parts`` of one layer of bumped ribbon (BuRR, Dillinger et
+    al. SEA 2022, with a one-byte threshold per bucket): buckets of 64 start positions, solved
+    left to right; in each bucket the keys are inserted by decreasing offset (start mod 64), and
+    at the first row that cannot be inserted every key of the bucket with that offset or a
+    lower one is *bumped* to the next layer (the rows of that offset already placed are taken
+    back: an insertion only fills one empty pivot slot, so clearing those slots restores the
+    system). ``thr[b]`` = 1 + the bumping offset (0: nothing bumped); a query whose offset is
+    below ``thr[b]`` asks the next layer. The last bucket of a part (not of the layer) bumps
+    every key (:data:`PART_BUCKETS`), so parts touch disjoint slots of C, R and thr: several
+    calls may run at once on one layer. A row that reduces to 0 = 0 (implied by the rows before
+    it) is solved as it is.
+
+    ``sh`` / ``sv`` / ``pos``: the keys by block (:func:`rb_scatter`; ``pos[b]`` the end of
+    block b's, ``pos[-1]`` = 0). Each block's keys are ordered by offset
+    (:func:`_bucket_order`). Returns (h1 and values of the bumped keys, repeated keys): when a
+    key's h1 repeats, the count says how many (the layer must be built again)."""
+    nv = sv.shape[0]
     nb = m // 64
     starts = U64(m - 63)
     cmask = (U64(1) << U64(c)) - U64(1) if c < 64 else ~U64(0)
-    sh, sv, pos, th, tv, cnt, C = _setup(h1s, vals, salt, m)
-    thr = np.zeros(nb, dtype=np.uint8)
-    cap = h1s.shape[0] // 8 + 64
+    b_lo = p_lo * nb // parts
+    b_hi = p_hi * nb // parts
+    big = 1
+    for b in range(b_lo, b_hi):
+        big = max(big, pos[b] - pos[b - 1])
+    th = np.empty(big, dtype=np.uint64)
+    tv = np.empty(big, dtype=np.uint64)
+    cnt = np.zeros(65, dtype=np.int64)
+    cap = (pos[b_hi - 1] - pos[b_lo - 1]) // 8 + 64
     bh = np.empty(cap, dtype=np.uint64)
     bv = np.empty(cap if nv else 0, dtype=np.uint64)
     nbumped = 0
     placed = np.empty(64, dtype=np.int64)  # pivots of the current offset's rows (<= 64 distinct)
-    for b in range(nb):
+    p = p_lo
+    part_end = (p + 1) * nb // parts
+    for b in range(b_lo, b_hi):
+        if b == part_end:
+            p += 1
+            part_end = (p + 1) * nb // parts
         lo = pos[b - 1]
         hi = pos[b]
         if hi == lo:
             continue
         dups = _bucket_order(sh, sv, lo, hi, salt, starts, th, tv, cnt)
         if dups:
-            return np.zeros(0, np.uint64), thr, bh[:0], bv[:0], dups
-        cur = -1
-        nplaced = 0
-        for t in range(hi - lo - 1, -1, -1):
-            h = rb_hash(th[t], salt)
-            slot = np.int64(mulhi64(h, starts))  # type: ignore[call-arg]
-            if slot & 63 != cur:
-                cur = slot & 63
-                nplaced = 0
-            got = _band_insert(C, R, slot, rb_coef(h), (tv[t] ^ rb_fp(h, c)) & cmask)
-            if got >= 0:
-                placed[nplaced] = got
-                nplaced += 1
-            elif got == -2:
-                for q in range(nplaced):
-                    C[placed[q]] = U64(0)
-                    R[placed[q]] = U64(0)
-                thr[b] = np.uint8(cur + 1)
-                end = cnt[cur]
-                if nbumped + end > cap:
-                    cap = 2 * cap + end
-                    bh2 = np.empty(cap, dtype=np.uint64)
-                    bh2[:nbumped] = bh[:nbumped]
-                    bh = bh2
-                    if nv:
-                        bv2 = np.empty(cap, dtype=np.uint64)
-                        bv2[:nbumped] = bv[:nbumped]
-                        bv = bv2
-                for q in range(end):
-                    bh[nbumped + q] = th[q]
-                    if nv:
-                        bv[nbumped + q] = tv[q]
-                nbumped += end
-                break
-    sh = np.empty(0, dtype=np.uint64)  # the sorted keys are done with: freed before Z is made
-    sv = np.empty(0, dtype=np.uint64)
-    return _solution(C, R, m, c, width), thr, bh[:nbumped].copy(), bv[:nbumped].copy() if nv else bv, 0
+            return bh[:0], bv[:0], dups
+        end = 0
+        if b == part_end - 1 and p < parts - 1:
+            end = hi - lo  # the part's last bucket: every key to the next layer
+            thr[b] = np.uint8(64)
+        else:
+            cur = -1
+            nplaced = 0
+            for t in range(hi - lo - 1, -1, -1):
+                h = rb_hash(th[t], salt)
+                slot = np.int64(mulhi64(h, starts))  # type: ignore[call-arg]
+                if slot & 63 != cur:
+                    cur = slot & 63
+                    nplaced = 0
+                got = _band_insert(C, R, slot, rb_coef(h), (tv[t] ^ rb_fp(h, c)) & cmask)
+                if got >= 0:
+                    placed[nplaced] = got
+                    nplaced += 1
+                elif got == -2:
+                    for q in range(nplaced):
+                        C[placed[q]] = U64(0)
+                        R[placed[q]] = U64(0)
+                    thr[b] = np.uint8(cur + 1)
+                    end = cnt[cur]
+                    break
+        if end:
+            if nbumped + end > cap:
+                cap = 2 * cap + end
+                bh2 = np.empty(cap, dtype=np.uint64)
+                bh2[:nbumped] = bh[:nbumped]
+                bh = bh2
+                if nv:
+                    bv2 = np.empty(cap, dtype=np.uint64)
+                    bv2[:nbumped] = bv[:nbumped]
+                    bv = bv2
+            for q in range(end):
+                bh[nbumped + q] = th[q]
+                if nv:
+                    bv[nbumped + q] = tv[q]
+            nbumped += end
+    return bh[:nbumped], bv[:nbumped] if nv else bv, 0
+
+
+@jit_read
+def rb_back_parts(C: np.ndarray, R: np.ndarray, Z: np.ndarray, m: int, c: int, width: int, parts: int, p_lo: int,
+                  p_hi: int) -> None:
+    """Back-substitution of parts [p_lo, p_hi) of ``parts`` of a layer solved by
+    :func:`rb_solve_parts` into Z (zeroed; the layout of ``width``), each part on its own (no
+    row of a part reaches the next): several calls may run at once on one layer."""
+    nb = m // 64
+    for p in range(p_lo, p_hi):
+        _back(C, R, Z, p * nb // parts, (p + 1) * nb // parts, c, width)
 
 
 @jit_read
