@@ -53,6 +53,19 @@ def rb_hash(h1: np.uint64, salt: np.uint64) -> np.uint64:
 
 
 @jit_inline
+def rb_unhash(h: np.uint64, salt: np.uint64) -> np.uint64:
+    """h1 of a hash h = :func:`rb_hash` (h1, salt): fmix64 inverted (its xor-shifts by 33 are
+    involutions, its multipliers odd; their inverses mod 2^64 below). The builds keep h, not h1,
+    for the keys they sort, and recover h1 for the keys bumped to the next layer."""
+    z = h ^ (h >> U64(33))
+    z *= U64(0x9CB4B2F8129337DB)
+    z ^= z >> U64(33)
+    z *= U64(0x4F74430C22A54005)
+    z ^= z >> U64(33)
+    return (z ^ RB_SALT) - (salt + U64(1)) * GOLDEN
+
+
+@jit_inline
 def rb_coef(h: np.uint64) -> np.uint64:
     """c(x): 64 pseudo-random bits, bit 0 set."""
     return fmix64(h ^ RB_COEF) | U64(1)
@@ -188,7 +201,7 @@ def _solution(C: np.ndarray, R: np.ndarray, m: Any, c: Any, width: Any) -> np.nd
 @jit_inline
 def _by_bucket(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counting sort of the keys by 64-slot block of their start (nb + 1 counters: the scatter
-    moves through nb write fronts): (h1 sorted, values sorted, ends) with block b's keys at
+    moves through nb write fronts): (hashes :func:`rb_hash` sorted, values sorted, ends) with block b's keys at
     ``[ends[b - 1], ends[b])`` (ends[-1] = 0). ``vals`` may be empty (every value 0: a filter)."""
     n = h1s.shape[0]
     nv = vals.shape[0]
@@ -202,9 +215,10 @@ def _by_bucket(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tu
     sh = np.empty(n, dtype=np.uint64)
     sv = np.empty(n if nv else 0, dtype=np.uint64)
     for i in range(n):
-        blk = np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) >> 6  # type: ignore[call-arg]
+        h = rb_hash(h1s[i], salt)
+        blk = np.int64(mulhi64(h, starts)) >> 6  # type: ignore[call-arg]
         q = pos[blk]
-        sh[q] = h1s[i]
+        sh[q] = h
         if nv:
             sv[q] = vals[i]
         pos[blk] = q + 1
@@ -213,20 +227,21 @@ def _by_bucket(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tu
 
 
 @jit_inline
-def _bucket_order(sh: np.ndarray, sv: np.ndarray, lo: Any, hi: Any, salt: np.uint64, starts: np.uint64,
+def _bucket_order(sh: np.ndarray, sv: np.ndarray, lo: Any, hi: Any, starts: np.uint64,
                   th: np.ndarray, tv: np.ndarray, cnt: np.ndarray) -> int:
-    """One block's keys ``sh[lo:hi]`` ordered by offset (start mod 64, 64 counters) into
-    ``th`` / ``tv``; afterwards ``cnt[o]`` = end of offset o's keys. Returns the number of keys
-    whose h1 equals an earlier key's (a repeated key has the same start, hence the same offset)."""
+    """One block's keys ``sh[lo:hi]`` (their hashes :func:`rb_hash`) ordered by offset (start mod
+    64, 64 counters) into ``th`` / ``tv``; afterwards ``cnt[o]`` = end of offset o's keys.
+    Returns the number of keys whose hash equals an earlier key's (a repeated key: equal h1,
+    equal hash, the same start, hence the same offset)."""
     nv = sv.shape[0]
     for q in range(65):
         cnt[q] = 0
     for t in range(lo, hi):
-        cnt[(np.int64(mulhi64(rb_hash(sh[t], salt), starts)) & 63) + 1] += 1  # type: ignore[call-arg]
+        cnt[(np.int64(mulhi64(sh[t], starts)) & 63) + 1] += 1  # type: ignore[call-arg]
     for q in range(64):
         cnt[q + 1] += cnt[q]
     for t in range(lo, hi):
-        o = np.int64(mulhi64(rb_hash(sh[t], salt), starts)) & 63  # type: ignore[call-arg]
+        o = np.int64(mulhi64(sh[t], starts)) & 63  # type: ignore[call-arg]
         at = cnt[o]
         th[at] = sh[t]
         tv[at] = sv[t] if nv else U64(0)
@@ -292,16 +307,17 @@ def rb_count(h1s: np.ndarray, salt: np.uint64, m: int, lo: int, hi: int) -> np.n
 @jit_read
 def rb_scatter(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, lo: int, hi: int, at: np.ndarray,
                sh: np.ndarray, sv: np.ndarray) -> None:
-    """Its second: keys [lo, hi) (and their values, unless ``vals`` is empty) written to ``sh`` /
-    ``sv`` by block, block b's from ``at[b]`` on in input order (``at`` is advanced). Calls on
+    """Its second: the hashes :func:`rb_hash` of keys [lo, hi) (and their values, unless ``vals`` is
+    empty) written to ``sh`` / ``sv`` by block, block b's from ``at[b]`` on in input order (``at`` is advanced). Calls on
     consecutive key ranges with ``at`` from :func:`rb_count`'s counts give the sequential
     counting sort, on several threads at once."""
     nv = vals.shape[0]
     starts = U64(m - 63)
     for i in range(lo, hi):
-        blk = np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) >> 6  # type: ignore[call-arg]
+        h = rb_hash(h1s[i], salt)
+        blk = np.int64(mulhi64(h, starts)) >> 6  # type: ignore[call-arg]
         q = at[blk]
-        sh[q] = h1s[i]
+        sh[q] = h
         if nv:
             sv[q] = vals[i]
         at[blk] = q + 1
@@ -355,7 +371,7 @@ def rb_solve_parts(
         hi = pos[b]
         if hi == lo:
             continue
-        dups = _bucket_order(sh, sv, lo, hi, salt, starts, th, tv, cnt)
+        dups = _bucket_order(sh, sv, lo, hi, starts, th, tv, cnt)
         if dups:
             return bh[:0], bv[:0], dups
         end = 0
@@ -366,7 +382,7 @@ def rb_solve_parts(
             cur = -1
             nplaced = 0
             for t in range(hi - lo - 1, -1, -1):
-                h = rb_hash(th[t], salt)
+                h = th[t]
                 slot = np.int64(mulhi64(h, starts))  # type: ignore[call-arg]
                 if slot & 63 != cur:
                     cur = slot & 63
@@ -393,7 +409,7 @@ def rb_solve_parts(
                     bv2[:nbumped] = bv[:nbumped]
                     bv = bv2
             for q in range(end):
-                bh[nbumped + q] = th[q]
+                bh[nbumped + q] = rb_unhash(th[q], salt)
                 if nv:
                     bv[nbumped + q] = tv[q]
             nbumped += end
@@ -427,10 +443,10 @@ def rb_build(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, c: int,
     for b in range(nb):
         lo = pos[b - 1]
         hi = pos[b]
-        if _bucket_order(sh, sv, lo, hi, salt, starts, th, tv, cnt):
+        if _bucket_order(sh, sv, lo, hi, starts, th, tv, cnt):
             return np.zeros(0, dtype=np.uint64), 2
         for t in range(lo, hi):  # in input order inside the block (the order is free: any gives a solution)
-            h = rb_hash(sh[t], salt)
+            h = sh[t]
             got = _band_insert(C, R, np.int64(mulhi64(h, starts)), rb_coef(h),  # type: ignore[call-arg]
                                ((sv[t] if nv else U64(0)) ^ rb_fp(h, c)) & cmask)
             if got == -2:
