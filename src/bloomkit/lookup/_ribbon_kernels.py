@@ -131,15 +131,16 @@ def _band_insert(C: np.ndarray, R: np.ndarray, slot: Any, cf: np.uint64, r: np.u
 
 
 @jit_inline
-def _back_columns(C: np.ndarray, R: np.ndarray, Z: np.ndarray, b_lo: Any, b_hi: Any, c: Any) -> None:
+def _back_columns(C: np.ndarray, R: np.ndarray, Z: np.ndarray, b_lo: Any, b_hi: Any, c: Any, off: Any) -> None:
     """Z of blocks [b_lo, b_hi) in the columns layout, bit-sliced, block by block from the last:
     within a block of 64 slots, slot 63 down to 0, each result bit j shifts its window of
     solution bits ``state[j]`` by one and appends parity(window & C[slot]) XOR bit j of R[slot]
     (empty slots get 0). The c windows of one slot are independent (no chain of dependent
-    popcounts). The window starts empty: no row of these blocks reaches past block b_hi - 1."""
+    popcounts). The window starts empty: no row of these blocks reaches past block b_hi - 1.
+    ``C`` / ``R`` hold slots from ``off`` on."""
     state = np.zeros(c, dtype=np.uint64)
     for b in range(b_hi - 1, b_lo - 1, -1):
-        base = b * 64
+        base = b * 64 - off
         for i in range(63, -1, -1):
             ci = C[base + i]
             ri = R[base + i]
@@ -151,16 +152,16 @@ def _back_columns(C: np.ndarray, R: np.ndarray, Z: np.ndarray, b_lo: Any, b_hi: 
 
 
 @jit_inline
-def _back_slots(C: np.ndarray, R: np.ndarray, Zv: np.ndarray, lo: Any, hi: Any) -> None:
+def _back_slots(C: np.ndarray, R: np.ndarray, Zv: np.ndarray, lo: Any, hi: Any, off: Any) -> None:
     """Slots [lo, hi) of Z in the rows layout (``Zv``: Z viewed as c-bit slots, zero there):
     slot i = R[i] XOR the slots i + t (t >= 1) that bit t of C[i] selects, from hi - 1 down (an
     empty slot stays 0). No row of the range reaches slot hi. Slots whose 64-slot window ends
     inside the range XOR it with :func:`band_xor` (bit 0 of C[i] selects slot i, still 0); the
-    last 63 walk the set bits."""
+    last 63 walk the set bits. ``C`` / ``R`` hold slots from ``off`` on."""
     for i in range(hi - 1, max(hi - 64, lo - 1), -1):
-        ci = C[i]
+        ci = C[i - off]
         if ci != U64(0):
-            v = U64(R[i])
+            v = U64(R[i - off])
             rest = ci >> U64(1)
             while rest != U64(0):
                 t = np.int64(cttz64(rest))  # type: ignore[call-arg]
@@ -168,33 +169,36 @@ def _back_slots(C: np.ndarray, R: np.ndarray, Zv: np.ndarray, lo: Any, hi: Any) 
                 rest &= rest - U64(1)
             Zv[i] = v
     for i in range(hi - 64, lo - 1, -1):
-        ci = C[i]
+        ci = C[i - off]
         if ci != U64(0):
-            Zv[i] = U64(R[i]) ^ band_xor(Zv, i, ci)  # type: ignore[call-arg]
+            Zv[i] = U64(R[i - off]) ^ band_xor(Zv, i, ci)  # type: ignore[call-arg]
 
 
 @jit_inline
-def _back(C: np.ndarray, R: np.ndarray, Z: np.ndarray, b_lo: Any, b_hi: Any, c: Any, width: Any) -> None:
+def _back(C: np.ndarray, R: np.ndarray, Z: np.ndarray, b_lo: Any, b_hi: Any, c: Any, width: Any, off: Any) -> None:
     """Z of blocks [b_lo, b_hi) (no row of them reaches block b_hi) in the columns layout
     (``width`` 0) or the rows layout of ``width`` = c bits, slot i packed into word i c / 64 at
-    bit (i c) mod 64 (read through a uint8 / 16 / 32 / 64 view)."""
+    bit (i c) mod 64 (read through a uint8 / 16 / 32 / 64 view). ``C`` / ``R`` hold the rows
+    of slots ``off`` on."""
+    lo = b_lo * 64
+    hi = b_hi * 64
     if width == 8:
-        _back_slots(C, R, Z.view(np.uint8), b_lo * 64, b_hi * 64)
+        _back_slots(C, R, Z.view(np.uint8), lo, hi, off)
     elif width == 16:
-        _back_slots(C, R, Z.view(np.uint16), b_lo * 64, b_hi * 64)
+        _back_slots(C, R, Z.view(np.uint16), lo, hi, off)
     elif width == 32:
-        _back_slots(C, R, Z.view(np.uint32), b_lo * 64, b_hi * 64)
+        _back_slots(C, R, Z.view(np.uint32), lo, hi, off)
     elif width == 64:
-        _back_slots(C, R, Z, b_lo * 64, b_hi * 64)
+        _back_slots(C, R, Z, lo, hi, off)
     else:
-        _back_columns(C, R, Z, b_lo, b_hi, c)
+        _back_columns(C, R, Z, b_lo, b_hi, c, off)
 
 
 @jit_inline
 def _solution(C: np.ndarray, R: np.ndarray, m: Any, c: Any, width: Any) -> np.ndarray:
     """Z of all m slots in the columns layout (``width`` 0) or the rows layout (``width`` = c)."""
     Z = np.zeros((m // 64) * c, dtype=np.uint64)
-    _back(C, R, Z, 0, m // 64, c, width)
+    _back(C, R, Z, 0, m // 64, c, width, 0)
     return Z
 
 
@@ -325,25 +329,29 @@ def rb_scatter(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, lo: i
 
 @jit_read
 def rb_solve_parts(
-    sh: np.ndarray, sv: np.ndarray, pos: np.ndarray, salt: np.uint64, m: int, c: int, C: np.ndarray, R: np.ndarray,
-    thr: np.ndarray, parts: int, p_lo: int, p_hi: int,
+    sh: np.ndarray, sv: np.ndarray, pos: np.ndarray, salt: np.uint64, m: int, c: int, width: int, Z: np.ndarray,
+    thr: np.ndarray, parts: int, R: np.ndarray, p_lo: int, p_hi: int,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Band parts [p_lo, p_hi) of ``parts`` of one layer of bumped ribbon (BuRR, Dillinger et
-    al. SEA 2022, with a one-byte threshold per bucket): buckets of 64 start positions, solved
-    left to right; in each bucket the keys are inserted by decreasing offset (start mod 64), and
-    at the first row that cannot be inserted every key of the bucket with that offset or a
-    lower one is *bumped* to the next layer (the rows of that offset already placed are taken
-    back: an insertion only fills one empty pivot slot, so clearing those slots restores the
-    system). ``thr[b]`` = 1 + the bumping offset (0: nothing bumped); a query whose offset is
-    below ``thr[b]`` asks the next layer. The last bucket of a part (not of the layer) bumps
-    every key (:data:`PART_BUCKETS`), so parts touch disjoint slots of C, R and thr: several
-    calls may run at once on one layer. A row that reduces to 0 = 0 (implied by the rows before
-    it) is solved as it is.
+    """Parts [p_lo, p_hi) of ``parts`` of one layer of bumped ribbon (BuRR, Dillinger et al. SEA
+    2022, with a one-byte threshold per bucket), banded and back-substituted into Z (zeroed; the
+    layout of ``width``). Buckets of 64 start positions are solved left to right; in each
+    bucket the keys are inserted by decreasing offset (start mod 64), and at the first row that
+    cannot be inserted every key of the bucket with that offset or a lower one is *bumped* to
+    the next layer (the rows of that offset already placed are taken back: an insertion only
+    fills one empty pivot slot, so clearing those slots restores the system). ``thr[b]`` = 1 +
+    the bumping offset (0: nothing bumped); a query whose offset is below ``thr[b]`` asks the
+    next layer. A row that reduces to 0 = 0 (implied by the rows before it) is solved as it is.
 
-    ``sh`` / ``sv`` / ``pos``: the keys by block (:func:`rb_scatter`; ``pos[b]`` the end of
-    block b's, ``pos[-1]`` = 0). Each block's keys are ordered by offset
+    The last bucket of a part (not of the layer) bumps every key (:data:`PART_BUCKETS`), so no
+    row of a part reaches the next: a part is banded in rows C and right-hand sides R of its own
+    slots only (12 bytes per slot at c <= 32, reused from part to part; ``R``: :func:`rhs` of at
+    least the largest part's slots) and back-substituted at once, and parts touch disjoint words of Z and bytes of thr: several calls may run at once
+    on one layer.
+
+    ``sh`` / ``sv`` / ``pos``: the keys' hashes and values by block (:func:`rb_scatter`;
+    ``pos[b]`` the end of block b's, ``pos[-1]`` = 0). Each block's keys are ordered by offset
     (:func:`_bucket_order`). Returns (h1 and values of the bumped keys, repeated keys): when a
-    key's h1 repeats, the count says how many (the layer must be built again)."""
+    key's hash repeats, the count says how many (the layer must be built again)."""
     nv = sv.shape[0]
     nb = m // 64
     starts = U64(m - 63)
@@ -351,80 +359,76 @@ def rb_solve_parts(
     b_lo = p_lo * nb // parts
     b_hi = p_hi * nb // parts
     big = 1
+    span = 1
+    for p in range(p_lo, p_hi):
+        span = max(span, (p + 1) * nb // parts - p * nb // parts)
     for b in range(b_lo, b_hi):
         big = max(big, pos[b] - pos[b - 1])
     th = np.empty(big, dtype=np.uint64)
     tv = np.empty(big, dtype=np.uint64)
     cnt = np.zeros(65, dtype=np.int64)
+    C = np.zeros(span * 64, dtype=np.uint64)
+    R = R[: span * 64]
     cap = (pos[b_hi - 1] - pos[b_lo - 1]) // 8 + 64
     bh = np.empty(cap, dtype=np.uint64)
     bv = np.empty(cap if nv else 0, dtype=np.uint64)
     nbumped = 0
     placed = np.empty(64, dtype=np.int64)  # pivots of the current offset's rows (<= 64 distinct)
-    p = p_lo
-    part_end = (p + 1) * nb // parts
-    for b in range(b_lo, b_hi):
-        if b == part_end:
-            p += 1
-            part_end = (p + 1) * nb // parts
-        lo = pos[b - 1]
-        hi = pos[b]
-        if hi == lo:
-            continue
-        dups = _bucket_order(sh, sv, lo, hi, starts, th, tv, cnt)
-        if dups:
-            return bh[:0], bv[:0], dups
-        end = 0
-        if b == part_end - 1 and p < parts - 1:
-            end = hi - lo  # the part's last bucket: every key to the next layer
-            thr[b] = np.uint8(64)
-        else:
-            cur = -1
-            nplaced = 0
-            for t in range(hi - lo - 1, -1, -1):
-                h = th[t]
-                slot = np.int64(mulhi64(h, starts))  # type: ignore[call-arg]
-                if slot & 63 != cur:
-                    cur = slot & 63
-                    nplaced = 0
-                got = _band_insert(C, R, slot, rb_coef(h), (tv[t] ^ rb_fp(h, c)) & cmask)
-                if got >= 0:
-                    placed[nplaced] = got
-                    nplaced += 1
-                elif got == -2:
-                    for q in range(nplaced):
-                        C[placed[q]] = U64(0)
-                        R[placed[q]] = U64(0)
-                    thr[b] = np.uint8(cur + 1)
-                    end = cnt[cur]
-                    break
-        if end:
-            if nbumped + end > cap:
-                cap = 2 * cap + end
-                bh2 = np.empty(cap, dtype=np.uint64)
-                bh2[:nbumped] = bh[:nbumped]
-                bh = bh2
-                if nv:
-                    bv2 = np.empty(cap, dtype=np.uint64)
-                    bv2[:nbumped] = bv[:nbumped]
-                    bv = bv2
-            for q in range(end):
-                bh[nbumped + q] = rb_unhash(th[q], salt)
-                if nv:
-                    bv[nbumped + q] = tv[q]
-            nbumped += end
-    return bh[:nbumped], bv[:nbumped] if nv else bv, 0
-
-
-@jit_read
-def rb_back_parts(C: np.ndarray, R: np.ndarray, Z: np.ndarray, m: int, c: int, width: int, parts: int, p_lo: int,
-                  p_hi: int) -> None:
-    """Back-substitution of parts [p_lo, p_hi) of ``parts`` of a layer solved by
-    :func:`rb_solve_parts` into Z (zeroed; the layout of ``width``), each part on its own (no
-    row of a part reaches the next): several calls may run at once on one layer."""
-    nb = m // 64
     for p in range(p_lo, p_hi):
-        _back(C, R, Z, p * nb // parts, (p + 1) * nb // parts, c, width)
+        p0 = p * nb // parts
+        p1 = (p + 1) * nb // parts
+        off = p0 * 64  # C[i], R[i]: slot off + i
+        C[:] = 0
+        R[:] = 0
+        for b in range(p0, p1):
+            lo = pos[b - 1]
+            hi = pos[b]
+            if hi == lo:
+                continue
+            dups = _bucket_order(sh, sv, lo, hi, starts, th, tv, cnt)
+            if dups:
+                return bh[:0], bv[:0], dups
+            end = 0
+            if b == p1 - 1 and p < parts - 1:
+                end = hi - lo  # the part's last bucket: every key to the next layer
+                thr[b] = np.uint8(64)
+            else:
+                cur = -1
+                nplaced = 0
+                for t in range(hi - lo - 1, -1, -1):
+                    h = th[t]
+                    slot = np.int64(mulhi64(h, starts))  # type: ignore[call-arg]
+                    if slot & 63 != cur:
+                        cur = slot & 63
+                        nplaced = 0
+                    got = _band_insert(C, R, slot - off, rb_coef(h), (tv[t] ^ rb_fp(h, c)) & cmask)
+                    if got >= 0:
+                        placed[nplaced] = got
+                        nplaced += 1
+                    elif got == -2:
+                        for q in range(nplaced):
+                            C[placed[q]] = U64(0)
+                            R[placed[q]] = U64(0)
+                        thr[b] = np.uint8(cur + 1)
+                        end = cnt[cur]
+                        break
+            if end:
+                if nbumped + end > cap:
+                    cap = 2 * cap + end
+                    bh2 = np.empty(cap, dtype=np.uint64)
+                    bh2[:nbumped] = bh[:nbumped]
+                    bh = bh2
+                    if nv:
+                        bv2 = np.empty(cap, dtype=np.uint64)
+                        bv2[:nbumped] = bv[:nbumped]
+                        bv = bv2
+                for q in range(end):
+                    bh[nbumped + q] = rb_unhash(th[q], salt)
+                    if nv:
+                        bv[nbumped + q] = tv[q]
+                nbumped += end
+        _back(C, R, Z, p0, p1, c, width, off)
+    return bh[:nbumped], bv[:nbumped] if nv else bv, 0
 
 
 @jit_read

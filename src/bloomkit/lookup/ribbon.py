@@ -207,26 +207,26 @@ def bumped_layer(h1: np.ndarray, vals: np.ndarray, salt: int, m: int, c: int,
     """One layer of bumped ribbon in m slots: (Z, thresholds, h1 and values of the keys bumped to
     the next layer), or None when a key repeats. The keys are sorted by bucket
     (:func:`_by_block`), then the layer's parts (:func:`num_parts`, a function of m only) are
-    banded and back-substituted on up to :func:`bloomkit.get_num_threads` threads, each thread a
-    run of consecutive parts (:func:`rb_solve_parts`, :func:`rb_back_parts`); the bumped keys
-    are gathered in part order, so the result does not depend on the number of threads."""
+    banded and back-substituted (:func:`rb_solve_parts`: rows of one part at a time) on up to
+    :func:`bloomkit.get_num_threads` threads, each thread a run of consecutive parts; the bumped
+    keys are gathered in part order, so the result does not depend on the number of threads.
+    Working memory beside the keys' hashes: their hashes and values sorted by block (16 bytes
+    per key, 8 for a filter) and, per thread, the rows of one part (12 or 16 bytes per slot of
+    a part of :data:`PART_BUCKETS` buckets)."""
     sd = np.uint64(salt)
     sh, sv, pos = _by_block(h1, vals, sd, m)
     parts = RK.num_parts(m)
-    C = np.zeros(m, dtype=np.uint64)
-    R = RK.rhs(m, c)
+    Z = np.zeros(m // 64 * c, dtype=np.uint64)
     thr = np.zeros(m // 64, dtype=np.uint8)
     groups = split(parts, min(get_num_threads(), parts))
-    solve_parts = partial(RK.rb_solve_parts, sh, sv, pos, sd, m, c, C, R, thr, parts)
-    res = map_ranges(solve_parts, groups)
+    solve_parts = partial(RK.rb_solve_parts, sh, sv, pos, sd, m, c, width, Z, thr, parts)
+    span = (m // 64 // parts + 1) * 64  # slots of the largest part
+    res = map_ranges(lambda lo, hi: solve_parts(RK.rhs(span, c), lo, hi), groups)
+    del solve_parts, sh, sv, pos
     if any(r[2] for r in res):
         return None
-    del solve_parts, sh, sv, pos  # freed before Z is made
     bh = np.concatenate([r[0] for r in res]) if len(res) > 1 else res[0][0].copy()
     bv = np.concatenate([r[1] for r in res]) if len(res) > 1 else res[0][1].copy()
-    del res
-    Z = np.zeros(m // 64 * c, dtype=np.uint64)
-    map_ranges(lambda lo, hi: RK.rb_back_parts(C, R, Z, m, c, width, parts, lo, hi), groups)
     return Z, thr, bh, bv
 
 
