@@ -219,15 +219,22 @@ def bumped_layer(h1: np.ndarray, vals: np.ndarray, salt: int, m: int, c: int,
     Z = np.zeros(m // 64 * c, dtype=np.uint64)
     thr = np.zeros(m // 64, dtype=np.uint8)
     groups = split(parts, min(get_num_threads(), parts))
-    solve_parts = partial(RK.rb_solve_parts, sh, sv, pos, sd, m, c, width, Z, thr, parts)
     span = (m // 64 // parts + 1) * 64  # slots of the largest part
-    res = map_ranges(lambda lo, hi: solve_parts(RK.rhs(span, c), lo, hi), groups)
+    solve_parts = partial(_solve_parts, sh, sv, pos, sd, m, c, width, Z, thr, parts, span)
+    res = map_ranges(solve_parts, groups)
     del solve_parts, sh, sv, pos
     if any(r[2] for r in res):
         return None
     bh = np.concatenate([r[0] for r in res]) if len(res) > 1 else res[0][0].copy()
     bv = np.concatenate([r[1] for r in res]) if len(res) > 1 else res[0][1].copy()
     return Z, thr, bh, bv
+
+
+def _solve_parts(sh: np.ndarray, sv: np.ndarray, pos: np.ndarray, sd: np.uint64, m: int, c: int,
+                 width: int, Z: np.ndarray, thr: np.ndarray, parts: int, span: int, lo: int,
+                 hi: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`rb_solve_parts` of parts [lo, hi), with right-hand sides for ``span`` slots of its own."""
+    return RK.rb_solve_parts(sh, sv, pos, sd, m, c, width, Z, thr, parts, RK.rhs(span, c), lo, hi)
 
 
 def _by_block(h1: np.ndarray, vals: np.ndarray, sd: np.uint64, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
