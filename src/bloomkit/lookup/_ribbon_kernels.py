@@ -9,14 +9,18 @@ with bit 0 set (bit t multiplies slot s + t) and a c-bit check ``fp(x)`` (the to
 XORed back: v(x) for a stored key, a uniform c-bit word for an absent one.
 
 Construction is on-the-fly banded Gaussian elimination (the paper's Algorithm "insert"): rows
-are kept in per-slot arrays C[m] (uint64: the row normalised to start at its pivot slot) and
-R[m] (its right-hand side, uint32 when c <= 32); a new row is XORed with the row at its pivot until it finds an
-empty pivot, or becomes 0 (0 = 0: a row implied by the rows before it, solved as it is; 0 = r:
-the system has no solution, the attempt fails). Keys are inserted in order of their start (a
-counting sort by 64-slot block, then by offset inside the block) so that the rows touched move
-through memory; a repeated key (equal h1: equal start, equal offset) is found while ordering a
-block and reported, never solved. Back-substitution runs from slot m-1 down, bit-sliced: one
-64-bit window of solution bits per result bit.
+are kept in per-slot arrays C (uint64: the row normalised to start at its pivot slot) and R
+(its right-hand side, uint32 when c <= 32); a new row is XORed with the row at its pivot until
+it finds an empty pivot, or becomes 0 (0 = 0: a row implied by the rows before it, solved as it
+is; 0 = r: the system has no solution, the attempt fails). Keys are inserted in order of their
+start (a counting sort of their hashes by 64-slot block, then by offset inside the block) so
+that the rows touched move through memory; a repeated key (equal h1: equal hash, equal start,
+equal offset) is found while ordering a block and reported, never solved. A bumped layer is cut
+into parts (:data:`PART_BUCKETS`) whose last bucket bumps every key, so no row crosses into the
+next part: each part is banded in C and R of its own slots and back-substituted at once, and
+the parts run on several threads (:func:`rb_solve_parts`). Back-substitution runs from the
+last slot down: bit-sliced in the columns layout (one 64-bit window of solution bits per result
+bit), one :func:`bloomkit._engine.jit.band_xor` per slot in the rows layout.
 
 Z has one of two layouts (``width`` of the builds):
 
@@ -27,7 +31,9 @@ Z has one of two layouts (``width`` of the builds):
 * *rows* (``width = c``, c in 8 / 16 / 32 / 64): slot i is the c-bit word i of Z (packed into
   the uint64 words little-endian, read through a uint8 / 16 / 32 / 64 view), so a query XORs
   the 64 consecutive slots its coefficient selects: 64 c / 8 bytes (4 - 5 cache lines at
-  c = 32, half the columns' traffic). Ribbon retrieval's layout when c is one of those widths.
+  c = 32, half the columns' traffic), one vector load, select and xor reduction
+  (:func:`bloomkit._engine.jit.band_xor`). Ribbon retrieval's layout when c is one of those
+  widths.
 """
 
 from __future__ import annotations

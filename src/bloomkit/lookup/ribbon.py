@@ -369,11 +369,12 @@ class RibbonRetrieval(StaticLookup):
         -------
         RibbonRetrieval
 
-        Complexity: O(n) expected per layer (a row XORs O(1) earlier rows in expectation) plus the
-        back-substitution (columns: c parities per slot; rows: a XOR per set bit of the slot's
-        row); working memory about 16 bytes per key (the keys sorted by block) and 12 per slot (rows, right-hand sides; 16 when c > 32) beside the keys'
-        hashes (measured: 33.5 bytes per key beyond the input and the table at 10^6 and 10^7 keys,
-        c = 32).
+        Complexity: O(n) expected per layer (a row XORs O(w) = O(64) earlier rows at a bumped
+        layer's load: about 25 at 0.95 slots per key, measured) plus the back-substitution
+        (columns: c parities per slot; rows: one 64-slot vector XOR per slot), on several
+        threads (a bumped layer's parts); working memory 16 bytes per key (the keys' hashes and
+        values sorted by block) beside the keys' 64-bit hashes, and the rows of one part per
+        thread (see docs/static.md, "Limits", for the measured peak).
         """
         owner = f"{_OWNER}.build"
         dup = ON_DUPLICATE(on_duplicate, "on_duplicate", owner)
