@@ -238,10 +238,10 @@ def _solve_parts(sh: np.ndarray, sv: np.ndarray, pos: np.ndarray, sd: np.uint64,
 
 
 def _by_block(h1: np.ndarray, vals: np.ndarray, sd: np.uint64, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The keys (and values) counting-sorted by the 64-slot block of their start, in input order
-    inside a block, on several threads (:func:`rb_count` on slices of the keys, the write
-    positions of each slice, :func:`rb_scatter`): (h1, values, ends) with block b's keys at
-    ``[ends[b - 1], ends[b])`` (ends[-1] = 0)."""
+    """The keys' hashes ``rb_hash(h1, salt)`` (and values) counting-sorted by the 64-slot block
+    of their start, in input order inside a block, on several threads (:func:`rb_count` on
+    slices of the keys, the write positions of each slice, :func:`rb_scatter`): (hashes,
+    values, ends) with block b's keys at ``[ends[b - 1], ends[b])`` (ends[-1] = 0)."""
     n = len(h1)
     nb = m // 64
     chunks = ranges(n)
