@@ -315,3 +315,36 @@ def test_sixty_four_check_bits_still_find_absent_keys():
         t = RibbonRetrieval.build(keys, vals % 2**v + (vals % 2**v == 0), value_bits=v, error_bits=e)
         hits = int((t.get_many(ABSENT[:50_000]) != 0).sum())
         assert hits <= 50_000 * 2.0**-e * 1.5 + 10, (v, e, hits)
+
+
+def test_bumped_layer_parts_are_independent_of_the_thread_count(monkeypatch):
+    """A bumped layer is cut into parts (a function of its size only) whose last bucket bumps
+    every key, so the parts are solved on several threads: the same bytes on 1 and 2 threads,
+    threshold 64 at the end of every part but the last, exact values, the layout's answers."""
+    import bloomkit
+    from bloomkit.lookup import _ribbon_kernels as RK
+
+    monkeypatch.setattr(RK, "PART_BUCKETS", 16)  # parts of 1,024 slots: several at a few thousand keys
+    keys = KEYS[:12_000]
+    vals = RNG.integers(1, 2**16, len(keys))
+    built = {}
+    for threads in (1, 2):
+        bloomkit.set_num_threads(threads)
+        try:
+            built[threads] = (RibbonRetrieval.build(keys, vals, value_bits=16, fpr=2**-16),
+                              RibbonFilter.build(keys, fingerprint_bits=5))
+        finally:
+            bloomkit.set_num_threads(None)
+    for one, two in zip(built[1], built[2], strict=True):
+        assert one.to_bytes() == two.to_bytes()
+    t, f = built[2]
+    t._check()
+    assert (t.get_many(keys) == vals).all() and f.contains_many(keys).all()
+    m0 = t.build_stats()["layer_slots"][0]
+    parts = RK.num_parts(m0)
+    assert parts > 4
+    nb = m0 // 64
+    thr = t._layers.thr[:nb]
+    for p in range(1, parts):
+        assert thr[p * nb // parts - 1] == 64
+    assert (t.get_many(ABSENT[:50_000]) != 0).sum() <= 50_000 * 2.0**-16 * 4 + 5

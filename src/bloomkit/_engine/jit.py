@@ -33,6 +33,7 @@ from numba.extending import intrinsic
 __all__ = [
     "GOLDEN",
     "U64",
+    "band_xor",
     "jit_inline",
     "jit_mut",
     "jit_read",
@@ -103,5 +104,36 @@ def prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
         fn = cgutils.get_or_insert_function(builder.module, fnty, name)
         builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
         return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def band_xor(typingctx, arr, base, cf):  # type: ignore[no-untyped-def]
+    """XOR of the slots ``arr[base .. base + 63]`` whose bit in ``cf`` is set, as a uint64 (the
+    rows layout of ribbon retrieval): one ``<64 x iN>`` load (N = the array's bit width, 8 - 64), a select by
+    the 64 bits of ``cf`` and ``llvm.vector.reduce.xor``. LLVM lowers it to masked loads (AVX-512:
+    4 of 16 lanes at c = 32) or shifts and ANDs (AVX2). The loop numba wrote for the same sum
+    indexed ``Z[base + t]`` through a possibly negative index and became 16 gathers: 2.7x the
+    time per key (measured, 10^5 keys in cache). The caller keeps ``base + 63`` inside ``arr``."""
+    sig = types.uint64(arr, types.int64, types.uint64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+        bits = aryty.dtype.bitwidth
+        ety = ir.IntType(bits)
+        vty = ir.VectorType(ety, 64)
+        if getattr(ptr.type, "is_opaque", False):
+            v = builder.load(ptr, typ=vty)
+        else:
+            v = builder.load(builder.bitcast(ptr, vty.as_pointer()))
+        v.align = bits // 8
+        sel = builder.select(builder.bitcast(args[2], ir.VectorType(ir.IntType(1), 64)), v, ir.Constant(vty, None))
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ety, [vty]),
+                                            f"llvm.vector.reduce.xor.v64i{bits}")
+        r = builder.call(fn, [sel])
+        return builder.zext(r, ir.IntType(64)) if bits < 64 else r
 
     return sig, codegen

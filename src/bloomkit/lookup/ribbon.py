@@ -33,13 +33,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from .._engine.columns import as_keys
 from .._engine.hashing import check_seed, hash_keys
-from .._engine.storage import aligned_copy, aligned_zeros
+from .._engine.parallel import get_num_threads, map_ranges, ranges, split
+from .._engine.storage import aligned_copy, aligned_empty_unbudgeted, aligned_zeros
 from .._format import ArraySpec
 from .._validation import (
     FPR,
@@ -135,7 +137,7 @@ def solve(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None, atte
     a filter).
 
     Bumped (BuRR): while a layer has at least :data:`BUMP_MIN` keys it gets 0.95 slots per key
-    and bumps what does not fit to the next layer (:func:`rb_build_bumped`); the rest is a
+    and bumps what does not fit to the next layer (:func:`bumped_layer`); the rest is a
     standard ribbon (eps = ``overhead`` or :func:`default_overhead`), retried with new salts
     (``attempts`` in all) and finally BloomkitError naming the slack. ``dedupe(h1, vals) ->
     (h1, vals)`` is called when the first layer finds a repeated h1 (a key given twice): it
@@ -159,9 +161,10 @@ def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None
     thrs: list[np.ndarray] = []
     while bumped and len(h1) >= BUMP_MIN and len(slots) < MAX_LAYERS - 1:
         m = 64 * max(2, int(len(h1) * BUMP_LOAD) // 64)
-        Z, thr, h1, vals, dups = RK.rb_build_bumped(h1, vals, np.uint64(len(slots)), m, c, width, RK.rhs(m, c))
-        if dups:
+        layer = bumped_layer(h1, vals, len(slots), m, c, width)
+        if layer is None:
             return None
+        Z, thr, h1, vals = layer
         slots.append(m)
         salts.append(len(salts))
         Zs.append(Z)
@@ -185,7 +188,75 @@ def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None
                 f"{owner}: the ribbon system of {len(h1)} keys in {m} slots (eps = {eps:.3g}) "
                 f"had no solution in {attempts} attempts; raise overhead (or max_attempts)")
     thr = np.concatenate(thrs) if thrs else np.zeros(0, np.uint8)
-    return Layers(slots, salts, nb, np.concatenate(Zs) if len(Zs) > 1 else Zs[0], thr, tries, width)
+    return Layers(slots, salts, nb, _joined(Zs), thr, tries, width)
+
+
+def _joined(Zs: list[np.ndarray]) -> np.ndarray:
+    """The layers' solutions in one array starting on a cache line (the rows query prefetches
+    the lines of a key's slots by their index)."""
+    out = aligned_empty_unbudgeted((sum(len(z) for z in Zs),), np.uint64)
+    at = 0
+    for z in Zs:
+        out[at:at + len(z)] = z
+        at += len(z)
+    return out
+
+
+def bumped_layer(h1: np.ndarray, vals: np.ndarray, salt: int, m: int, c: int,
+                 width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """One layer of bumped ribbon in m slots: (Z, thresholds, h1 and values of the keys bumped to
+    the next layer), or None when a key repeats. The keys are sorted by bucket
+    (:func:`_by_block`), then the layer's parts (:func:`num_parts`, a function of m only) are
+    banded and back-substituted (:func:`rb_solve_parts`: rows of one part at a time) on up to
+    :func:`bloomkit.get_num_threads` threads, each thread a run of consecutive parts; the bumped
+    keys are gathered in part order, so the result does not depend on the number of threads.
+    Working memory beside the keys' hashes: their hashes and values sorted by block (16 bytes
+    per key, 8 for a filter) and, per thread, the rows of one part (12 or 16 bytes per slot of
+    a part of :data:`PART_BUCKETS` buckets)."""
+    sd = np.uint64(salt)
+    sh, sv, pos = _by_block(h1, vals, sd, m)
+    parts = RK.num_parts(m)
+    Z = np.zeros(m // 64 * c, dtype=np.uint64)
+    thr = np.zeros(m // 64, dtype=np.uint8)
+    groups = split(parts, min(get_num_threads(), parts))
+    span = (m // 64 // parts + 1) * 64  # slots of the largest part
+    solve_parts = partial(_solve_parts, sh, sv, pos, sd, m, c, width, Z, thr, parts, span)
+    res = map_ranges(solve_parts, groups)
+    del solve_parts, sh, sv, pos
+    if any(r[2] for r in res):
+        return None
+    bh = np.concatenate([r[0] for r in res]) if len(res) > 1 else res[0][0].copy()
+    bv = np.concatenate([r[1] for r in res]) if len(res) > 1 else res[0][1].copy()
+    return Z, thr, bh, bv
+
+
+def _solve_parts(sh: np.ndarray, sv: np.ndarray, pos: np.ndarray, sd: np.uint64, m: int, c: int,
+                 width: int, Z: np.ndarray, thr: np.ndarray, parts: int, span: int, lo: int,
+                 hi: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`rb_solve_parts` of parts [lo, hi), with right-hand sides for ``span`` slots of its own."""
+    return RK.rb_solve_parts(sh, sv, pos, sd, m, c, width, Z, thr, parts, RK.rhs(span, c), lo, hi)
+
+
+def _by_block(h1: np.ndarray, vals: np.ndarray, sd: np.uint64, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The keys' hashes ``rb_hash(h1, salt)`` (and values) counting-sorted by the 64-slot block
+    of their start, in input order inside a block, on several threads (:func:`rb_count` on
+    slices of the keys, the write positions of each slice, :func:`rb_scatter`): (hashes,
+    values, ends) with block b's keys at ``[ends[b - 1], ends[b])`` (ends[-1] = 0)."""
+    n = len(h1)
+    nb = m // 64
+    chunks = ranges(n)
+    cnt = np.stack(map_ranges(lambda lo, hi: RK.rb_count(h1, sd, m, lo, hi), chunks))
+    ends = np.cumsum(cnt.sum(axis=0))
+    at = (ends - cnt.sum(axis=0)) + (np.cumsum(cnt, axis=0) - cnt)  # slice t's first position in block b
+    del cnt
+    sh = np.empty(n, dtype=np.uint64)
+    sv = np.empty(n if len(vals) else 0, dtype=np.uint64)
+    first = {lo: t for t, (lo, _hi) in enumerate(chunks)}
+    map_ranges(lambda lo, hi: RK.rb_scatter(h1, vals, sd, m, lo, hi, at[first[lo]], sh, sv), chunks)
+    pos = np.empty(nb + 1, dtype=np.int64)
+    pos[:nb] = ends
+    pos[nb] = 0
+    return sh, sv, pos
 
 
 KernelArgs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -298,11 +369,12 @@ class RibbonRetrieval(StaticLookup):
         -------
         RibbonRetrieval
 
-        Complexity: O(n) expected per layer (a row XORs O(1) earlier rows in expectation) plus the
-        back-substitution (columns: c parities per slot; rows: a XOR per set bit of the slot's
-        row); working memory about 16 bytes per key (the keys sorted by block) and 12 per slot (rows, right-hand sides; 16 when c > 32) beside the keys'
-        hashes (measured: 33.5 bytes per key beyond the input and the table at 10^6 and 10^7 keys,
-        c = 32).
+        Complexity: O(n) expected per layer (a row XORs O(w) = O(64) earlier rows at a bumped
+        layer's load: about 25 at 0.95 slots per key, measured) plus the back-substitution
+        (columns: c parities per slot; rows: one 64-slot vector XOR per slot), on several
+        threads (a bumped layer's parts); working memory 16 bytes per key (the keys' hashes and
+        values sorted by block) beside the keys' 64-bit hashes, and the rows of one part per
+        thread (see docs/static.md, "Limits", for the measured peak).
         """
         owner = f"{_OWNER}.build"
         dup = ON_DUPLICATE(on_duplicate, "on_duplicate", owner)
