@@ -39,8 +39,8 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from .._engine.columns import as_keys
-from .._engine.hashing import check_seed, hash_keys
-from .._engine.parallel import get_num_threads, map_ranges, ranges, split
+from .._engine.hashing import _hash_arrow, _hash_numpy, check_seed, hash_keys, key_tags
+from .._engine.parallel import chunk_bounds, get_num_threads, map_ranges, ranges, split
 from .._engine.storage import aligned_copy, aligned_empty_unbudgeted, aligned_zeros
 from .._format import ArraySpec
 from .._validation import (
@@ -68,6 +68,7 @@ OVERHEAD = Real(0.0, 10.0)
 """eps = m / n - 1 asked of a build (tiny sets get at least one block of 64 slots)."""
 ATTEMPTS = Int(1, MAX_ATTEMPTS)
 BUMPED = Options(True, False)
+LOW_MEMORY = Options(True, False)
 MAX_CHECK_BITS = 64
 
 
@@ -155,10 +156,17 @@ def solve(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None, atte
 def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None, attempts: int, owner: str,
                 bumped: bool, width: int) -> Layers | None:
     """The layers of one build, or None when a key repeats."""
-    slots: list[int] = []
-    salts: list[int] = []
-    Zs: list[np.ndarray] = []
-    thrs: list[np.ndarray] = []
+    return _more_layers([(h1, vals)], c, overhead, attempts, owner, bumped, width, [], [], [], [])
+
+
+def _more_layers(box: list[tuple[np.ndarray, np.ndarray]], c: int, overhead: float | None, attempts: int, owner: str,
+                 bumped: bool, width: int, slots: list[int], salts: list[int], Zs: list[np.ndarray],
+                 thrs: list[np.ndarray], dest: np.ndarray | None = None) -> Layers | None:
+    """The layers of the keys ``box.pop()`` = (h1, values) after the layers given (their slots,
+    salts, solution pieces in order and thresholds): :func:`_solve_once`'s loop. The keys come
+    in a box so that the caller keeps no reference to them (a layer's keys are freed when the
+    next layer's are known). ``dest``: see :func:`_joined`."""
+    h1, vals = box.pop()
     while bumped and len(h1) >= BUMP_MIN and len(slots) < MAX_LAYERS - 1:
         m = 64 * max(2, int(len(h1) * BUMP_LOAD) // 64)
         layer = bumped_layer(h1, vals, len(slots), m, c, width)
@@ -188,17 +196,30 @@ def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None
                 f"{owner}: the ribbon system of {len(h1)} keys in {m} slots (eps = {eps:.3g}) "
                 f"had no solution in {attempts} attempts; raise overhead (or max_attempts)")
     thr = np.concatenate(thrs) if thrs else np.zeros(0, np.uint8)
-    return Layers(slots, salts, nb, _joined(Zs), thr, tries, width)
+    return Layers(slots, salts, nb, _joined(Zs, dest), thr, tries, width)
 
 
-def _joined(Zs: list[np.ndarray]) -> np.ndarray:
+def _joined(Zs: list[np.ndarray], dest: np.ndarray | None = None) -> np.ndarray:
     """The layers' solutions in one array starting on a cache line (the rows query prefetches
-    the lines of a key's slots by their index)."""
-    out = aligned_empty_unbudgeted((sum(len(z) for z in Zs),), np.uint64)
+    the lines of a key's slots by their index); ``Zs`` is emptied. ``dest`` (the low-memory
+    build): an aligned array whose start is ``Zs[0]`` (the first layer, solved in place) with
+    room after it: the other layers are copied behind it and the result is a view of its
+    start (no copy of the first layer); without room, a new array as usual."""
+    total = sum(len(z) for z in Zs)
+    if dest is not None and total <= len(dest) and Zs[0].ctypes.data == dest.ctypes.data:
+        at = len(Zs.pop(0))
+        for z in Zs:
+            dest[at:at + len(z)] = z
+            at += len(z)
+        Zs.clear()
+        return dest[:total]
+    out = aligned_empty_unbudgeted((total,), np.uint64)
     at = 0
-    for z in Zs:
+    while Zs:
+        z = Zs.pop(0)
         out[at:at + len(z)] = z
         at += len(z)
+        del z
     return out
 
 
@@ -234,7 +255,7 @@ def _solve_parts(sh: np.ndarray, sv: np.ndarray, pos: np.ndarray, sd: np.uint64,
                  width: int, Z: np.ndarray, thr: np.ndarray, parts: int, span: int, lo: int,
                  hi: int) -> tuple[np.ndarray, np.ndarray, int]:
     """:func:`rb_solve_parts` of parts [lo, hi), with right-hand sides for ``span`` slots of its own."""
-    return RK.rb_solve_parts(sh, sv, pos, sd, m, c, width, Z, thr, parts, RK.rhs(span, c), lo, hi)
+    return RK.rb_solve_parts(sh, sv, pos, sd, m, c, width, Z, thr, parts, RK.rhs(span, c), lo, hi, 0)
 
 
 def _by_block(h1: np.ndarray, vals: np.ndarray, sd: np.uint64, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -257,6 +278,175 @@ def _by_block(h1: np.ndarray, vals: np.ndarray, sd: np.uint64, m: int) -> tuple[
     pos[:nb] = ends
     pos[nb] = 0
     return sh, sv, pos
+
+
+LOW_MEMORY_RESERVE = 0.056
+"""Slots per key of a low-memory build reserved behind the first layer for the later ones
+(measured: 5.1 % of the keys are bumped at 10^5 - 10^6 keys, the later layers take about 0.051
+slots per key), plus 4,096: the first layer is solved in place in one array with that room
+after it, so the layers are never copied into a new array (that copy would hold two whole
+solutions). Later layers larger than that: the usual copy."""
+PASS_CHUNK = 1 << 16
+"""Keys hashed at a time by a low-memory build's passes (per thread)."""
+
+
+class KeySource:
+    """The keys of a low-memory build (:func:`solve_low_memory`), hashed again by every pass:
+    h1 of keys [lo, hi) by :meth:`h1`, all of them by :meth:`full`. A 1-D numpy array of ints,
+    bools, bytes or str, or a pyarrow array without nulls, is kept as it is and hashed slice by
+    slice (no 8-byte-per-key copy); anything else (a list, floats, objects, nulls) is hashed
+    once here, and its 8-byte-per-key hashes are then the input the passes read (and the
+    errors the hashing gives, with their indices, are the normal build's)."""
+
+    def __init__(self, keys: Any, seed: int, owner: str) -> None:
+        self.seed = seed
+        self.owner = owner
+        self._keys: Any = None
+        self._h1: np.ndarray | None = None
+        tags = None
+        if isinstance(keys, np.ndarray) and keys.ndim == 1 and keys.dtype.kind in "iubSU":
+            tags = key_tags(keys)
+        elif _is_arrow(keys) and keys.null_count == 0:
+            tags = key_tags(keys)
+        if tags is None:
+            self._h1, self.tags = hash_keys(keys, seed, owner=owner)
+            self.n = len(self._h1)
+        else:
+            self._keys, self.tags, self.n = keys, tags, len(keys)
+
+    def h1(self, lo: int, hi: int) -> np.ndarray:
+        if self._h1 is not None:
+            return self._h1[lo:hi]
+        if isinstance(self._keys, np.ndarray):
+            return _hash_numpy(self._keys[lo:hi], self.seed)
+        return _hash_arrow(self._keys.slice(lo, hi - lo), self.seed)
+
+    def full(self) -> np.ndarray:
+        return self._h1 if self._h1 is not None else hash_keys(self._keys, self.seed, owner=self.owner)[0]
+
+
+def _is_arrow(keys: Any) -> bool:
+    mod = type(keys).__module__
+    return mod.startswith("pyarrow") and hasattr(keys, "null_count") and hasattr(keys, "slice")
+
+
+def low_memory_passes(n: int, c: int, with_values: bool) -> int:
+    """Passes of a low-memory build's first layer: enough that one pass's keys sorted by block
+    (16 bytes per key, 8 for a filter) take at most half the first layer's solution (0.95 c / 8
+    bytes per key), at most 64; a pass takes whole parts (:func:`RK.num_parts`), the same
+    number each (the last fewer), so the passes are ceil(parts / that number).
+
+    >>> low_memory_passes(10**6, 32, True), low_memory_passes(10**7, 32, True)
+    (14, 9)
+    """
+    m = 64 * max(2, int(n * BUMP_LOAD) // 64)
+    k = min(64, math.ceil((16 if with_values else 8) / (0.5 * BUMP_LOAD * c / 8)))
+    parts = RK.num_parts(m)
+    per = max(1, parts // k)
+    return -(-parts // per)
+
+
+def bumped_layer_passes(src: KeySource, vals: np.ndarray, salt: int, m: int, c: int, width: int, passes: int,
+                        out: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`bumped_layer` of all the keys of ``src`` in ``passes`` passes over the input, the
+    same bytes: one pass counts the keys of each block (per thread slice of the input, as
+    :func:`_by_block`), then each pass hashes the input again and sorts by block only the keys
+    of 1/``passes`` of the layer's parts (:func:`RK.rb_scatter_blocks`, input order inside a
+    block), solves those parts into their words of ``out`` (the layer's m c / 64 words; need not
+    be zero) and keeps their bumped keys. Returns (thresholds, h1 and values of the bumped keys)
+    or None when a key repeats. Working memory beside the solution: one pass's keys sorted
+    (16 / ``passes`` bytes per key of the layer), the bumped keys so far, a block's start
+    position per thread slice (8 bytes per 64 slots each) and, per thread, the rows of one
+    part."""
+    sd = np.uint64(salt)
+    nb = m // 64
+    chunks = ranges(src.n)
+
+    def count(lo: int, hi: int) -> np.ndarray:
+        cnt = np.zeros(nb, dtype=np.int64)
+        for a, b in chunk_bounds(lo, hi, PASS_CHUNK):
+            RK.rb_count_into(src.h1(a, b), sd, m, cnt)
+        return cnt
+
+    cnt = np.stack(map_ranges(count, chunks))
+    tot = cnt.sum(axis=0)
+    ends = np.empty(nb + 1, dtype=np.int64)
+    np.cumsum(tot, out=ends[:nb])
+    ends[nb] = 0
+    at = (ends[:nb] - tot) + (np.cumsum(cnt, axis=0) - cnt)  # slice t's first position in block b
+    del cnt, tot
+    first = {lo: t for t, (lo, _hi) in enumerate(chunks)}
+    parts = RK.num_parts(m)
+    span = (nb // parts + 1) * 64
+    thr = np.zeros(nb, dtype=np.uint8)
+    bhs: list[np.ndarray] = []
+    bvs: list[np.ndarray] = []
+    per = -(-parts // passes)
+    for j in range(passes):
+        p_lo, p_hi = min(parts, j * per), min(parts, (j + 1) * per)
+        if p_lo == p_hi:
+            break
+        b_lo, b_hi = p_lo * nb // parts, p_hi * nb // parts
+        base = int(ends[b_lo - 1]) if b_lo else 0
+        k = int(ends[b_hi - 1]) - base
+        sh = np.empty(k, dtype=np.uint64)
+        sv = np.empty(k if len(vals) else 0, dtype=np.uint64)
+
+        def scatter(lo: int, hi: int, b_lo: int = b_lo, b_hi: int = b_hi, base: int = base,
+                    sh: np.ndarray = sh, sv: np.ndarray = sv) -> None:
+            row = at[first[lo], b_lo:b_hi] - base
+            for a, b in chunk_bounds(lo, hi, PASS_CHUNK):
+                RK.rb_scatter_blocks(src.h1(a, b), vals[a:b], sd, m, b_lo, b_hi, row, sh, sv)
+
+        map_ranges(scatter, chunks)
+        pos = ends - base  # pos[b_lo - 1] = 0
+        Z = out[b_lo * c:b_hi * c]
+        Z.fill(0)
+        groups = [(p_lo + a, p_lo + b) for a, b in split(p_hi - p_lo, min(get_num_threads(), p_hi - p_lo))]
+
+        def solve_parts(lo: int, hi: int, sh: np.ndarray = sh, sv: np.ndarray = sv, pos: np.ndarray = pos,
+                        Z: np.ndarray = Z, b_lo: int = b_lo) -> tuple[np.ndarray, np.ndarray, int]:
+            return RK.rb_solve_parts(sh, sv, pos, sd, m, c, width, Z, thr, parts, RK.rhs(span, c), lo, hi, b_lo)
+
+        res = map_ranges(solve_parts, groups)
+        del sh, sv, pos, scatter, solve_parts
+        if any(r[2] for r in res):
+            return None
+        for r in res:  # copies: the kernel's buffers are larger than what they hold
+            bhs.append(r[0].copy())
+            bvs.append(r[1].copy())
+        del res, Z
+    bh = np.concatenate(bhs)
+    del bhs
+    bv = np.concatenate(bvs)
+    return thr, bh, bv
+
+
+def solve_low_memory(src: KeySource, vals: np.ndarray, c: int, overhead: float | None, attempts: int, owner: str,
+                     dedupe: Any, bumped: bool, width: int = 0) -> tuple[Layers, int]:
+    """:func:`solve` without the keys' hashes: (layers, number of keys), the same layers as
+    ``solve(src.full(), vals, ...)``. A bumped first layer is solved by
+    :func:`bumped_layer_passes` (:func:`low_memory_passes`), the later layers (about 5 % of
+    the keys) as usual. Not bumped, under :data:`BUMP_MIN` keys, or a key given twice (found in
+    the first layer): the normal build of ``src.full()`` (which removes the repeats by
+    ``dedupe`` or raises, as usual)."""
+    n = src.n
+    if bumped and n >= BUMP_MIN:
+        m = 64 * max(2, int(n * BUMP_LOAD) // 64)
+        words = m // 64 * c
+        dest = aligned_empty_unbudgeted((words + (int(LOW_MEMORY_RESERVE * n) + 4096) * c // 64,), np.uint64)
+        got = bumped_layer_passes(src, vals, 0, m, c, width, low_memory_passes(n, c, len(vals) > 0), dest[:words])
+        if got is not None:
+            thr = got[0]
+            box = [(got[1], got[2])]
+            del got
+            layers = _more_layers(box, c, overhead, attempts, owner, bumped, width, [m], [0], [dest[:words]], [thr],
+                                  dest)
+            if layers is not None:  # pragma: no branch - later layers hold no repeat
+                return layers, n
+        del dest
+    layers, h1, _vals = solve(src.full(), vals, c, overhead, attempts, owner, dedupe, bumped, width)
+    return layers, len(h1)
 
 
 KernelArgs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -339,6 +529,7 @@ class RibbonRetrieval(StaticLookup):
         seed: int = 0,
         on_duplicate: str = "error",
         max_attempts: int = 16,
+        low_memory: bool = False,
     ) -> Self:
         """Solve the ribbon system of ``keys -> values``.
 
@@ -364,6 +555,11 @@ class RibbonRetrieval(StaticLookup):
             "last"). Detected while solving: input without repeats is never sorted.
         max_attempts : int
             Salts the standard ribbon tries before giving up (BloomkitError naming the slack).
+        low_memory : bool
+            Build the bumped first layer in passes over the input (:func:`solve_low_memory`):
+            the same table, byte for byte, without the keys' 64-bit hashes or a sorted copy of
+            them all; the input is hashed again by each pass (numpy / pyarrow keys; a list is
+            hashed once into 8 bytes per key). Slower (see docs/static.md, "Limits").
 
         Returns
         -------
@@ -392,11 +588,16 @@ class RibbonRetrieval(StaticLookup):
         bump = BUMPED(bumped, "bumped", owner)
         eps = Optional(OVERHEAD)(overhead, "overhead", owner)
         attempts = ATTEMPTS(max_attempts, "max_attempts", owner)
+        low = LOW_MEMORY(low_memory, "low_memory", owner)
         sd = check_seed(seed, owner)
         keys, raw, n = read_pairs(keys, values, owner)
         vals, codec = read_values(raw, v, owner)
         check_count(vals, n, owner)
-        h1, tags = hash_keys(keys, sd, owner=owner)
+        if low:
+            src = KeySource(keys, sd, owner)
+            tags = src.tags
+        else:
+            h1, tags = hash_keys(keys, sd, owner=owner)
         box: dict[str, Any] = {"keys": keys, "dups": 0}
 
         def dedupe(h: np.ndarray, vs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -405,8 +606,12 @@ class RibbonRetrieval(StaticLookup):
             box["keys"], box["dups"] = k2, d
             return h2, v2
 
-        layers, h1, _vals = solve(h1, vals, v + eb, eps, attempts, owner, dedupe, bump, row_width(v + eb))
-        return cls._made(layers, len(h1), v, eb, e, sd, codec, tags, box["dups"])
+        if low:
+            layers, count = solve_low_memory(src, vals, v + eb, eps, attempts, owner, dedupe, bump, row_width(v + eb))
+        else:
+            layers, h1, _vals = solve(h1, vals, v + eb, eps, attempts, owner, dedupe, bump, row_width(v + eb))
+            count = len(h1)
+        return cls._made(layers, count, v, eb, e, sd, codec, tags, box["dups"])
 
     @classmethod
     def _made(cls, layers: Layers, count: int, v: int, eb: int, e: float, sd: int, codec: Any, tags: int,
