@@ -38,7 +38,7 @@ def test_same_bytes_as_the_normal_build(small_parts, n):
     keys = KEYS[:n]
     vals = RNG.integers(1, 2**16, n)
     m0 = 64 * (int(n * RB.BUMP_LOAD) // 64)
-    assert RB.low_memory_passes(n, 32, True) > 1 and RK.num_parts(m0) > 1
+    assert RB.low_memory_passes(n, 32, True, 2) > 1 and RK.num_parts(m0) > 1
     for kw in ({}, {"value_bits": 10, "fpr": 2**-3}, {"value_bits": 8, "error_bits": 8}, {"seed": 7}):
         a, b = _both(RibbonRetrieval.build, keys, np.maximum(vals % 2 ** kw.get("value_bits", 16), 1), **kw)
         assert a.to_bytes() == b.to_bytes() and len(a) == len(b) == n

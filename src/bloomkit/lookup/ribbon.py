@@ -286,7 +286,7 @@ LOW_MEMORY_RESERVE = 0.056
 slots per key), plus 4,096: the first layer is solved in place in one array with that room
 after it, so the layers are never copied into a new array (that copy would hold two whole
 solutions). Later layers larger than that: the usual copy."""
-PASS_CHUNK = 1 << 16
+PASS_CHUNK = 1 << 14
 """Keys hashed at a time by a low-memory build's passes (per thread)."""
 
 
@@ -330,19 +330,47 @@ def _is_arrow(keys: Any) -> bool:
     return mod.startswith("pyarrow") and hasattr(keys, "null_count") and hasattr(keys, "slice")
 
 
-def low_memory_passes(n: int, c: int, with_values: bool) -> int:
-    """Passes of a low-memory build's first layer: enough that one pass's keys sorted by block
-    (16 bytes per key, 8 for a filter) take at most half the first layer's solution (0.95 c / 8
-    bytes per key), at most 64; a pass takes whole parts (:func:`RK.num_parts`), the same
-    number each (the last fewer), so the passes are ceil(parts / that number).
+def _value_dtype(c: int, with_values: bool) -> Any:
+    """The dtype of a low-memory pass's sorted values: uint32 when they fit (c <= 32: values
+    are below 2^V <= 2^c), else uint64."""
+    return np.uint32 if with_values and c <= 32 else np.uint64
 
-    >>> low_memory_passes(10**6, 32, True), low_memory_passes(10**7, 32, True)
-    (14, 9)
+
+MAX_PASSES = 32
+"""At most this many passes (plus the counting pass) over the input in a low-memory build."""
+
+
+def low_memory_passes(n: int, c: int, with_values: bool, threads: int = 1) -> int:
+    """Passes of a low-memory build's first layer (``threads``: :func:`get_num_threads`). A pass
+    takes the same number of whole parts (:func:`RK.num_parts`; the last pass fewer): the
+    most whose estimated peak stays within 0.9 x 2 x the table (the issue's target, with a
+    margin), at least ceil(parts / :data:`MAX_PASSES`). The estimate (bytes): the first layer's
+    solution and the room behind it, one pass's keys sorted by block (8 bytes per key and 4 or
+    8 for its value, :func:`_value_dtype`, plus 5 %), the bumped keys (5.2 % of the keys, 8 or
+    16 bytes each), a block's position per thread slice and two more arrays of them, and per
+    thread solving (at most one per part of the pass) the rows of one part (8 + 4 or 8 bytes per
+    slot) and two chunks of hashes. The choice changes the time and memory, never the table.
+
+    >>> low_memory_passes(10**6, 32, True, 2), low_memory_passes(10**7, 32, True, 2)
+    (14, 8)
     """
     m = 64 * max(2, int(n * BUMP_LOAD) // 64)
-    k = min(64, math.ceil((16 if with_values else 8) / (0.5 * BUMP_LOAD * c / 8)))
+    nb = m // 64
     parts = RK.num_parts(m)
-    per = max(1, parts // k)
+    vb = np.dtype(_value_dtype(c, True)).itemsize if with_values else 0
+    table = m * c / 8 + nb + 0.051 * n * c / 8
+    fixed = (m * c / 8 + (LOW_MEMORY_RESERVE * n + 4096) * c / 8 + 0.052 * n * (16 if with_values else 8)
+             + 8 * nb * (threads + 2))
+    span = (nb // parts + 1) * 64
+    per = parts
+    lo = -(-parts // MAX_PASSES)
+    while per > lo:
+        solving = min(threads, per)
+        est = (fixed + 1.05 * per / parts * n * (8 + vb) + solving * (span * (12 if c <= 32 else 16)
+                                                               + 2 * 8 * PASS_CHUNK))
+        if est <= 0.9 * 2 * table:
+            break
+        per -= 1
     return -(-parts // per)
 
 
@@ -390,7 +418,7 @@ def bumped_layer_passes(src: KeySource, vals: np.ndarray, salt: int, m: int, c: 
         base = int(ends[b_lo - 1]) if b_lo else 0
         k = int(ends[b_hi - 1]) - base
         sh = np.empty(k, dtype=np.uint64)
-        sv = np.empty(k if len(vals) else 0, dtype=np.uint64)
+        sv = np.empty(k if len(vals) else 0, dtype=_value_dtype(c, len(vals) > 0))
 
         def scatter(lo: int, hi: int, b_lo: int = b_lo, b_hi: int = b_hi, base: int = base,
                     sh: np.ndarray = sh, sv: np.ndarray = sv) -> None:
@@ -435,7 +463,8 @@ def solve_low_memory(src: KeySource, vals: np.ndarray, c: int, overhead: float |
         m = 64 * max(2, int(n * BUMP_LOAD) // 64)
         words = m // 64 * c
         dest = aligned_empty_unbudgeted((words + (int(LOW_MEMORY_RESERVE * n) + 4096) * c // 64,), np.uint64)
-        got = bumped_layer_passes(src, vals, 0, m, c, width, low_memory_passes(n, c, len(vals) > 0), dest[:words])
+        passes = low_memory_passes(n, c, len(vals) > 0, get_num_threads())
+        got = bumped_layer_passes(src, vals, 0, m, c, width, passes, dest[:words])
         if got is not None:
             thr = got[0]
             box = [(got[1], got[2])]
