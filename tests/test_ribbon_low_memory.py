@@ -14,6 +14,7 @@ import pytest
 from bloomkit import InvalidParameterError
 from bloomkit.lookup import RibbonRetrieval
 from bloomkit.lookup import _ribbon_kernels as RK
+from bloomkit.lookup import _ribbon_lowmem as LM
 from bloomkit.lookup import ribbon as RB
 from bloomkit.static import RibbonFilter
 
@@ -26,7 +27,7 @@ def small_parts(monkeypatch):
     """Parts of 1,024 slots and hashing chunks of 1,000 keys: several parts, passes and chunks
     per thread at a few thousand keys."""
     monkeypatch.setattr(RK, "PART_BUCKETS", 16)
-    monkeypatch.setattr(RB, "PASS_CHUNK", 1000)
+    monkeypatch.setattr(LM, "PASS_CHUNK", 1000)
 
 
 def _both(build, *args, **kw):
@@ -38,7 +39,7 @@ def test_same_bytes_as_the_normal_build(small_parts, n):
     keys = KEYS[:n]
     vals = RNG.integers(1, 2**16, n)
     m0 = 64 * (int(n * RB.BUMP_LOAD) // 64)
-    assert RB.low_memory_passes(n, 32, True, 2) > 1 and RK.num_parts(m0) > 1
+    assert LM.low_memory_passes(n, m0, 32, True, 2) > 1 and RK.num_parts(m0) > 1
     for kw in ({}, {"value_bits": 10, "fpr": 2**-3}, {"value_bits": 8, "error_bits": 8}, {"seed": 7}):
         a, b = _both(RibbonRetrieval.build, keys, np.maximum(vals % 2 ** kw.get("value_bits", 16), 1), **kw)
         assert a.to_bytes() == b.to_bytes() and len(a) == len(b) == n
@@ -126,7 +127,7 @@ def test_small_standard_and_bad_input():
 def test_reserve_too_small_still_the_same_bytes(small_parts, monkeypatch):
     """Later layers larger than the room reserved behind the first: the layers are copied into
     a new array (the normal build's join), still the same bytes."""
-    monkeypatch.setattr(RB, "LOW_MEMORY_RESERVE", 0.0)
+    monkeypatch.setattr(LM, "LOW_MEMORY_RESERVE", 0.0)
     n = 200_000
     keys = RNG.integers(0, 2**63, n, dtype=np.int64)
     a, b = _both(RibbonFilter.build, keys, fingerprint_bits=4)

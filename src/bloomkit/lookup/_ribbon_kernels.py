@@ -387,7 +387,7 @@ def rb_solve_parts(
     key's hash repeats, the count says how many (the layer must be built again).
 
     ``zb``: Z holds the words from block ``zb`` on (a slice of the layer's solution: the
-    low-memory build solves a layer pass by pass, :func:`bloomkit.lookup.ribbon.bumped_layer_passes`);
+    low-memory build solves a layer pass by pass, :func:`bloomkit.lookup._ribbon_lowmem.bumped_layer_passes`);
     ``sh`` / ``sv`` / ``pos`` need only hold parts [p_lo, p_hi) (``pos`` indexed by block, 0 at
     ``pos[b_lo - 1]``)."""
     nv = sv.shape[0]

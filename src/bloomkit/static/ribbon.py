@@ -19,6 +19,7 @@ from .._engine.storage import aligned_zeros
 from .._format import ArraySpec
 from .._validation import KEY_TYPES, Int, InvariantError, Optional
 from ..lookup import _ribbon_kernels as RK
+from ..lookup._ribbon_lowmem import KeySource
 from ..lookup.ribbon import (
     ATTEMPTS,
     BUMP_MIN,
@@ -28,7 +29,6 @@ from ..lookup.ribbon import (
     LOW_MEMORY,
     MAX_LAYERS,
     OVERHEAD,
-    KeySource,
     Layers,
     _check_layers,
     kernel_args,
