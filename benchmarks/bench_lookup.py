@@ -90,6 +90,8 @@ def bench_filters(name: str, keys: Any, values: np.ndarray, absent: Any, repeats
         "geometric k=3": lambda: GeometricFilter.build(keys, values, value_bits=V, fpr=EO, num_hashes=3),
         "bloomier": lambda: BloomierFilter.build(keys, values, value_bits=V, fpr=EO),
         "ribbon w=64": lambda: RibbonRetrieval.build(keys, values, value_bits=V, fpr=EO),
+        # the same table built in passes over the input (issue 23, item 4: peak memory)
+        "ribbon w=64 low-mem": lambda: RibbonRetrieval.build(keys, values, value_bits=V, fpr=EO, low_memory=True),
     }
     inb = values.nbytes + (keys.nbytes if isinstance(keys, np.ndarray) else 0)
     built: dict[str, Any] = {}
@@ -209,6 +211,7 @@ def main() -> None:
     for keys in (z.keys, strs, pa.array(strs)):
         for cls in (GeometricFilter, BloomierFilter, RibbonRetrieval):
             cls.build(keys, z.values).get_many(keys[:100])
+        RibbonRetrieval.build(keys, z.values, low_memory=True)
         GeometricFilter.build(keys, z.values, num_hashes=3).get_many(keys[:100])
         GeometricFilter.build(keys, z.values % 255 + 1, value_bits=8, error_bits=5, fpr=2.0**-5).get_many(keys)
     rows: list[dict[str, Any]] = []

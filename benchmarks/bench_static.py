@@ -73,6 +73,8 @@ def ours(r: int) -> list[tuple[str, Callable[[Any], Any], Callable[[Any], int]]]
         (f"fuse-4 r={r}", lambda k: BinaryFuseFilter.build(k, fingerprint_bits=r, arity=4), lambda f: f.size_in_bits),
         (f"fuse-3 r={r}", lambda k: BinaryFuseFilter.build(k, fingerprint_bits=r, arity=3), lambda f: f.size_in_bits),
         (f"ribbon r={r}", lambda k: RibbonFilter.build(k, fingerprint_bits=r), lambda f: f.size_in_bits),
+        (f"ribbon low-mem r={r}", lambda k: RibbonFilter.build(k, fingerprint_bits=r, low_memory=True),
+         lambda f: f.size_in_bits),
         (f"ribbon-std r={r}", lambda k: RibbonFilter.build(k, fingerprint_bits=r, bumped=False),
          lambda f: f.size_in_bits),
         (f"bloom fpr=2^-{r}", bloom(BloomFilter), lambda f: f.size_in_bits),

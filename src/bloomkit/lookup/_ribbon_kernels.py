@@ -334,9 +334,36 @@ def rb_scatter(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, lo: i
 
 
 @jit_read
+def rb_count_into(h1s: np.ndarray, salt: np.uint64, m: int, cnt: np.ndarray) -> None:
+    """:func:`rb_count` of all of ``h1s`` (a chunk of the keys), added to ``cnt`` (the low-memory build)."""
+    starts = U64(m - 63)
+    for i in range(h1s.shape[0]):
+        cnt[np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) >> 6] += 1  # type: ignore[call-arg]
+
+
+@jit_read
+def rb_scatter_blocks(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, b_lo: int, b_hi: int,
+                      at: np.ndarray, sh: np.ndarray, sv: np.ndarray) -> None:
+    """:func:`rb_scatter` of the keys of a chunk ``h1s`` (values ``vals``, or empty) that start in
+    blocks [b_lo, b_hi) only: block b's next write position is ``at[b - b_lo]`` (advanced).
+    Chunks given in input order leave each block's keys in input order, as the full sort does."""
+    nv = vals.shape[0]
+    starts = U64(m - 63)
+    for i in range(h1s.shape[0]):
+        h = rb_hash(h1s[i], salt)
+        blk = np.int64(mulhi64(h, starts)) >> 6  # type: ignore[call-arg]
+        if b_lo <= blk < b_hi:
+            q = at[blk - b_lo]
+            sh[q] = h
+            if nv:
+                sv[q] = vals[i]
+            at[blk - b_lo] = q + 1
+
+
+@jit_read
 def rb_solve_parts(
     sh: np.ndarray, sv: np.ndarray, pos: np.ndarray, salt: np.uint64, m: int, c: int, width: int, Z: np.ndarray,
-    thr: np.ndarray, parts: int, R: np.ndarray, p_lo: int, p_hi: int,
+    thr: np.ndarray, parts: int, R: np.ndarray, p_lo: int, p_hi: int, zb: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Parts [p_lo, p_hi) of ``parts`` of one layer of bumped ribbon (BuRR, Dillinger et al. SEA
     2022, with a one-byte threshold per bucket), banded and back-substituted into Z (zeroed; the
@@ -357,7 +384,12 @@ def rb_solve_parts(
     ``sh`` / ``sv`` / ``pos``: the keys' hashes and values by block (:func:`rb_scatter`;
     ``pos[b]`` the end of block b's, ``pos[-1]`` = 0). Each block's keys are ordered by offset
     (:func:`_bucket_order`). Returns (h1 and values of the bumped keys, repeated keys): when a
-    key's hash repeats, the count says how many (the layer must be built again)."""
+    key's hash repeats, the count says how many (the layer must be built again).
+
+    ``zb``: Z holds the words from block ``zb`` on (a slice of the layer's solution: the
+    low-memory build solves a layer pass by pass, :func:`bloomkit.lookup._ribbon_lowmem.bumped_layer_passes`);
+    ``sh`` / ``sv`` / ``pos`` need only hold parts [p_lo, p_hi) (``pos`` indexed by block, 0 at
+    ``pos[b_lo - 1]``)."""
     nv = sv.shape[0]
     nb = m // 64
     starts = U64(m - 63)
@@ -433,7 +465,7 @@ def rb_solve_parts(
                     if nv:
                         bv[nbumped + q] = tv[q]
                 nbumped += end
-        _back(C, R, Z, p0, p1, c, width, off)
+        _back(C, R, Z, p0 - zb, p1 - zb, c, width, off - zb * 64)
     return bh[:nbumped], bv[:nbumped] if nv else bv, 0
 
 

@@ -56,8 +56,10 @@ from .._validation import (
 )
 from ..errors import BloomkitError, FormatError
 from . import _ribbon_kernels as RK
+from . import _ribbon_lowmem as LM
 from ._input import ON_DUPLICATE, check_count, combine_duplicates, key_at, read_pairs, read_values
 from ._mapping import LABEL_ARRAYS, LookupBase, StaticLookup
+from ._ribbon_lowmem import KeySource
 from .params import ERROR_BITS, MAX_ERROR_BITS, VALUE_BITS
 
 __all__ = ["RibbonRetrieval", "default_overhead"]
@@ -68,6 +70,7 @@ OVERHEAD = Real(0.0, 10.0)
 """eps = m / n - 1 asked of a build (tiny sets get at least one block of 64 slots)."""
 ATTEMPTS = Int(1, MAX_ATTEMPTS)
 BUMPED = Options(True, False)
+LOW_MEMORY = Options(True, False)
 MAX_CHECK_BITS = 64
 
 
@@ -155,10 +158,17 @@ def solve(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None, atte
 def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None, attempts: int, owner: str,
                 bumped: bool, width: int) -> Layers | None:
     """The layers of one build, or None when a key repeats."""
-    slots: list[int] = []
-    salts: list[int] = []
-    Zs: list[np.ndarray] = []
-    thrs: list[np.ndarray] = []
+    return _more_layers([(h1, vals)], c, overhead, attempts, owner, bumped, width, [], [], [], [])
+
+
+def _more_layers(box: list[tuple[np.ndarray, np.ndarray]], c: int, overhead: float | None, attempts: int, owner: str,
+                 bumped: bool, width: int, slots: list[int], salts: list[int], Zs: list[np.ndarray],
+                 thrs: list[np.ndarray], dest: np.ndarray | None = None) -> Layers | None:
+    """The layers of the keys ``box.pop()`` = (h1, values) after the layers given (their slots,
+    salts, solution pieces in order and thresholds): :func:`_solve_once`'s loop. The keys come
+    in a box so that the caller keeps no reference to them (a layer's keys are freed when the
+    next layer's are known). ``dest``: see :func:`_joined`."""
+    h1, vals = box.pop()
     while bumped and len(h1) >= BUMP_MIN and len(slots) < MAX_LAYERS - 1:
         m = 64 * max(2, int(len(h1) * BUMP_LOAD) // 64)
         layer = bumped_layer(h1, vals, len(slots), m, c, width)
@@ -188,17 +198,30 @@ def _solve_once(h1: np.ndarray, vals: np.ndarray, c: int, overhead: float | None
                 f"{owner}: the ribbon system of {len(h1)} keys in {m} slots (eps = {eps:.3g}) "
                 f"had no solution in {attempts} attempts; raise overhead (or max_attempts)")
     thr = np.concatenate(thrs) if thrs else np.zeros(0, np.uint8)
-    return Layers(slots, salts, nb, _joined(Zs), thr, tries, width)
+    return Layers(slots, salts, nb, _joined(Zs, dest), thr, tries, width)
 
 
-def _joined(Zs: list[np.ndarray]) -> np.ndarray:
+def _joined(Zs: list[np.ndarray], dest: np.ndarray | None = None) -> np.ndarray:
     """The layers' solutions in one array starting on a cache line (the rows query prefetches
-    the lines of a key's slots by their index)."""
-    out = aligned_empty_unbudgeted((sum(len(z) for z in Zs),), np.uint64)
+    the lines of a key's slots by their index); ``Zs`` is emptied. ``dest`` (the low-memory
+    build): an aligned array whose start is ``Zs[0]`` (the first layer, solved in place) with
+    room after it: the other layers are copied behind it and the result is a view of its
+    start (no copy of the first layer); without room, a new array as usual."""
+    total = sum(len(z) for z in Zs)
+    if dest is not None and total <= len(dest) and Zs[0].ctypes.data == dest.ctypes.data:
+        at = len(Zs.pop(0))
+        for z in Zs:
+            dest[at:at + len(z)] = z
+            at += len(z)
+        Zs.clear()
+        return dest[:total]
+    out = aligned_empty_unbudgeted((total,), np.uint64)
     at = 0
-    for z in Zs:
+    while Zs:
+        z = Zs.pop(0)
         out[at:at + len(z)] = z
         at += len(z)
+        del z
     return out
 
 
@@ -234,7 +257,7 @@ def _solve_parts(sh: np.ndarray, sv: np.ndarray, pos: np.ndarray, sd: np.uint64,
                  width: int, Z: np.ndarray, thr: np.ndarray, parts: int, span: int, lo: int,
                  hi: int) -> tuple[np.ndarray, np.ndarray, int]:
     """:func:`rb_solve_parts` of parts [lo, hi), with right-hand sides for ``span`` slots of its own."""
-    return RK.rb_solve_parts(sh, sv, pos, sd, m, c, width, Z, thr, parts, RK.rhs(span, c), lo, hi)
+    return RK.rb_solve_parts(sh, sv, pos, sd, m, c, width, Z, thr, parts, RK.rhs(span, c), lo, hi, 0)
 
 
 def _by_block(h1: np.ndarray, vals: np.ndarray, sd: np.uint64, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -257,6 +280,35 @@ def _by_block(h1: np.ndarray, vals: np.ndarray, sd: np.uint64, m: int) -> tuple[
     pos[:nb] = ends
     pos[nb] = 0
     return sh, sv, pos
+
+
+def solve_low_memory(src: LM.KeySource, vals: np.ndarray, c: int, overhead: float | None, attempts: int, owner: str,
+                     dedupe: Any, bumped: bool, width: int = 0) -> tuple[Layers, int]:
+    """:func:`solve` without the keys' hashes: (layers, number of keys), the same layers as
+    ``solve(src.full(), vals, ...)``. A bumped first layer is solved by
+    :func:`bloomkit.lookup._ribbon_lowmem.bumped_layer_passes`
+    (:func:`~bloomkit.lookup._ribbon_lowmem.low_memory_passes`), the later layers (about 5 % of
+    the keys) as usual. Not bumped, under :data:`BUMP_MIN` keys, or a key given twice (found in
+    the first layer): the normal build of ``src.full()`` (which removes the repeats by
+    ``dedupe`` or raises, as usual)."""
+    n = src.n
+    if bumped and n >= BUMP_MIN:
+        m = 64 * max(2, int(n * BUMP_LOAD) // 64)
+        words = m // 64 * c
+        dest = aligned_empty_unbudgeted((words + (int(LM.LOW_MEMORY_RESERVE * n) + 4096) * c // 64,), np.uint64)
+        passes = LM.low_memory_passes(n, m, c, len(vals) > 0, get_num_threads())
+        got = LM.bumped_layer_passes(src, vals, 0, m, c, width, passes, dest[:words])
+        if got is not None:
+            thr = got[0]
+            box = [(got[1], got[2])]
+            del got
+            layers = _more_layers(box, c, overhead, attempts, owner, bumped, width, [m], [0], [dest[:words]], [thr],
+                                  dest)
+            if layers is not None:  # pragma: no branch - later layers hold no repeat
+                return layers, n
+        del dest
+    layers, h1, _vals = solve(src.full(), vals, c, overhead, attempts, owner, dedupe, bumped, width)
+    return layers, len(h1)
 
 
 KernelArgs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -339,6 +391,7 @@ class RibbonRetrieval(StaticLookup):
         seed: int = 0,
         on_duplicate: str = "error",
         max_attempts: int = 16,
+        low_memory: bool = False,
     ) -> Self:
         """Solve the ribbon system of ``keys -> values``.
 
@@ -364,6 +417,12 @@ class RibbonRetrieval(StaticLookup):
             "last"). Detected while solving: input without repeats is never sorted.
         max_attempts : int
             Salts the standard ribbon tries before giving up (BloomkitError naming the slack).
+        low_memory : bool
+            Build the bumped first layer in passes over the input
+            (:func:`solve_low_memory`):
+            the same table, byte for byte, without the keys' 64-bit hashes or a sorted copy of
+            them all; the input is hashed again by each pass (numpy / pyarrow keys; a list is
+            hashed once into 8 bytes per key). Slower (see docs/static.md, "Limits").
 
         Returns
         -------
@@ -392,11 +451,16 @@ class RibbonRetrieval(StaticLookup):
         bump = BUMPED(bumped, "bumped", owner)
         eps = Optional(OVERHEAD)(overhead, "overhead", owner)
         attempts = ATTEMPTS(max_attempts, "max_attempts", owner)
+        low = LOW_MEMORY(low_memory, "low_memory", owner)
         sd = check_seed(seed, owner)
         keys, raw, n = read_pairs(keys, values, owner)
         vals, codec = read_values(raw, v, owner)
         check_count(vals, n, owner)
-        h1, tags = hash_keys(keys, sd, owner=owner)
+        if low:
+            src = KeySource(keys, sd, owner)
+            tags = src.tags
+        else:
+            h1, tags = hash_keys(keys, sd, owner=owner)
         box: dict[str, Any] = {"keys": keys, "dups": 0}
 
         def dedupe(h: np.ndarray, vs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -405,8 +469,12 @@ class RibbonRetrieval(StaticLookup):
             box["keys"], box["dups"] = k2, d
             return h2, v2
 
-        layers, h1, _vals = solve(h1, vals, v + eb, eps, attempts, owner, dedupe, bump, row_width(v + eb))
-        return cls._made(layers, len(h1), v, eb, e, sd, codec, tags, box["dups"])
+        if low:
+            layers, count = solve_low_memory(src, vals, v + eb, eps, attempts, owner, dedupe, bump, row_width(v + eb))
+        else:
+            layers, h1, _vals = solve(h1, vals, v + eb, eps, attempts, owner, dedupe, bump, row_width(v + eb))
+            count = len(h1)
+        return cls._made(layers, count, v, eb, e, sd, codec, tags, box["dups"])
 
     @classmethod
     def _made(cls, layers: Layers, count: int, v: int, eb: int, e: float, sd: int, codec: Any, tags: int,

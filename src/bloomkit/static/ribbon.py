@@ -13,16 +13,20 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from .._engine.columns import as_keys
 from .._engine.hashing import check_seed, key_type_mask
 from .._engine.storage import aligned_zeros
 from .._format import ArraySpec
 from .._validation import KEY_TYPES, Int, InvariantError, Optional
 from ..lookup import _ribbon_kernels as RK
+from ..lookup._ribbon_lowmem import KeySource
 from ..lookup.ribbon import (
     ATTEMPTS,
+    BUMP_MIN,
     BUMPED,
     LAYER_SALTS,
     LAYER_SLOTS,
+    LOW_MEMORY,
     MAX_LAYERS,
     OVERHEAD,
     Layers,
@@ -30,6 +34,7 @@ from ..lookup.ribbon import (
     kernel_args,
     read_layers,
     solve,
+    solve_low_memory,
 )
 from ._base import StaticFilter, fingerprint_bits_of, read_keys
 from .model import static_fpr
@@ -83,6 +88,7 @@ class RibbonFilter(StaticFilter):
         overhead: float | None = None,
         seed: int = 0,
         max_attempts: int = 16,
+        low_memory: bool = False,
     ) -> Self:
         """Build the filter of a set of keys.
 
@@ -102,6 +108,9 @@ class RibbonFilter(StaticFilter):
         seed : int
         max_attempts : int
             Salts tried before giving up (BloomkitError naming the slack).
+        low_memory : bool
+            The first layer in passes over the input, the same filter: as
+            :meth:`bloomkit.lookup.RibbonRetrieval.build`.
 
         Returns
         -------
@@ -114,15 +123,23 @@ class RibbonFilter(StaticFilter):
         bump = BUMPED(bumped, "bumped", owner)
         eps = Optional(OVERHEAD)(overhead, "overhead", owner)
         attempts = ATTEMPTS(max_attempts, "max_attempts", owner)
+        low = LOW_MEMORY(low_memory, "low_memory", owner)
         sd = check_seed(seed, owner)
-        h1, tags = read_keys(keys, owner, sd)
 
         def dedupe(h: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             return np.unique(h), v  # v: empty (every value 0)
 
-        layers, h1, _ = solve(h1, np.zeros(0, np.uint64), r, eps, attempts, owner, dedupe, bump)
+        batch = as_keys(keys, "keys", owner) if low and bump else None
+        src = KeySource(batch, sd, owner) if batch is not None and len(batch) >= BUMP_MIN else None
+        if src is not None:
+            layers, count = solve_low_memory(src, np.zeros(0, np.uint64), r, eps, attempts, owner, dedupe, bump)
+            tags = src.tags
+        else:
+            h1, tags = read_keys(keys if batch is None else batch, owner, sd)
+            layers, h1, _ = solve(h1, np.zeros(0, np.uint64), r, eps, attempts, owner, dedupe, bump)
+            count = len(h1)
         f = cls()
-        f.seed, f.fingerprint_bits, f._count = sd, r, len(h1)
+        f.seed, f.fingerprint_bits, f._count = sd, r, count
         f._set_layers(layers)
         f._note_keys(tags)
         return f
