@@ -210,29 +210,24 @@ def _solution(C: np.ndarray, R: np.ndarray, m: Any, c: Any, width: Any) -> np.nd
 
 @jit_inline
 def _by_bucket(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Counting sort of the keys by 64-slot block of their start (nb + 1 counters: the scatter
-    moves through nb write fronts): (hashes :func:`rb_hash` sorted, values sorted, ends) with block b's keys at
-    ``[ends[b - 1], ends[b])`` (ends[-1] = 0). ``vals`` may be empty (every value 0: a filter)."""
+    """Counting sort of the keys by 64-slot block of their start (:func:`rb_count`, then
+    :func:`rb_scatter` over all keys: the sort the threaded bumped layer does in slices): (hashes
+    :func:`rb_hash` sorted, values sorted, ends) with block b's keys at ``[ends[b - 1], ends[b])``
+    (ends[-1] = 0). ``vals`` may be empty (every value 0: a filter)."""
     n = h1s.shape[0]
-    nv = vals.shape[0]
     nb = m // 64
-    starts = U64(m - 63)
-    pos = np.zeros(nb + 1, dtype=np.int64)
-    for i in range(n):
-        pos[(np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) >> 6) + 1] += 1  # type: ignore[call-arg]
+    cnt = rb_count(h1s, salt, m, 0, n)
+    at = np.empty(nb, dtype=np.int64)
+    pos = np.empty(nb + 1, dtype=np.int64)
+    end = 0
     for b in range(nb):
-        pos[b + 1] += pos[b]
-    sh = np.empty(n, dtype=np.uint64)
-    sv = np.empty(n if nv else 0, dtype=np.uint64)
-    for i in range(n):
-        h = rb_hash(h1s[i], salt)
-        blk = np.int64(mulhi64(h, starts)) >> 6  # type: ignore[call-arg]
-        q = pos[blk]
-        sh[q] = h
-        if nv:
-            sv[q] = vals[i]
-        pos[blk] = q + 1
+        at[b] = end
+        end += cnt[b]
+        pos[b] = end
     pos[nb] = 0  # pos[b] = end of block b; pos[-1] = start of block 0
+    sh = np.empty(n, dtype=np.uint64)
+    sv = np.empty(n if vals.shape[0] else 0, dtype=np.uint64)
+    rb_scatter(h1s, vals, salt, m, 0, n, at, sh, sv)
     return sh, sv, pos
 
 
@@ -306,11 +301,8 @@ def num_parts(m: int) -> int:
 @jit_read
 def rb_count(h1s: np.ndarray, salt: np.uint64, m: int, lo: int, hi: int) -> np.ndarray:
     """A bumped layer's first step, on keys [lo, hi): how many start in each 64-slot block."""
-    nb = m // 64
-    starts = U64(m - 63)
-    cnt = np.zeros(nb, dtype=np.int64)
-    for i in range(lo, hi):
-        cnt[np.int64(mulhi64(rb_hash(h1s[i], salt), starts)) >> 6] += 1  # type: ignore[call-arg]
+    cnt = np.zeros(m // 64, dtype=np.int64)
+    rb_count_into(h1s[lo:hi], salt, m, cnt)
     return cnt
 
 
