@@ -14,8 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from .._engine.hashing import _hash_arrow, _hash_numpy, hash_keys, key_tags
-from .._engine.parallel import chunk_bounds, get_num_threads, map_ranges, ranges, split
+from .._engine.columns import KeyBatch
+from .._engine.hashing import hash_keys
+from .._engine.parallel import (
+    chunk_bounds,
+    get_num_threads,
+    hashes_of,
+    key_source,
+    map_ranges,
+    ranges,
+    split,
+)
 from . import _ribbon_kernels as RK
 
 __all__ = ["KeySource", "bumped_layer_passes", "low_memory_passes"]
@@ -32,42 +41,26 @@ PASS_CHUNK = 1 << 14
 
 class KeySource:
     """The keys of a low-memory build (:func:`solve_low_memory`), hashed again by every pass:
-    h1 of keys [lo, hi) by :meth:`h1`, all of them by :meth:`full`. A 1-D numpy array of ints,
-    bools, bytes or str, or a pyarrow array without nulls, is kept as it is and hashed slice by
-    slice (no 8-byte-per-key copy); anything else (a list, floats, objects, nulls) is hashed
-    once here, and its 8-byte-per-key hashes are then the input the passes read (and the
-    errors the hashing gives, with their indices, are the normal build's)."""
+    h1 of keys [lo, hi) by :meth:`h1`, all of them by :meth:`full`. The keys come through the
+    engine's front door once (:func:`bloomkit._engine.parallel.key_source`: a list is hashed whole
+    there); a 1-D numpy array of ints, bools, bytes or str, or a pyarrow array, stays as it is and
+    is hashed slice by slice (no 8-byte-per-key copy); other batches (floats: a NaN's error names
+    its index in the whole batch) are hashed once here, and their 8-byte-per-key hashes are then
+    the input the passes read, as a list's are."""
 
     def __init__(self, keys: Any, seed: int, owner: str) -> None:
-        self.seed = seed
-        self.owner = owner
-        self._keys: Any = None
-        self._h1: np.ndarray | None = None
-        tags = None
-        if isinstance(keys, np.ndarray) and keys.ndim == 1 and keys.dtype.kind in "iubSU":
-            tags = key_tags(keys)
-        elif _is_arrow(keys) and keys.null_count == 0:
-            tags = key_tags(keys)
-        if tags is None:
-            self._h1, self.tags = hash_keys(keys, seed, owner=owner)
-            self.n = len(self._h1)
-        else:
-            self._keys, self.tags, self.n = keys, tags, len(keys)
+        batch, hash_chunk = key_source(keys, lambda part: hash_keys(part, seed), owner)
+        data = batch.data
+        if not batch.hashed and isinstance(data, np.ndarray) and data.dtype.kind not in "iubSU":
+            batch, hash_chunk = KeyBatch(hash_chunk(batch), batch.tags, hashed=True), hashes_of
+        self._batch, self._hash_chunk = batch, hash_chunk
+        self.tags, self.n = batch.tags, len(batch)
 
     def h1(self, lo: int, hi: int) -> np.ndarray:
-        if self._h1 is not None:
-            return self._h1[lo:hi]
-        if isinstance(self._keys, np.ndarray):
-            return _hash_numpy(self._keys[lo:hi], self.seed)
-        return _hash_arrow(self._keys.slice(lo, hi - lo), self.seed)
+        return self._hash_chunk(self._batch.slice(lo, hi))
 
     def full(self) -> np.ndarray:
-        return self._h1 if self._h1 is not None else hash_keys(self._keys, self.seed, owner=self.owner)[0]
-
-
-def _is_arrow(keys: Any) -> bool:
-    mod = type(keys).__module__
-    return mod.startswith("pyarrow") and hasattr(keys, "null_count") and hasattr(keys, "slice")
+        return self._hash_chunk(self._batch)
 
 
 def _value_dtype(c: int, with_values: bool) -> Any:
