@@ -12,7 +12,7 @@ Peers: pyfusefilter (Fuse8 / Fuse16: 3-wise binary fuse, xor_singleheader) and p
 (Xor8 / Xor16). They take a list (each key hashed in Python: xxh64 of ``str(key)``) and have no
 batch query: their query time is ``[f.contains(k) for k in keys]``, the way their users call them.
 Their ``hash(item)`` is ``xxhash.xxh64_intdigest(str(item))``, which xxhash 4 (pinned here for
-bloomkit's tests) refuses for str; :func:`patch_peer_hash` gives them the same function on
+bloomkit's tests) refuses for str; :func:`bloomkit.experiments.static_map.peer_hash` gives them the same function on
 ``str(item).encode()`` (what xxhash 3 did inside), so they run and hash the same bytes.
 
     python benchmarks/bench_static.py              # 10^6 and 10^7 keys
@@ -23,6 +23,7 @@ bloomkit's tests) refuses for str; :func:`patch_peer_hash` gives them the same f
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import tracemalloc
 from collections.abc import Callable
@@ -32,9 +33,11 @@ import numpy as np
 
 from bloomkit import BloomFilter, SplitBlockBloomFilter
 from bloomkit._bench import markdown_table, measure, versions, write_results
+from bloomkit.experiments.static_map import peer_hash
 from bloomkit.static import BinaryFuseFilter, RibbonFilter
 
 RATES = (8, 16)  # fpr = 2^-r
+PEER_HASH = contextlib.ExitStack()
 
 
 def peak_extra(build: Callable[[], Any]) -> tuple[Any, float]:
@@ -47,14 +50,6 @@ def peak_extra(build: Callable[[], Any]) -> tuple[Any, float]:
     _cur, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return res, peak - base
-
-
-def patch_peer_hash(module: Any) -> None:
-    """The peers' key hash on xxhash >= 4 (see the module docstring)."""
-    import xxhash
-
-    inner = getattr(module, module.__name__)  # pyfusefilter.pyfusefilter, pyxorfilter.pyxorfilter
-    inner.hash = lambda item: xxhash.xxh64_intdigest(str(item).encode())
 
 
 def ours(r: int) -> list[tuple[str, Callable[[Any], Any], Callable[[Any], int]]]:
@@ -90,7 +85,7 @@ def peers(r: int) -> list[tuple[str, Callable[[Any], Any], Callable[[Any], int]]
         except ImportError:
             print(f"{mod} not installed: pip install -e '.[bench]'")
             continue
-        patch_peer_hash(m)
+        PEER_HASH.enter_context(peer_hash(m))  # for the whole run
         for name in (f"Fuse{r}", f"Xor{r}") if mod == "pyfusefilter" else (f"Xor{r}",):
             cls = getattr(m, name)
             if mod == "pyxorfilter":  # Xor8(size).populate(list)

@@ -102,7 +102,7 @@ def _retrieval() -> list[Spec]:
 
 
 @contextlib.contextmanager
-def _peer_hash(module: Any) -> Iterator[None]:
+def peer_hash(module: Any) -> Iterator[None]:
     """pyfusefilter / pyxorfilter hash ``xxh64_intdigest(str(item))``, which xxhash >= 4 refuses
     for str: for the run, the same function on ``str(item).encode()`` (what xxhash 3 did)."""
     import xxhash
@@ -131,7 +131,7 @@ def _peers(r: int, stack: contextlib.ExitStack) -> tuple[list[Spec], list[str]]:
         except ImportError:
             missing.append(name)
             continue
-        stack.enter_context(_peer_hash(mod))
+        stack.enter_context(peer_hash(mod))
         if name == "pyfusefilter":
             cls = getattr(mod, f"Fuse{r}")
             specs.append(Spec(f"pyfusefilter.Fuse{r}", "membership", lambda k, cls=cls: cls(k), one_by_one,
