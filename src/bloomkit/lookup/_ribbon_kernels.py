@@ -310,19 +310,28 @@ def rb_count(h1s: np.ndarray, salt: np.uint64, m: int, lo: int, hi: int) -> np.n
 def rb_scatter(h1s: np.ndarray, vals: np.ndarray, salt: np.uint64, m: int, lo: int, hi: int, at: np.ndarray,
                sh: np.ndarray, sv: np.ndarray) -> None:
     """Its second: the hashes :func:`rb_hash` of keys [lo, hi) (and their values, unless ``vals`` is
-    empty) written to ``sh`` / ``sv`` by block, block b's from ``at[b]`` on in input order (``at`` is advanced). Calls on
-    consecutive key ranges with ``at`` from :func:`rb_count`'s counts give the sequential
-    counting sort, on several threads at once."""
-    nv = vals.shape[0]
-    starts = U64(m - 63)
-    for i in range(lo, hi):
-        h = rb_hash(h1s[i], salt)
-        blk = np.int64(mulhi64(h, starts)) >> 6  # type: ignore[call-arg]
-        q = at[blk]
-        sh[q] = h
-        if nv:
-            sv[q] = vals[i]
-        at[blk] = q + 1
+    empty) written to ``sh`` / ``sv`` by block, block b's from ``at[b]`` on in input order (``at`` is advanced):
+    :func:`rb_scatter_blocks` of those keys over every block. Calls on consecutive key ranges with
+    ``at`` from :func:`slice_offsets` give the sequential counting sort, on several threads at once."""
+    rb_scatter_blocks(h1s[lo:hi], vals[lo:hi], salt, m, 0, m // 64, at, sh, sv)
+
+
+def slice_offsets(cnt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The write positions of a counting sort by block done in slices of the keys, from
+    ``cnt[t, b]`` (keys of slice t that start in block b): (ends, at). ``ends[b]`` is the end of
+    block b's keys in the sorted order and ``ends[nb]`` = 0, so ``ends[b - 1]`` is block b's start
+    for every b (the ``pos`` of :func:`rb_solve_parts`); ``at[t, b]`` is where slice t's first key
+    of block b goes (for :func:`rb_scatter` / :func:`rb_scatter_blocks`).
+
+    >>> ends, at = slice_offsets(np.array([[2, 0, 1], [1, 3, 0]]))
+    >>> ends.tolist(), at.tolist()
+    ([3, 6, 7, 0], [[0, 3, 6], [2, 3, 7]])
+    """
+    tot = cnt.sum(axis=0)
+    ends = np.empty(len(tot) + 1, dtype=np.int64)
+    np.cumsum(tot, out=ends[:-1])
+    ends[-1] = 0
+    return ends, (ends[:-1] - tot) + (np.cumsum(cnt, axis=0) - cnt)
 
 
 @jit_read

@@ -130,13 +130,7 @@ def bumped_layer_passes(src: KeySource, vals: np.ndarray, salt: int, m: int, c: 
             RK.rb_count_into(src.h1(a, b), sd, m, cnt)
         return cnt
 
-    cnt = np.stack(map_ranges(count, chunks))
-    tot = cnt.sum(axis=0)
-    ends = np.empty(nb + 1, dtype=np.int64)
-    np.cumsum(tot, out=ends[:nb])
-    ends[nb] = 0
-    at = (ends[:nb] - tot) + (np.cumsum(cnt, axis=0) - cnt)  # slice t's first position in block b
-    del cnt, tot
+    ends, at = RK.slice_offsets(np.stack(map_ranges(count, chunks)))
     first = {lo: t for t, (lo, _hi) in enumerate(chunks)}
     parts = RK.num_parts(m)
     span = (nb // parts + 1) * 64

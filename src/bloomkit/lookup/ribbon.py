@@ -266,19 +266,12 @@ def _by_block(h1: np.ndarray, vals: np.ndarray, sd: np.uint64, m: int) -> tuple[
     slices of the keys, the write positions of each slice, :func:`rb_scatter`): (hashes,
     values, ends) with block b's keys at ``[ends[b - 1], ends[b])`` (ends[-1] = 0)."""
     n = len(h1)
-    nb = m // 64
     chunks = ranges(n)
-    cnt = np.stack(map_ranges(lambda lo, hi: RK.rb_count(h1, sd, m, lo, hi), chunks))
-    ends = np.cumsum(cnt.sum(axis=0))
-    at = (ends - cnt.sum(axis=0)) + (np.cumsum(cnt, axis=0) - cnt)  # slice t's first position in block b
-    del cnt
+    pos, at = RK.slice_offsets(np.stack(map_ranges(lambda lo, hi: RK.rb_count(h1, sd, m, lo, hi), chunks)))
     sh = np.empty(n, dtype=np.uint64)
     sv = np.empty(n if len(vals) else 0, dtype=np.uint64)
     first = {lo: t for t, (lo, _hi) in enumerate(chunks)}
     map_ranges(lambda lo, hi: RK.rb_scatter(h1, vals, sd, m, lo, hi, at[first[lo]], sh, sv), chunks)
-    pos = np.empty(nb + 1, dtype=np.int64)
-    pos[:nb] = ends
-    pos[nb] = 0
     return sh, sv, pos
 
 
